@@ -1,0 +1,343 @@
+package dev.cavesandbox;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * One command to run in the sandbox. Immutable; create it with {@link #of(String...)} or
+ * {@link #builder(List)}. Unset optional values take the executor's defaults
+ * ({@code cave.sandbox.*}).
+ * <p>
+ * The command is an argv list, never a shell string: {@code argv[0]} is a path (absolute, or
+ * relative to the working directory) or a bare name looked up on the child's {@code PATH}.
+ * Invalid values are rejected when the request is built, with
+ * {@link InvalidExecutionRequestException} ({@code cave_sandbox_invalid_request}).
+ */
+public final class ExecutionRequest {
+
+	private final List<String> argv;
+
+	private final Path workingDirectory;
+
+	private final Map<String, String> environment;
+
+	private final Set<String> passEnvironment;
+
+	private final Supplier<InputStream> stdin;
+
+	private final Duration timeout;
+
+	private final Long maxOutputBytes;
+
+	private final OutputStream stdoutSink;
+
+	private final OutputStream stderrSink;
+
+	private ExecutionRequest(Builder builder) {
+		this.argv = List.copyOf(builder.argv);
+		this.workingDirectory = builder.workingDirectory;
+		this.environment = Collections.unmodifiableMap(new LinkedHashMap<>(builder.environment));
+		this.passEnvironment = Collections.unmodifiableSet(new LinkedHashSet<>(builder.passEnvironment));
+		this.stdin = builder.stdin;
+		this.timeout = builder.timeout;
+		this.maxOutputBytes = builder.maxOutputBytes;
+		this.stdoutSink = builder.stdoutSink;
+		this.stderrSink = builder.stderrSink;
+	}
+
+	/**
+	 * Create a request for the given argv with every other value at its default.
+	 * @param argv the command and its arguments, at least one element
+	 * @return the request
+	 * @throws InvalidExecutionRequestException if argv is empty or an element contains a NUL byte
+	 */
+	public static ExecutionRequest of(String... argv) {
+		return builder(Arrays.asList(argv)).build();
+	}
+
+	/**
+	 * Start building a request for the given argv.
+	 * @param argv the command and its arguments, at least one element
+	 * @return a builder
+	 */
+	public static Builder builder(List<String> argv) {
+		return new Builder(argv);
+	}
+
+	/**
+	 * Start building a request for the given argv.
+	 * @param argv the command and its arguments, at least one element
+	 * @return a builder
+	 */
+	public static Builder builder(String... argv) {
+		return new Builder(Arrays.asList(argv));
+	}
+
+	/**
+	 * Return the command and its arguments.
+	 * @return the argv, never empty
+	 */
+	public List<String> argv() {
+		return this.argv;
+	}
+
+	/**
+	 * Return the working directory, or {@code null} for a fresh private directory that is created
+	 * for the execution and removed after it.
+	 * @return the working directory or {@code null}
+	 */
+	public Path workingDirectory() {
+		return this.workingDirectory;
+	}
+
+	/**
+	 * Return the variables to set in the child, on top of the baseline environment.
+	 * @return the variables, possibly empty
+	 */
+	public Map<String, String> environment() {
+		return this.environment;
+	}
+
+	/**
+	 * Return the names of parent variables to pass to the child, in addition to
+	 * {@code cave.sandbox.env.pass}.
+	 * @return the names, possibly empty
+	 */
+	public Set<String> passEnvironment() {
+		return this.passEnvironment;
+	}
+
+	/**
+	 * Return the supplier of the child's stdin, or {@code null} for an empty stdin.
+	 * @return the stdin supplier or {@code null}
+	 */
+	public Supplier<InputStream> stdin() {
+		return this.stdin;
+	}
+
+	/**
+	 * Return the timeout, or {@code null} for the executor's default ({@code cave.sandbox.timeout}).
+	 * @return the timeout or {@code null}
+	 */
+	public Duration timeout() {
+		return this.timeout;
+	}
+
+	/**
+	 * Return the cap of each output stream in bytes, or {@code null} for the executor's default
+	 * ({@code cave.sandbox.max-output}).
+	 * @return the cap in bytes or {@code null}
+	 */
+	public Long maxOutputBytes() {
+		return this.maxOutputBytes;
+	}
+
+	/**
+	 * Return where stdout is streamed to instead of being buffered, or {@code null}.
+	 * @return the sink or {@code null}
+	 */
+	public OutputStream stdoutSink() {
+		return this.stdoutSink;
+	}
+
+	/**
+	 * Return where stderr is streamed to instead of being buffered, or {@code null}.
+	 * @return the sink or {@code null}
+	 */
+	public OutputStream stderrSink() {
+		return this.stderrSink;
+	}
+
+	@Override
+	public String toString() {
+		return "ExecutionRequest" + this.argv;
+	}
+
+	/**
+	 * Builder of {@link ExecutionRequest}. Each setter validates its value and throws
+	 * {@link InvalidExecutionRequestException} when it is invalid.
+	 */
+	public static final class Builder {
+
+		private final List<String> argv;
+
+		private Path workingDirectory;
+
+		private final Map<String, String> environment = new LinkedHashMap<>();
+
+		private final Set<String> passEnvironment = new LinkedHashSet<>();
+
+		private Supplier<InputStream> stdin;
+
+		private Duration timeout;
+
+		private Long maxOutputBytes;
+
+		private OutputStream stdoutSink;
+
+		private OutputStream stderrSink;
+
+		private Builder(List<String> argv) {
+			if (argv == null || argv.isEmpty()) {
+				throw new InvalidExecutionRequestException("argv must name a command: it is empty");
+			}
+			for (int i = 0; i < argv.size(); i++) {
+				String arg = argv.get(i);
+				if (arg == null) {
+					throw new InvalidExecutionRequestException("argv[" + i + "] is null");
+				}
+				checkNoNul("argv[" + i + "]", arg);
+			}
+			if (argv.get(0).isEmpty()) {
+				throw new InvalidExecutionRequestException("argv[0] must name a command: it is an empty string");
+			}
+			this.argv = new ArrayList<>(argv);
+		}
+
+		/**
+		 * Run in the given directory, which must exist when the request is executed. It is not
+		 * removed afterwards.
+		 * @param directory the working directory
+		 * @return this builder
+		 */
+		public Builder workingDirectory(Path directory) {
+			this.workingDirectory = Objects.requireNonNull(directory, "directory must not be null");
+			return this;
+		}
+
+		/**
+		 * Set a variable in the child's environment.
+		 * @param name the variable name
+		 * @param value the value
+		 * @return this builder
+		 */
+		public Builder environment(String name, String value) {
+			checkVariableName(name);
+			checkNoNul("environment value of " + name, Objects.requireNonNull(value, "value must not be null"));
+			this.environment.put(name, value);
+			return this;
+		}
+
+		/**
+		 * Pass the named variables of the parent (this JVM) to the child, where they are set.
+		 * @param names the variable names
+		 * @return this builder
+		 */
+		public Builder passEnvironment(String... names) {
+			for (String name : names) {
+				checkVariableName(name);
+				this.passEnvironment.add(name);
+			}
+			return this;
+		}
+
+		/**
+		 * Feed the given bytes to the child's stdin, then close it.
+		 * @param bytes the bytes (copied)
+		 * @return this builder
+		 */
+		public Builder stdin(byte[] bytes) {
+			byte[] copy = bytes.clone();
+			this.stdin = () -> new ByteArrayInputStream(copy);
+			return this;
+		}
+
+		/**
+		 * Feed the stream returned by the supplier to the child's stdin, then close both. The
+		 * supplier is called once per execution; the stream is read on a sandbox I/O thread.
+		 * @param stream the supplier of the stream
+		 * @return this builder
+		 */
+		public Builder stdin(Supplier<InputStream> stream) {
+			this.stdin = Objects.requireNonNull(stream, "stream must not be null");
+			return this;
+		}
+
+		/**
+		 * Set the timeout after which the whole process tree is terminated.
+		 * @param timeout a positive duration
+		 * @return this builder
+		 */
+		public Builder timeout(Duration timeout) {
+			if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+				throw new InvalidExecutionRequestException("timeout must be positive, but was " + timeout);
+			}
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Set the cap of each output stream (stdout and stderr separately); bytes beyond it are
+		 * discarded and the result reports truncation.
+		 * @param bytes a positive number of bytes
+		 * @return this builder
+		 */
+		public Builder maxOutputBytes(long bytes) {
+			if (bytes <= 0) {
+				throw new InvalidExecutionRequestException("maxOutputBytes must be positive, but was " + bytes);
+			}
+			this.maxOutputBytes = bytes;
+			return this;
+		}
+
+		/**
+		 * Stream stdout to the given sink as it arrives instead of buffering it; the cap still
+		 * applies. The sink is flushed but not closed.
+		 * @param sink the sink
+		 * @return this builder
+		 */
+		public Builder stdoutSink(OutputStream sink) {
+			this.stdoutSink = Objects.requireNonNull(sink, "sink must not be null");
+			return this;
+		}
+
+		/**
+		 * Stream stderr to the given sink as it arrives instead of buffering it; the cap still
+		 * applies. The sink is flushed but not closed.
+		 * @param sink the sink
+		 * @return this builder
+		 */
+		public Builder stderrSink(OutputStream sink) {
+			this.stderrSink = Objects.requireNonNull(sink, "sink must not be null");
+			return this;
+		}
+
+		/**
+		 * Build the request.
+		 * @return the immutable request
+		 */
+		public ExecutionRequest build() {
+			return new ExecutionRequest(this);
+		}
+
+		private static void checkVariableName(String name) {
+			if (name == null || name.isEmpty() || name.indexOf('=') >= 0) {
+				throw new InvalidExecutionRequestException(
+						"environment variable name must be non-empty and contain no '=', but was '" + name + "'");
+			}
+			checkNoNul("environment variable name", name);
+		}
+
+		private static void checkNoNul(String what, String value) {
+			if (value.indexOf('\0') >= 0) {
+				throw new InvalidExecutionRequestException(
+						what + " contains a NUL byte, which cannot be passed to a process (execve(2))");
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,73 @@
+package dev.cavesandbox;
+
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * What one execution produced. Immutable.
+ *
+ * @param exitCode the exit code of the command; {@code 128 + n} when it was killed by signal
+ * {@code n} (for example 137 after SIGKILL on timeout)
+ * @param stdout the captured stdout, at most the output cap; empty when it was streamed to a sink
+ * @param stderr the captured stderr, at most the output cap; empty when it was streamed to a sink
+ * @param stdoutTruncated whether stdout exceeded the cap and the rest was discarded
+ * @param stderrTruncated whether stderr exceeded the cap and the rest was discarded
+ * @param timedOut whether the timeout ended the execution (the process tree was killed)
+ * @param wallTime the wall-clock time from start to the end of the process tree
+ * @param isolation the isolation that was actually applied
+ */
+public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
+		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation) {
+
+	/**
+	 * Return whether the command exited with code 0 before its timeout.
+	 * @return whether the execution succeeded
+	 */
+	public boolean succeeded() {
+		return this.exitCode == 0 && !this.timedOut;
+	}
+
+	/**
+	 * Return stdout decoded as UTF-8.
+	 * @return the text
+	 */
+	public String stdoutText() {
+		return stdoutText(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Return stdout decoded with the given charset.
+	 * @param charset the charset
+	 * @return the text
+	 */
+	public String stdoutText(Charset charset) {
+		return new String(this.stdout, charset);
+	}
+
+	/**
+	 * Return stderr decoded as UTF-8.
+	 * @return the text
+	 */
+	public String stderrText() {
+		return stderrText(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Return stderr decoded with the given charset.
+	 * @param charset the charset
+	 * @return the text
+	 */
+	public String stderrText(Charset charset) {
+		return new String(this.stderr, charset);
+	}
+
+	@Override
+	public String toString() {
+		return "ExecutionResult[exitCode=" + this.exitCode + ", timedOut=" + this.timedOut + ", stdout="
+				+ this.stdout.length + " bytes" + (this.stdoutTruncated ? " (truncated)" : "") + ", stderr="
+				+ this.stderr.length + " bytes" + (this.stderrTruncated ? " (truncated)" : "") + ", wallTime="
+				+ this.wallTime.toMillis() + " ms, isolation=" + this.isolation + "]";
+	}
+
+}

@@ -1,0 +1,285 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams with
+ * caps, time out, tear down the tree, report. Isolated and unisolated executions differ only in
+ * the command line they pass.
+ * <p>
+ * Processes are spawned from a small pool of dedicated, long-lived platform threads: the
+ * parent-death signal that ties a sandbox to the JVM ({@code setpriv --pdeathsig}) fires when the
+ * <em>thread</em> that spawned it ends (prctl(2)), so spawning from a short-lived, pooled or
+ * virtual thread's carrier would kill the sandbox early.
+ */
+final class ProcessRunner implements AutoCloseable {
+
+	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(5);
+
+	private final Duration killGracePeriod;
+
+	private final ExecutorService launcher;
+
+	private final ExecutorService io;
+
+	private final Set<Process> running = ConcurrentHashMap.newKeySet();
+
+	private volatile boolean closed;
+
+	ProcessRunner(Duration killGracePeriod) {
+		this.killGracePeriod = killGracePeriod;
+		this.launcher = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+				threads("cave-sandbox-launcher-"));
+		this.io = Executors.newCachedThreadPool(threads("cave-sandbox-io-"));
+	}
+
+	private static ThreadFactory threads(String prefix) {
+		AtomicInteger count = new AtomicInteger();
+		return (runnable) -> {
+			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+	/**
+	 * Run one command line and wait for its whole process tree to end.
+	 * @param spec what to run
+	 * @return what it produced
+	 * @throws IOException if the process could not be started
+	 * @throws InterruptedException if the calling thread was interrupted; the tree was killed
+	 */
+	Outcome run(Spec spec) throws IOException, InterruptedException {
+		if (this.closed) {
+			throw new ExecutionCancelledException("the executor is closed", null);
+		}
+		ProcessBuilder builder = new ProcessBuilder(spec.commandLine()).directory(spec.directory().toFile());
+		builder.environment().clear();
+		builder.environment().putAll(spec.environment());
+		long start = System.nanoTime();
+		Process process = launch(builder);
+		this.running.add(process);
+		try {
+			return await(process, spec, start);
+		}
+		finally {
+			this.running.remove(process);
+		}
+	}
+
+	private Process launch(ProcessBuilder builder) throws IOException, InterruptedException {
+		Future<Process> launched = this.launcher.submit(builder::start);
+		try {
+			return launched.get();
+		}
+		catch (InterruptedException ex) {
+			// The spawn may still complete: wait for it so that no process is left behind.
+			try {
+				Process process = getUninterruptibly(launched);
+				process.destroyForcibly();
+			}
+			catch (ExecutionException | CancellationException ignored) {
+			}
+			throw ex;
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof IOException io) {
+				throw io;
+			}
+			throw new IOException(ex.getCause());
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			throw new ExecutionCancelledException("the executor is closed", ex);
+		}
+	}
+
+	private Outcome await(Process process, Spec spec, long start) throws InterruptedException {
+		BoundedOutput stdout = new BoundedOutput(spec.maxOutputBytes(), spec.stdoutSink());
+		BoundedOutput stderr = new BoundedOutput(spec.maxOutputBytes(), spec.stderrSink());
+		List<Future<?>> tasks = new ArrayList<>(3);
+		tasks.add(this.io.submit(() -> stdout.drain(process.getInputStream())));
+		tasks.add(this.io.submit(() -> stderr.drain(process.getErrorStream())));
+		Future<?> feeder = feed(process, spec.stdin());
+		boolean timedOut = false;
+		try {
+			if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
+				timedOut = true;
+				terminate(process);
+			}
+		}
+		catch (InterruptedException ex) {
+			terminate(process);
+			finish(process, tasks, feeder);
+			throw ex;
+		}
+		finish(process, tasks, feeder);
+		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
+		return new Outcome(process.exitValue(), stdout.bytes(), stderr.bytes(), stdout.truncated(),
+				stderr.truncated(), timedOut, wallTime);
+	}
+
+	private Future<?> feed(Process process, Supplier<InputStream> stdin) {
+		OutputStream toChild = process.getOutputStream();
+		if (stdin == null) {
+			closeQuietly(toChild);
+			return null;
+		}
+		return this.io.submit(() -> {
+			try (InputStream in = stdin.get(); toChild) {
+				in.transferTo(toChild);
+			}
+			catch (IOException ex) {
+				// The child closed its stdin or exited before reading it all: that is its choice.
+			}
+		});
+	}
+
+	/**
+	 * After the direct child has exited: wait for both streams to reach their end. Inside a PID
+	 * namespace the kernel has already killed every other process, so the pipes close at once.
+	 * Unisolated, a background process may still hold them: it gets the grace period, then the
+	 * streams are closed under it and what was read is kept.
+	 */
+	private void finish(Process process, List<Future<?>> drains, Future<?> feeder) {
+		reap(process);
+		if (feeder != null) {
+			feeder.cancel(true);
+			closeQuietly(process.getOutputStream());
+		}
+		long deadline = System.nanoTime() + this.killGracePeriod.toNanos();
+		for (Future<?> drain : drains) {
+			try {
+				drain.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			}
+			catch (TimeoutException ex) {
+				closeQuietly(process.getInputStream());
+				closeQuietly(process.getErrorStream());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			catch (ExecutionException ex) {
+				// drain() handles its own failures
+			}
+		}
+	}
+
+	/**
+	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. Inside a PID namespace
+	 * the command is PID 1 and ignores SIGTERM unless it installed a handler (pid_namespaces(7));
+	 * the SIGKILL to the wrapper then takes the whole namespace down ({@code unshare --kill-child}).
+	 */
+	private void terminate(Process process) {
+		List<ProcessHandle> tree = process.descendants().toList();
+		tree.forEach(ProcessHandle::destroy);
+		process.destroy();
+		boolean exited = false;
+		try {
+			exited = process.waitFor(this.killGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		if (!exited) {
+			tree = concat(process.descendants().toList(), tree);
+			process.destroyForcibly();
+		}
+		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+	}
+
+	private static List<ProcessHandle> concat(List<ProcessHandle> a, List<ProcessHandle> b) {
+		List<ProcessHandle> all = new ArrayList<>(a);
+		all.addAll(b);
+		return all;
+	}
+
+	private static void reap(Process process) {
+		try {
+			if (!process.waitFor(REAP_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)) {
+				process.destroyForcibly();
+				process.waitFor();
+			}
+		}
+		catch (InterruptedException ex) {
+			process.destroyForcibly();
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static <T> T getUninterruptibly(Future<T> future) throws ExecutionException {
+		boolean interrupted = false;
+		try {
+			while (true) {
+				try {
+					return future.get();
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private static void closeQuietly(AutoCloseable closeable) {
+		try {
+			closeable.close();
+		}
+		catch (Exception ex) {
+			// nothing left to do
+		}
+	}
+
+	/**
+	 * Kill every running process tree and stop the threads.
+	 */
+	@Override
+	public void close() {
+		this.closed = true;
+		this.launcher.shutdown();
+		for (Process process : this.running) {
+			process.descendants().forEach(ProcessHandle::destroyForcibly);
+			process.destroyForcibly();
+		}
+		this.io.shutdown();
+	}
+
+	/**
+	 * What to run.
+	 */
+	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
+			Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes, OutputStream stdoutSink,
+			OutputStream stderrSink) {
+	}
+
+	/**
+	 * What it produced.
+	 */
+	record Outcome(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
+			boolean timedOut, Duration wallTime) {
+	}
+
+}

@@ -1,0 +1,22 @@
+package dev.cavesandbox;
+
+/**
+ * Thrown when the sandbox process could not be started although the probe had verified it, for
+ * example because the JVM ran out of file descriptors or the wrapper binary was removed after
+ * startup. Its code is {@value #CODE}. Nothing was run.
+ */
+public class SandboxLaunchException extends CaveSandboxException {
+
+	/** The stable error code of this failure. */
+	public static final String CODE = "cave_sandbox_launch_failed";
+
+	/**
+	 * Create an exception with the given explanation.
+	 * @param message what could not be started
+	 * @param cause the underlying I/O failure
+	 */
+	public SandboxLaunchException(String message, Throwable cause) {
+		super(CODE, message, cause);
+	}
+
+}

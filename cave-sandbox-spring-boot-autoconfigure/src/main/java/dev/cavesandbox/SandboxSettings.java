@@ -1,0 +1,186 @@
+package dev.cavesandbox;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Executor-wide settings: the defaults of every request and the host paths of the mechanism.
+ * Immutable; create it with {@link #builder()}. The Spring Boot starter binds them from
+ * {@code cave.sandbox.*}; the defaults here are the same as those of the properties.
+ *
+ * @param mode what to do when isolation is unavailable (default {@link SandboxMode#STRICT})
+ * @param timeout the default timeout of an execution (default 30 s)
+ * @param maxOutputBytes the default cap of each output stream, in bytes (default 1 MiB)
+ * @param killGracePeriod how long a timed-out or cancelled process tree gets between SIGTERM and
+ * SIGKILL (default 1 s)
+ * @param probeTimeout the time limit of the isolation probe (default 10 s)
+ * @param maxConcurrent how many executions may run at once (default 16)
+ * @param queueTimeout how long an execution waits for a free slot before it fails with
+ * {@link ConcurrencyLimitExceededException} (default 30 s)
+ * @param workDirectory where the private working directories of executions are created
+ * (default {@code java.io.tmpdir})
+ * @param passEnvironment names of parent variables passed to every child (default none)
+ * @param environment variables set in every child, on top of the baseline (default none)
+ * @param unsharePath the util-linux {@code unshare} binary (default {@code /usr/bin/unshare})
+ * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to the life of the
+ * JVM with a parent-death signal (default {@code /usr/bin/setpriv})
+ */
+public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
+		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory,
+		Set<String> passEnvironment, Map<String, String> environment, Path unsharePath, Path setprivPath) {
+
+	/** The {@code PATH} of the baseline environment. */
+	public static final String BASELINE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+	public SandboxSettings {
+		Objects.requireNonNull(mode, "mode must not be null");
+		requirePositive("timeout", timeout);
+		requirePositive("killGracePeriod", killGracePeriod);
+		requirePositive("probeTimeout", probeTimeout);
+		requirePositive("queueTimeout", queueTimeout);
+		if (maxOutputBytes <= 0) {
+			throw new IllegalArgumentException("maxOutputBytes must be positive, but was " + maxOutputBytes);
+		}
+		if (maxConcurrent <= 0) {
+			throw new IllegalArgumentException("maxConcurrent must be positive, but was " + maxConcurrent);
+		}
+		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
+		passEnvironment = Set.copyOf(passEnvironment);
+		environment = Map.copyOf(environment);
+		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
+		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
+	}
+
+	private static void requirePositive(String name, Duration value) {
+		if (value == null || value.isZero() || value.isNegative()) {
+			throw new IllegalArgumentException(name + " must be positive, but was " + value);
+		}
+	}
+
+	/**
+	 * Return a builder with every value at its default.
+	 * @return the builder
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/**
+	 * Return the default settings.
+	 * @return the settings
+	 */
+	public static SandboxSettings defaults() {
+		return builder().build();
+	}
+
+	/**
+	 * Builder of {@link SandboxSettings}.
+	 */
+	public static final class Builder {
+
+		private SandboxMode mode = SandboxMode.STRICT;
+
+		private Duration timeout = Duration.ofSeconds(30);
+
+		private long maxOutputBytes = 1024 * 1024;
+
+		private Duration killGracePeriod = Duration.ofSeconds(1);
+
+		private Duration probeTimeout = Duration.ofSeconds(10);
+
+		private int maxConcurrent = 16;
+
+		private Duration queueTimeout = Duration.ofSeconds(30);
+
+		private Path workDirectory = Path.of(System.getProperty("java.io.tmpdir"));
+
+		private final Set<String> passEnvironment = new LinkedHashSet<>();
+
+		private final Map<String, String> environment = new LinkedHashMap<>();
+
+		private Path unsharePath = Path.of("/usr/bin/unshare");
+
+		private Path setprivPath = Path.of("/usr/bin/setpriv");
+
+		private Builder() {
+		}
+
+		public Builder mode(SandboxMode mode) {
+			this.mode = mode;
+			return this;
+		}
+
+		public Builder timeout(Duration timeout) {
+			this.timeout = timeout;
+			return this;
+		}
+
+		public Builder maxOutputBytes(long maxOutputBytes) {
+			this.maxOutputBytes = maxOutputBytes;
+			return this;
+		}
+
+		public Builder killGracePeriod(Duration killGracePeriod) {
+			this.killGracePeriod = killGracePeriod;
+			return this;
+		}
+
+		public Builder probeTimeout(Duration probeTimeout) {
+			this.probeTimeout = probeTimeout;
+			return this;
+		}
+
+		public Builder maxConcurrent(int maxConcurrent) {
+			this.maxConcurrent = maxConcurrent;
+			return this;
+		}
+
+		public Builder queueTimeout(Duration queueTimeout) {
+			this.queueTimeout = queueTimeout;
+			return this;
+		}
+
+		public Builder workDirectory(Path workDirectory) {
+			this.workDirectory = workDirectory;
+			return this;
+		}
+
+		public Builder passEnvironment(Iterable<String> names) {
+			names.forEach(this.passEnvironment::add);
+			return this;
+		}
+
+		public Builder environment(Map<String, String> variables) {
+			this.environment.putAll(variables);
+			return this;
+		}
+
+		public Builder unsharePath(Path unsharePath) {
+			this.unsharePath = unsharePath;
+			return this;
+		}
+
+		public Builder setprivPath(Path setprivPath) {
+			this.setprivPath = setprivPath;
+			return this;
+		}
+
+		/**
+		 * Build the settings.
+		 * @return the settings
+		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is not positive
+		 */
+		public SandboxSettings build() {
+			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
+					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
+					this.passEnvironment, this.environment, this.unsharePath, this.setprivPath);
+		}
+
+	}
+
+}

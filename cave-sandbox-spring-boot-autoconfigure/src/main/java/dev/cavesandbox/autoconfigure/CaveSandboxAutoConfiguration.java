@@ -1,0 +1,91 @@
+package dev.cavesandbox.autoconfigure;
+
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.UnavailableIsolatedExecutor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of
+ * cave-sandbox: probes this host's network-isolation capability once and provides the
+ * {@link IsolatedExecutor} that fits it and {@code cave.sandbox.mode}:
+ * <ul>
+ * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified mechanism;</li>
+ * <li>unavailable, {@code strict} (default): startup fails with a report of the cause and its fixes
+ * ({@code cave.sandbox.fail-fast=true}, default), or every execution throws
+ * {@link NetworkIsolationUnavailableException} ({@code fail-fast=false});</li>
+ * <li>unavailable, {@code fallback}: an unisolated executor, after one warning.</li>
+ * </ul>
+ * An {@link IsolatedExecutor} bean of the application's own wins. The verdict itself
+ * ({@link IsolationCapability}) cannot be replaced: isolation is never claimed without the probe.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(CaveSandboxProperties.class)
+public final class CaveSandboxAutoConfiguration {
+
+	private static final Logger logger = LoggerFactory.getLogger(CaveSandboxAutoConfiguration.class);
+
+	@Bean
+	IsolationCapability caveSandboxIsolationCapability(ConfigurableListableBeanFactory beanFactory,
+			Environment environment) {
+		return ProbedCapability.get(beanFactory, environment);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnNetworkIsolation
+	static class IsolatedExecutorConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
+			return ProcessIsolatedExecutor.isolated(properties.toSettings(), capability);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnNetworkIsolation(false)
+	@ConditionalOnProperty(name = "cave.sandbox.mode", havingValue = "fallback")
+	static class FallbackExecutorConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
+			logger.warn("cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
+					+ "IsolatedExecutor CAN reach the network; every result reports isolation 'none'. Fix: {}. "
+					+ "Set cave.sandbox.mode=strict to fail closed instead.", capability.cause().description(),
+					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
+			return ProcessIsolatedExecutor.unisolated(properties.toSettings());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnNetworkIsolation(false)
+	@ConditionalOnProperty(name = "cave.sandbox.mode", havingValue = "strict", matchIfMissing = true)
+	static class StrictExecutorConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
+			if (properties.failFast()) {
+				throw new NetworkIsolationUnavailableException(capability);
+			}
+			return new UnavailableIsolatedExecutor(capability);
+		}
+
+	}
+
+}

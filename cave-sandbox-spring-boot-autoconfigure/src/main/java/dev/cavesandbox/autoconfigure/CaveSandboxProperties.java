@@ -1,0 +1,113 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.SandboxMode;
+import dev.cavesandbox.SandboxSettings;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties of cave-sandbox ({@code cave.sandbox.*}).
+ *
+ * @param mode what to do when OS-level network isolation is unavailable on this host: {@code strict}
+ * fails closed and never runs anything unisolated; {@code fallback} logs a warning and runs
+ * commands without isolation, and every result says so
+ * @param failFast in strict mode, whether startup fails when isolation is unavailable; when false
+ * the application starts and every execution throws
+ * cave_sandbox_os_network_isolation_unavailable
+ * @param timeout default time limit of one execution; the whole process tree is terminated when
+ * it is reached
+ * @param maxOutput default cap of each output stream (stdout and stderr separately); bytes beyond
+ * it are discarded and the result reports truncation
+ * @param killGracePeriod time between SIGTERM and SIGKILL when a process tree is terminated after a
+ * timeout or a cancellation
+ * @param probeTimeout time limit of the isolation probe that runs once at startup
+ * @param maxConcurrent maximum number of executions that run at the same time
+ * @param queueTimeout how long an execution waits for a free slot before it fails with
+ * cave_sandbox_concurrency_limit_exceeded
+ * @param workDirectory directory in which the private working directory of each execution is
+ * created (and removed afterwards); defaults to java.io.tmpdir
+ * @param env environment of the child processes
+ * @param linux host binaries of the Linux mechanism
+ */
+@ConfigurationProperties("cave.sandbox")
+public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
+		@DefaultValue("30s") Duration timeout, @DefaultValue("1MB") DataSize maxOutput,
+		@DefaultValue("1s") Duration killGracePeriod, @DefaultValue("10s") Duration probeTimeout,
+		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, Path workDirectory,
+		@DefaultValue Env env, @DefaultValue Linux linux) {
+
+	public CaveSandboxProperties {
+		requirePositive("cave.sandbox.timeout", timeout);
+		requirePositive("cave.sandbox.kill-grace-period", killGracePeriod);
+		requirePositive("cave.sandbox.probe-timeout", probeTimeout);
+		requirePositive("cave.sandbox.queue-timeout", queueTimeout);
+		if (maxOutput == null || maxOutput.toBytes() <= 0) {
+			throw new IllegalArgumentException("cave.sandbox.max-output must be positive, but was " + maxOutput);
+		}
+		if (maxConcurrent <= 0) {
+			throw new IllegalArgumentException("cave.sandbox.max-concurrent must be positive, but was " + maxConcurrent);
+		}
+	}
+
+	private static void requirePositive(String name, Duration value) {
+		if (value == null || value.isZero() || value.isNegative()) {
+			throw new IllegalArgumentException(name + " must be positive, but was " + value);
+		}
+	}
+
+	/**
+	 * Return the core settings that these properties describe.
+	 * @return the settings
+	 */
+	public SandboxSettings toSettings() {
+		SandboxSettings.Builder builder = SandboxSettings.builder()
+			.mode(this.mode)
+			.timeout(this.timeout)
+			.maxOutputBytes(this.maxOutput.toBytes())
+			.killGracePeriod(this.killGracePeriod)
+			.probeTimeout(this.probeTimeout)
+			.maxConcurrent(this.maxConcurrent)
+			.queueTimeout(this.queueTimeout)
+			.passEnvironment(this.env.pass())
+			.environment(this.env.set())
+			.unsharePath(this.linux.unsharePath())
+			.setprivPath(this.linux.setprivPath());
+		if (this.workDirectory != null) {
+			builder.workDirectory(this.workDirectory);
+		}
+		return builder.build();
+	}
+
+	/**
+	 * Environment of the child processes. Every child starts from a fixed baseline (PATH, HOME and
+	 * TMPDIR set to its working directory, LANG=C.UTF-8); no variable of the parent leaks unless it
+	 * is named here.
+	 *
+	 * @param pass names of variables of this JVM's environment passed to every child
+	 * @param set variables set in every child, on top of the baseline
+	 */
+	public record Env(@DefaultValue List<String> pass, @DefaultValue Map<String, String> set) {
+
+	}
+
+	/**
+	 * Host binaries of the Linux mechanism (util-linux).
+	 *
+	 * @param unsharePath path of util-linux unshare, which creates the user, network, mount and
+	 * PID namespaces
+	 * @param setprivPath path of util-linux setpriv, which ties each sandbox to the life of the JVM
+	 * with a parent-death signal
+	 */
+	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
+			@DefaultValue("/usr/bin/setpriv") Path setprivPath) {
+
+	}
+
+}

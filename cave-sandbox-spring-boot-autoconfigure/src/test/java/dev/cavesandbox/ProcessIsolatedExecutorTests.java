@@ -1,0 +1,293 @@
+package dev.cavesandbox;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Real executions on this Linux host, isolated and (as the control that shows each check can
+ * fail) unisolated. Network checks touch only listeners that the test opens on loopback.
+ */
+@EnabledOnOs(OS.LINUX)
+class ProcessIsolatedExecutorTests {
+
+	private static final InetAddress IPV4_LOOPBACK = InetAddress.getLoopbackAddress();
+
+	private static ProcessIsolatedExecutor isolated;
+
+	private static ProcessIsolatedExecutor unisolated;
+
+	@BeforeAll
+	static void createExecutors() {
+		SandboxSettings settings = SandboxSettings.builder()
+			.timeout(Duration.ofSeconds(20))
+			.killGracePeriod(Duration.ofMillis(300))
+			.build();
+		IsolationCapability capability = new NetworkIsolationProbe(settings).probe();
+		assertThat(capability.available()).as("probe verdict %s", capability).isTrue();
+		isolated = ProcessIsolatedExecutor.isolated(settings, capability);
+		unisolated = ProcessIsolatedExecutor.unisolated(settings);
+	}
+
+	@AfterAll
+	static void closeExecutors() {
+		isolated.close();
+		unisolated.close();
+	}
+
+	@Test
+	void tcpConnectToHostIpv4LoopbackFailsAndNothingArrives() throws IOException {
+		try (LoopbackListeners.Tcp listener = new LoopbackListeners.Tcp(IPV4_LOOPBACK)) {
+			String script = "exec 3<>/dev/tcp/127.0.0.1/" + listener.port() + " && echo secret-42 >&3";
+			ExecutionResult result = isolated.execute("bash", "-c", script);
+			assertThat(result.exitCode()).isNotZero();
+			assertThat(result.stderrText()).contains("Network is unreachable");
+			assertThat(listener.accepted(300)).isEmpty();
+			ExecutionResult control = unisolated.execute("bash", "-c", script);
+			assertThat(control.exitCode()).isZero();
+			assertThat(listener.accepted(2000)).containsExactly("secret-42\n");
+		}
+	}
+
+	@Test
+	void tcpConnectToHostIpv6LoopbackFailsAndNothingArrives() throws IOException {
+		InetAddress ipv6 = InetAddress.getByName("::1");
+		assumeThat(NetworkInterface.getByInetAddress(ipv6)).as("host has ::1").isNotNull();
+		try (LoopbackListeners.Tcp listener = new LoopbackListeners.Tcp(ipv6)) {
+			String script = "exec 3<>/dev/tcp/::1/" + listener.port() + " && echo secret-6 >&3";
+			ExecutionResult result = isolated.execute("bash", "-c", script);
+			assertThat(result.exitCode()).isNotZero();
+			assertThat(result.stderrText()).containsAnyOf("Cannot assign requested address", "Network is unreachable");
+			assertThat(listener.accepted(300)).isEmpty();
+			assertThat(unisolated.execute("bash", "-c", script).exitCode()).isZero();
+			assertThat(listener.accepted(2000)).containsExactly("secret-6\n");
+		}
+		assertThat(ipv6).isInstanceOf(Inet6Address.class);
+	}
+
+	@Test
+	void udpDatagramToHostLoopbackNeverArrives() throws IOException {
+		try (LoopbackListeners.Udp listener = new LoopbackListeners.Udp(IPV4_LOOPBACK, 0)) {
+			String script = "echo secret-udp > /dev/udp/127.0.0.1/" + listener.port();
+			ExecutionResult result = isolated.execute("bash", "-c", script);
+			assertThat(result.exitCode()).isNotZero();
+			assertThat(listener.received(300)).isEmpty();
+			assertThat(unisolated.execute("bash", "-c", script).exitCode()).isZero();
+			assertThat(listener.received(2000)).containsExactly("secret-udp\n");
+		}
+	}
+
+	/**
+	 * The child's resolver is pointed at a DNS listener of the test on 127.0.0.1:53 (through a
+	 * nested mount namespace inside the sandbox), so that even a broken sandbox would send its
+	 * query to loopback only. Binding port 53 needs root.
+	 */
+	@Test
+	void dnsLookupFailsAndNoQueryArrives(@TempDir Path directory) throws IOException {
+		assumeThat(System.getProperty("user.name")).as("binding 127.0.0.1:53 needs root").isEqualTo("root");
+		Path resolvConf = directory.resolve("resolv.conf");
+		Files.writeString(resolvConf, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+		String script = "mount --bind " + resolvConf + " /etc/resolv.conf && getent hosts cave-sandbox-probe.example";
+		List<String> argv = List.of("unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script);
+		try (LoopbackListeners.Udp dns = new LoopbackListeners.Udp(IPV4_LOOPBACK, 53)) {
+			ExecutionResult result = isolated.execute(ExecutionRequest.builder(argv).build());
+			assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(2);
+			assertThat(dns.received(300)).isEmpty();
+			assertThat(unisolated.execute(ExecutionRequest.builder(argv).build()).exitCode()).isEqualTo(2);
+			assertThat(dns.received(2000)).isNotEmpty().allSatisfy((query) -> assertThat(query).contains("cave-sandbox-probe"));
+		}
+	}
+
+	@Test
+	void childSeesOnlyLoopbackDownAndIsPidOne() {
+		ExecutionResult result = isolated.execute("sh", "-c", "cat /proc/net/dev; echo pid=$$");
+		assertThat(result.stdoutText()).contains("lo:").doesNotContain("eth0").contains("pid=1");
+		assertThat(result.isolation()).isEqualTo(new Isolation("unshare", true));
+	}
+
+	@Test
+	void exitCodeAndBinaryOutputPassThroughUnchanged() {
+		ExecutionResult result = isolated.execute("sh", "-c", "printf '\\000\\377\\001abc'; printf err >&2; exit 42");
+		assertThat(result.exitCode()).isEqualTo(42);
+		assertThat(result.stdout()).containsExactly(0, 0xff - 256, 1, 'a', 'b', 'c');
+		assertThat(result.stderrText()).isEqualTo("err");
+		assertThat(result.succeeded()).isFalse();
+		assertThat(result.timedOut()).isFalse();
+	}
+
+	@Test
+	void stdinBytesReachTheChild() {
+		ExecutionResult result = isolated
+			.execute(ExecutionRequest.builder("tr", "a-z", "A-Z").stdin("hello".getBytes(StandardCharsets.UTF_8)).build());
+		assertThat(result.stdoutText()).isEqualTo("HELLO");
+	}
+
+	@Test
+	void childKeepsTheCallersUid() throws IOException {
+		String uid = new String(new ProcessBuilder("id", "-u").start().getInputStream().readAllBytes()).trim();
+		assertThat(isolated.execute("id", "-u").stdoutText().trim()).isEqualTo(uid);
+	}
+
+	@Test
+	void parentVariablesDoNotLeakUnlessNamed() {
+		assertThat(System.getenv("CAVE_SANDBOX_TEST_SECRET")).as("set by surefire").isNotBlank();
+		ExecutionResult result = isolated.execute("env");
+		assertThat(result.stdoutText()).doesNotContain("CAVE_SANDBOX_TEST_SECRET")
+			.doesNotContain(System.getenv("CAVE_SANDBOX_TEST_SECRET"))
+			.contains("PATH=" + SandboxSettings.BASELINE_PATH)
+			.contains("LANG=C.UTF-8");
+		ExecutionResult passed = isolated
+			.execute(ExecutionRequest.builder("env").passEnvironment("CAVE_SANDBOX_TEST_SECRET").build());
+		assertThat(passed.stdoutText()).contains("CAVE_SANDBOX_TEST_SECRET=" + System.getenv("CAVE_SANDBOX_TEST_SECRET"));
+		ExecutionResult set = isolated.execute(ExecutionRequest.builder("env").environment("GREETING", "hi").build());
+		assertThat(set.stdoutText()).contains("GREETING=hi");
+	}
+
+	@Test
+	void privateWorkingDirectoryIsHomeAndIsRemovedAfterwards() {
+		ExecutionResult result = isolated.execute("sh", "-c", "pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
+		List<String> lines = result.stdoutText().lines().toList();
+		assertThat(lines.get(0)).isEqualTo(lines.get(1)).contains("cave-sandbox-");
+		assertThat(Path.of(lines.get(0))).doesNotExist();
+	}
+
+	@Test
+	void namedWorkingDirectoryIsUsedAndKept(@TempDir Path directory) {
+		isolated.execute(ExecutionRequest.builder("sh", "-c", "echo kept > out.txt").workingDirectory(directory).build());
+		assertThat(directory.resolve("out.txt")).hasContent("kept");
+	}
+
+	@Test
+	void outputBeyondTheCapIsDiscardedAndReported() {
+		ExecutionResult result = isolated
+			.execute(ExecutionRequest.builder("head", "-c", "5000000", "/dev/zero").maxOutputBytes(1000).build());
+		assertThat(result.exitCode()).isZero();
+		assertThat(result.stdout()).hasSize(1000);
+		assertThat(result.stdoutTruncated()).isTrue();
+		assertThat(result.stderrTruncated()).isFalse();
+	}
+
+	@Test
+	void outputCanBeStreamedToASink() {
+		ByteArrayOutputStream sink = new ByteArrayOutputStream();
+		ExecutionResult result = isolated
+			.execute(ExecutionRequest.builder("echo", "streamed").stdoutSink(sink).build());
+		assertThat(sink.toString(StandardCharsets.UTF_8)).isEqualTo("streamed\n");
+		assertThat(result.stdout()).isEmpty();
+	}
+
+	@Test
+	void timeoutKillsTheWholeTreeIncludingSetsidAndTermIgnoringChildren() {
+		String marker = "30" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		String script = "trap '' TERM; setsid sleep " + marker + " & sh -c 'trap \"\" TERM; sleep " + marker
+				+ "' & sleep " + marker;
+		ExecutionResult result = isolated
+			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofMillis(500)).build());
+		assertThat(result.timedOut()).isTrue();
+		assertThat(result.succeeded()).isFalse();
+		assertThat(result.wallTime()).isLessThan(Duration.ofSeconds(10));
+		await().atMost(Duration.ofSeconds(5)).until(() -> processesWith(marker).isEmpty());
+	}
+
+	@Test
+	void normalExitLeavesNoBackgroundProcess() {
+		String marker = "31" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		ExecutionResult result = isolated.execute("sh", "-c", "setsid sleep " + marker + " & echo started");
+		assertThat(result.stdoutText()).isEqualTo("started\n");
+		await().atMost(Duration.ofSeconds(5)).until(() -> processesWith(marker).isEmpty());
+	}
+
+	@Test
+	void cancellingAnAsynchronousExecutionKillsTheTree() {
+		String marker = "32" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		CompletableFuture<ExecutionResult> future = isolated.executeAsync(ExecutionRequest.of("sleep", marker));
+		await().atMost(Duration.ofSeconds(5)).until(() -> !processesWith(marker).isEmpty());
+		assertThat(future.cancel(true)).isTrue();
+		await().atMost(Duration.ofSeconds(5)).until(() -> processesWith(marker).isEmpty());
+	}
+
+	@Test
+	void interruptingTheCallerKillsTheTree() throws InterruptedException {
+		String marker = "33" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		AtomicReference<Throwable> thrown = new AtomicReference<>();
+		Thread caller = new Thread(() -> {
+			try {
+				isolated.execute("sleep", marker);
+			}
+			catch (Throwable ex) {
+				thrown.set(ex);
+			}
+		});
+		caller.start();
+		await().atMost(Duration.ofSeconds(5)).until(() -> !processesWith(marker).isEmpty());
+		caller.interrupt();
+		caller.join(10_000);
+		assertThat(thrown.get()).isInstanceOf(ExecutionCancelledException.class);
+		assertThat(((CaveSandboxException) thrown.get()).code()).isEqualTo("cave_sandbox_execution_cancelled");
+		await().atMost(Duration.ofSeconds(5)).until(() -> processesWith(marker).isEmpty());
+	}
+
+	@Test
+	void missingCommandIsReportedWithItsCode() {
+		assertThatExceptionOfType(CommandNotFoundException.class)
+			.isThrownBy(() -> isolated.execute("no-such-command-cave-sandbox"))
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_command_not_found"));
+		assertThatExceptionOfType(CommandNotFoundException.class)
+			.isThrownBy(() -> isolated.execute("/no/such/command"));
+	}
+
+	@Test
+	void nonExecutableFileIsReportedWithItsCode(@TempDir Path directory) throws IOException {
+		Path script = Files.writeString(directory.resolve("script.sh"), "#!/bin/sh\necho hi\n");
+		assertThatExceptionOfType(CommandNotExecutableException.class)
+			.isThrownBy(() -> isolated.execute(script.toString()))
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_command_not_executable"));
+		assertThatExceptionOfType(CommandNotExecutableException.class)
+			.isThrownBy(() -> isolated.execute(directory.toString()));
+	}
+
+	@Test
+	void missingWorkingDirectoryIsReportedWithItsCode(@TempDir Path directory) {
+		Path missing = directory.resolve("missing");
+		assertThatExceptionOfType(InvalidExecutionRequestException.class)
+			.isThrownBy(() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(missing).build()))
+			.withMessageContaining("does not exist")
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
+	}
+
+	@Test
+	void unisolatedResultsSayTheyWereNotIsolated() {
+		ExecutionResult result = unisolated.execute("true");
+		assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+		assertThat(result.isolation().networkIsolated()).isFalse();
+	}
+
+	static List<ProcessHandle> processesWith(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter((process) -> process.info().commandLine().orElse("").contains(marker))
+			.toList();
+	}
+
+}
