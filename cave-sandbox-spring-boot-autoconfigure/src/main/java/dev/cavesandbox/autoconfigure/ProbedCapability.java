@@ -25,13 +25,16 @@ final class ProbedCapability {
 
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 
-	private ProbedCapability() {
+	private final IsolationCapability capability;
+
+	private ProbedCapability(IsolationCapability capability) {
+		this.capability = capability;
 	}
 
 	static IsolationCapability get(ConfigurableListableBeanFactory beanFactory, Environment environment) {
 		synchronized (beanFactory) {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
-				return (IsolationCapability) beanFactory.getSingleton(BEAN_NAME);
+				return ((ProbedCapability) beanFactory.getSingleton(BEAN_NAME)).capability;
 			}
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
@@ -42,7 +45,7 @@ final class ProbedCapability {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),
 						capability.cause(), capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")");
 			}
-			beanFactory.registerSingleton(BEAN_NAME, capability);
+			beanFactory.registerSingleton(BEAN_NAME, new ProbedCapability(capability));
 			return capability;
 		}
 	}
