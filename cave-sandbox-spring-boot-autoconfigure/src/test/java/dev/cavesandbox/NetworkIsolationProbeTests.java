@@ -1,8 +1,12 @@
 package dev.cavesandbox;
 
+import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -12,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 class NetworkIsolationProbeTests {
 
@@ -27,6 +32,21 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.commandPrefix()).startsWith("/usr/bin/setpriv", "--pdeathsig", "KILL", "--",
 				"/usr/bin/unshare");
 		assertThat(capability.commandPrefix()).endsWith("--");
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void verifiedCommandLineAlsoIsolatesAnUnprivilegedUser() throws Exception {
+		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
+		IsolationCapability capability = new NetworkIsolationProbe(SandboxSettings.defaults()).probe();
+		List<String> command = new ArrayList<>(
+				List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"));
+		command.addAll(capability.commandPrefix());
+		command.addAll(List.of("/bin/sh", "-c", "id -u; echo pid=$$; tail -n +3 /proc/net/dev | cut -d: -f1"));
+		Process process = new ProcessBuilder(command).directory(new File("/")).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor()).as(output).isZero();
+		assertThat(output.lines().map(String::trim).toList()).containsExactly("65534", "pid=1", "lo");
 	}
 
 	@Test
