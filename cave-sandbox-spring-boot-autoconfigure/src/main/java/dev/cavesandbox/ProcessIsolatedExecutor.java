@@ -17,7 +17,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,11 +57,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 		this.slots = new Semaphore(settings.maxConcurrent(), true);
 		AtomicInteger count = new AtomicInteger();
-		this.async = Executors.newCachedThreadPool((runnable) -> {
-			Thread thread = new Thread(runnable, "cave-sandbox-async-" + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.async = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				(runnable) -> {
+					Thread thread = new Thread(runnable, "cave-sandbox-async-" + count.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
 	}
 
 	/**
