@@ -31,7 +31,7 @@ final class ProbedCapability {
 	static IsolationCapability get(ConfigurableListableBeanFactory beanFactory, Environment environment) {
 		synchronized (beanFactory) {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
-				return (IsolationCapability) beanFactory.getSingleton(BEAN_NAME);
+				return ((Verdict) beanFactory.getSingleton(BEAN_NAME)).capability();
 			}
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
@@ -42,9 +42,17 @@ final class ProbedCapability {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),
 						capability.cause(), capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")");
 			}
-			beanFactory.registerSingleton(BEAN_NAME, capability);
+			beanFactory.registerSingleton(BEAN_NAME, new Verdict(capability));
 			return capability;
 		}
+	}
+
+	/**
+	 * Holds the verdict in the bean factory without making it a second bean of type
+	 * {@link IsolationCapability}, which would make injection by type ambiguous.
+	 */
+	private record Verdict(IsolationCapability capability) {
+
 	}
 
 	private static SandboxSettings probeSettings(Environment environment) {
