@@ -15,26 +15,25 @@ import org.springframework.util.unit.DataSize;
 /**
  * Configuration properties of cave-sandbox ({@code cave.sandbox.*}).
  *
- * @param mode what to do when OS-level network isolation is unavailable on this host: {@code strict}
- * fails closed and never runs anything unisolated; {@code fallback} logs a warning and runs
- * commands without isolation, and every result says so
- * @param failFast in strict mode, whether startup fails when isolation is unavailable; when false
- * the application starts and every execution throws
- * cave_sandbox_os_network_isolation_unavailable
- * @param timeout default time limit of one execution; the whole process tree is terminated when
- * it is reached
- * @param maxOutput default cap of each output stream (stdout and stderr separately); bytes beyond
- * it are discarded and the result reports truncation
- * @param killGracePeriod time between SIGTERM and SIGKILL when a process tree is terminated after a
- * timeout or a cancellation
- * @param probeTimeout time limit of the isolation probe that runs once at startup
- * @param maxConcurrent maximum number of executions that run at the same time
- * @param queueTimeout how long an execution waits for a free slot before it fails with
- * cave_sandbox_concurrency_limit_exceeded
- * @param workDirectory directory in which the private working directory of each execution is
- * created (and removed afterwards); defaults to java.io.tmpdir
- * @param env environment of the child processes
- * @param linux host binaries of the Linux mechanism
+ * @param mode What to do when OS-level network isolation is unavailable on this host: {@code
+ * strict} fails closed and never runs anything unisolated; {@code fallback} logs a warning and runs
+ * commands without isolation, and every result says so.
+ * @param failFast In strict mode, whether startup fails when isolation is unavailable; when false
+ * the application starts and every execution throws cave_sandbox_os_network_isolation_unavailable.
+ * @param timeout Default time limit of one execution; the whole process tree is terminated when it
+ * is reached.
+ * @param maxOutput Default cap of each output stream (stdout and stderr separately); bytes beyond
+ * it are discarded and the result reports truncation.
+ * @param killGracePeriod Time between SIGTERM and SIGKILL when a process tree is terminated after a
+ * timeout or a cancellation.
+ * @param probeTimeout Time limit of the isolation probe that runs once at startup.
+ * @param maxConcurrent Maximum number of executions that run at the same time.
+ * @param queueTimeout How long an execution waits for a free slot before it fails with
+ * cave_sandbox_concurrency_limit_exceeded.
+ * @param workDirectory Directory in which the private working directory of each execution is
+ * created (and removed afterwards); defaults to java.io.tmpdir.
+ * @param env Environment of the child processes.
+ * @param linux Host binaries of the Linux mechanism.
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -90,8 +89,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * TMPDIR set to its working directory, LANG=C.UTF-8); no variable of the parent leaks unless it
 	 * is named here.
 	 *
-	 * @param pass names of variables of this JVM's environment passed to every child
-	 * @param set variables set in every child, on top of the baseline
+	 * @param pass Names of variables of this JVM's environment passed to every child.
+	 * @param set Variables set in every child, on top of the baseline.
 	 */
 	public record Env(@DefaultValue List<String> pass, @DefaultValue Map<String, String> set) {
 
@@ -100,10 +99,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	/**
 	 * Host binaries of the Linux mechanism (util-linux).
 	 *
-	 * @param unsharePath path of util-linux unshare, which creates the user, network, mount and
-	 * PID namespaces
-	 * @param setprivPath path of util-linux setpriv, which ties each sandbox to the life of the JVM
-	 * with a parent-death signal
+	 * @param unsharePath Path of util-linux unshare, which creates the user, network, mount and PID
+	 * namespaces.
+	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life of the JVM
+	 * with a parent-death signal.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath) {

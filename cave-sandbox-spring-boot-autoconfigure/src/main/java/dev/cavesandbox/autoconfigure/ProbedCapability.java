@@ -25,13 +25,16 @@ final class ProbedCapability {
 
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 
-	private ProbedCapability() {
+	private final IsolationCapability capability;
+
+	private ProbedCapability(IsolationCapability capability) {
+		this.capability = capability;
 	}
 
 	static IsolationCapability get(ConfigurableListableBeanFactory beanFactory, Environment environment) {
 		synchronized (beanFactory) {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
-				return ((Verdict) beanFactory.getSingleton(BEAN_NAME)).capability();
+				return ((ProbedCapability) beanFactory.getSingleton(BEAN_NAME)).capability;
 			}
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
@@ -42,17 +45,9 @@ final class ProbedCapability {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),
 						capability.cause(), capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")");
 			}
-			beanFactory.registerSingleton(BEAN_NAME, new Verdict(capability));
+			beanFactory.registerSingleton(BEAN_NAME, new ProbedCapability(capability));
 			return capability;
 		}
-	}
-
-	/**
-	 * Holds the verdict in the bean factory without making it a second bean of type
-	 * {@link IsolationCapability}, which would make injection by type ambiguous.
-	 */
-	private record Verdict(IsolationCapability capability) {
-
 	}
 
 	private static SandboxSettings probeSettings(Environment environment) {
