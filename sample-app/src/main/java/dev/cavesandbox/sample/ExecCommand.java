@@ -35,18 +35,6 @@ final class ExecCommand {
 		this.err = err;
 	}
 
-	static boolean isRequested(String[] args) {
-		for (String arg : args) {
-			if (arg.equals("--")) {
-				return false;
-			}
-			if (!arg.startsWith("-")) {
-				return arg.equals("exec");
-			}
-		}
-		return false;
-	}
-
 	/**
 	 * Run the command.
 	 * @param argv CMD and its arguments (what follows {@code exec --})

@@ -9,16 +9,19 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The cave-sandbox sample: without arguments it runs a demo of what the starter is for and prints
- * a report; with {@code exec -- CMD [ARG...]} it is a command-line tool that runs CMD in the
- * sandbox (see {@link ExecCommand}).
+ * The cave-sandbox sample: without arguments it runs a demo of what the starter is for, prints a
+ * report and exits; with {@code serve} it runs the demo once and keeps serving Actuator over HTTP
+ * ({@code /actuator/health} shows the sandbox); with {@code exec -- CMD [ARG...]} it is a
+ * command-line tool that runs CMD in the sandbox (see {@link ExecCommand}).
  */
 @SpringBootApplication
 public class SampleApplication {
 
 	public static void main(String[] args) {
 		SpringApplication application = new SpringApplication(SampleApplication.class);
-		boolean exec = ExecCommand.isRequested(args);
+		boolean exec = SampleRunner.command(args).equals("exec");
+		boolean serve = SampleRunner.command(args).equals("serve");
+		application.setWebApplicationType(serve ? WebApplicationType.SERVLET : WebApplicationType.NONE);
 		if (exec) {
 			// A command-line tool: no server, no banner, stdout belongs to the command.
 			application.setWebApplicationType(WebApplicationType.NONE);
@@ -38,7 +41,9 @@ public class SampleApplication {
 			}
 			throw ex;
 		}
-		System.exit(SpringApplication.exit(context));
+		if (!serve) {
+			System.exit(SpringApplication.exit(context));
+		}
 	}
 
 	private static CaveSandboxException findSandboxFailure(Throwable ex) {

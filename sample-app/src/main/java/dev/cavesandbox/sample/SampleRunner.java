@@ -7,10 +7,12 @@ import dev.cavesandbox.IsolatedExecutor;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.ExitCodeGenerator;
+import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
- * Dispatches to the command-line tool ({@code exec -- CMD ...}) or to the demo (no arguments).
+ * Dispatches to the command-line tool ({@code exec -- CMD ...}), to the demo (no arguments), or to
+ * the demo followed by serving Actuator ({@code serve}).
  */
 @Component
 class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
@@ -19,11 +21,32 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 
 	private final DemoReport demo;
 
+	private final Environment environment;
+
 	private int exitCode;
 
-	SampleRunner(IsolatedExecutor executor, DemoReport demo) {
+	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment) {
 		this.executor = executor;
 		this.demo = demo;
+		this.environment = environment;
+	}
+
+	/**
+	 * Return the sample's command: the first argument that is not an option ({@code exec},
+	 * {@code serve}), or an empty string for the demo.
+	 * @param args the command-line arguments
+	 * @return the command
+	 */
+	static String command(String[] args) {
+		for (String arg : args) {
+			if (arg.equals("--")) {
+				return "";
+			}
+			if (!arg.startsWith("--")) {
+				return arg;
+			}
+		}
+		return "";
 	}
 
 	@Override
@@ -38,6 +61,10 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 		}
 		else {
 			this.exitCode = this.demo.run(System.out);
+			if (!plain.isEmpty() && plain.get(0).equals("serve")) {
+				System.out.println("Serving Actuator on http://localhost:"
+						+ this.environment.getProperty("local.server.port") + "/actuator/health (Ctrl-C to stop)");
+			}
 		}
 	}
 
