@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +10,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,6 +23,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The boundary, asked the same questions of every Linux mechanism, which must give the same
@@ -104,6 +107,26 @@ class IsolationBoundaryTests {
 	}
 
 	/**
+	 * The control that shows why directories are hidden: the same mechanism without hidden
+	 * directories lets the command reach a host socket, network namespace or not.
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
+		SandboxSettings settings = settings(mechanism).hiddenDirectories(List.of()).build();
+		IsolationCapability capability = new NetworkIsolationProbe(settings).probe();
+		assertThat(capability.verified()).contains("hidden directories: none");
+		Path socket = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
+		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket);
+				ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+			ExecutionResult result = executor
+				.execute(ExecutionRequest.builder(UnixSockets.client(socket.toString(), "leaked")).build());
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(listener.received(2000)).containsExactly("leaked\n");
+		}
+	}
+
+	/**
 	 * The tmpfs over a hidden directory belongs to a namespace in which the command has no
 	 * capability, and a namespace the command creates itself copies the mounts locked together
 	 * (mount_namespaces(7)): neither way uncovers the host's directory.
@@ -162,6 +185,24 @@ class IsolationBoundaryTests {
 		finally {
 			Files.delete(sibling);
 		}
+	}
+
+	/**
+	 * A working directory outside the hidden directories, on the read-only root, whose name has
+	 * quotes, blanks and shell syntax: it stays writable and nothing in its name runs.
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	void workingDirectoryWithQuotesSpacesAndShellSyntaxIsUsedAsIs(MechanismChoice mechanism) throws IOException {
+		Path parent = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()), "hostile-");
+		Path directory = Files.createDirectory(parent.resolve("it's a $(touch pwned) `dir`; x"));
+		ExecutionResult result = executors.get(mechanism)
+			.execute(ExecutionRequest.builder("sh", "-c", "pwd; echo kept > out.txt").workingDirectory(directory).build());
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		assertThat(result.stdoutText()).isEqualTo(directory.toRealPath() + "\n");
+		assertThat(directory.resolve("out.txt")).hasContent("kept");
+		assertThat(parent.resolve("pwned")).doesNotExist();
+		ProcessIsolatedExecutor.deleteTree(parent);
 	}
 
 	@ParameterizedTest
@@ -286,6 +327,59 @@ class IsolationBoundaryTests {
 				settings(mechanism).ipPath(directory.resolve("no-ip")).loopback(true).build())
 			.probe();
 		assertThat(required.cause()).isEqualTo(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	void timeoutKillsTheWholeTreeIncludingSetsidAndTermIgnoringChildren(MechanismChoice mechanism) {
+		String marker = "34" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		String script = "trap '' TERM; setsid sleep " + marker + " & sh -c 'trap \"\" TERM; sleep " + marker
+				+ "' & sleep " + marker;
+		ExecutionResult result = executors.get(mechanism)
+			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofMillis(500)).build());
+		assertThat(result.timedOut()).isTrue();
+		await().atMost(Duration.ofSeconds(5)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	void normalExitLeavesNoBackgroundProcess(MechanismChoice mechanism) {
+		String marker = "35" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		ExecutionResult result = executors.get(mechanism).execute("sh", "-c", "setsid sleep " + marker + " & echo started");
+		assertThat(result.stdoutText()).isEqualTo("started\n");
+		await().atMost(Duration.ofSeconds(5)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+	}
+
+	/**
+	 * The parent-death signal follows the thread that spawned the sandbox (prctl(2)): when that
+	 * thread ends, the sandbox and everything in it is killed ({@code bwrap --die-with-parent},
+	 * {@code setpriv --pdeathsig KILL}).
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	void sandboxDiesWithTheThreadThatSpawnedIt(MechanismChoice mechanism, @TempDir Path directory)
+			throws InterruptedException {
+		String marker = "36" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+		IsolationCapability capability = new NetworkIsolationProbe(settings(mechanism).build()).probe();
+		List<String> commandLine = capability.sandbox()
+			.commandLine(List.of("sh", "-c", "sleep " + marker + " & sleep " + marker), directory, false);
+		AtomicBoolean running = new AtomicBoolean();
+		Thread spawner = new Thread(() -> {
+			try {
+				new ProcessBuilder(commandLine).directory(directory.toFile()).start();
+				await().atMost(Duration.ofSeconds(5))
+					.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).size() >= 2);
+				running.set(true);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		});
+		spawner.start();
+		spawner.join(10_000);
+		assertThat(spawner.isAlive()).isFalse();
+		assertThat(running).as("both sleeps ran in the sandbox").isTrue();
+		await().atMost(Duration.ofSeconds(5)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}
 
 	/**

@@ -56,7 +56,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, Path workDirectory,
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot,
-		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<Path> hiddenDirectories,
+		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
 		@DefaultValue Macos macos) {
 
 	public CaveSandboxProperties {
@@ -64,8 +64,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			throw new IllegalArgumentException("cave.sandbox.mechanism=none runs commands without isolation and is only "
 					+ "allowed with cave.sandbox.mode=fallback; set cave.sandbox.mechanism=auto to isolate");
 		}
-		for (Path directory : hiddenDirectories) {
-			if (!directory.isAbsolute() || directory.getParent() == null) {
+		// Strings, not Paths: Boot would resolve "/" against the class path.
+		for (String directory : hiddenDirectories) {
+			Path path = Path.of(directory);
+			if (!path.isAbsolute() || path.getParent() == null) {
 				throw new IllegalArgumentException(
 						"cave.sandbox.hidden-directories must list absolute paths other than /, but has " + directory);
 			}
@@ -111,7 +113,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
 			.readOnlyRoot(this.readOnlyRoot)
-			.hiddenDirectories(this.hiddenDirectories);
+			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}

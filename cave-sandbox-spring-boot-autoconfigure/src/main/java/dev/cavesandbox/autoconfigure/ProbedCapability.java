@@ -2,6 +2,7 @@ package dev.cavesandbox.autoconfigure;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
@@ -63,9 +64,10 @@ final class ProbedCapability {
 		binder.bind("cave.sandbox.mechanism", MechanismChoice.class).ifBound(builder::mechanism);
 		binder.bind("cave.sandbox.loopback", Boolean.class).ifBound(builder::loopback);
 		binder.bind("cave.sandbox.read-only-root", Boolean.class).ifBound(builder::readOnlyRoot);
-		binder.bind("cave.sandbox.hidden-directories", Bindable.listOf(Path.class)).ifBound((directories) -> {
-			if (directories.stream().allMatch((directory) -> directory.isAbsolute() && directory.getParent() != null)) {
-				builder.hiddenDirectories(directories);
+		binder.bind("cave.sandbox.hidden-directories", Bindable.listOf(String.class)).ifBound((directories) -> {
+			List<Path> paths = directories.stream().map(Path::of).toList();
+			if (paths.stream().allMatch((directory) -> directory.isAbsolute() && directory.getParent() != null)) {
+				builder.hiddenDirectories(paths);
 			}
 		});
 		binder.bind("cave.sandbox.work-directory", Path.class).ifBound(builder::workDirectory);

@@ -104,13 +104,14 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 			script.append("mount -n -c --bind . ").append(directory).append('\n');
 		}
 		if (this.filesystem.readOnlyRoot()) {
+			// Mount points in mountinfo escape blanks and backslashes as octal (\040): decoded first.
 			script.append("while read -r _ _ _ _ m o _; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
+				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
 				.append("  case \"$m\" in /proc|/proc/*|/dev|/dev/*) continue ;; esac\n")
 				.append("  case \"$m\" in ")
 				.append(skipPatterns(workingDirectory))
 				.append(") continue ;; esac\n")
-				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
 				.append("  mount -n -o remount,bind,ro \"$m\"\n")
 				.append("done < /proc/self/mountinfo\n");
 		}
