@@ -53,6 +53,14 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 
 	private static final String SHELL = "/bin/sh";
 
+	/** Case patterns that match the file-system type field of a mountinfo line (proc(5)). */
+	private static final String PSEUDO_FILE_SYSTEMS = String.join("|",
+			List.of("sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "pstore", "bpf", "configfs",
+					"fusectl", "efivarfs", "selinuxfs", "binfmt_misc", "hugetlbfs", "mqueue", "autofs")
+				.stream()
+				.map((type) -> "*\" - " + type + " \"*")
+				.toList());
+
 	public UnshareMechanism {
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
 		Objects.requireNonNull(unshare, "unshare must not be null");
@@ -104,11 +112,17 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 			script.append("mount -n -c --bind . ").append(directory).append('\n');
 		}
 		if (this.filesystem.readOnlyRoot()) {
-			// Mount points in mountinfo escape blanks and backslashes as octal (\040): decoded first.
-			script.append("while read -r _ _ _ _ m o _; do\n")
+			// Every writable mount becomes read-only, except /proc and /dev (as with bwrap), the hidden
+			// directories and the working directory, and the pseudo file systems below /sys (one mount(8)
+			// process each would dominate the start-up; /sys itself is remounted). Mount points in
+			// mountinfo escape blanks and backslashes as octal (\040): decoded before they are compared.
+			script.append("while read -r _ _ _ _ m o rest; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
 				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
 				.append("  case \"$m\" in /proc|/proc/*|/dev|/dev/*) continue ;; esac\n")
+				.append("  case \"$m\" in /sys/*) case \" $rest \" in ")
+				.append(PSEUDO_FILE_SYSTEMS)
+				.append(") continue ;; esac ;; esac\n")
 				.append("  case \"$m\" in ")
 				.append(skipPatterns(workingDirectory))
 				.append(") continue ;; esac\n")

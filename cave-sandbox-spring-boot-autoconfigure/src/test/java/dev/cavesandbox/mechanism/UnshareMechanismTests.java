@@ -40,6 +40,7 @@ class UnshareMechanismTests {
 					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c --bind . '/tmp/cave-sandbox-1'\n")
 			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
 					+ "continue ;; esac\n")
+			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
 			.contains("  mount -n -o remount,bind,ro \"$m\"\n")
 			.endsWith("cd '/tmp/cave-sandbox-1'\nexec '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
 					+ "\"$@\"\n")
