@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -248,6 +249,20 @@ class IsolationBoundaryTests {
 		if ("root".equals(System.getProperty("user.name"))) {
 			assertThat(unisolated.execute("sh", "-c", script).stdoutText().lines()).contains("writable");
 		}
+	}
+
+	/**
+	 * bubblewrap gives the command a minimal {@code /dev}: no disk that a command running as root
+	 * could write past the read-only mounts. (The unshare mechanism keeps the host's {@code /dev};
+	 * see the threat model.)
+	 */
+	@Test
+	void bubblewrapShowsNoHostBlockDevice() {
+		String list = "find /dev -maxdepth 1 -type b | head -n 1";
+		String device = unisolated.execute("sh", "-c", list).stdoutText().trim();
+		assumeThat(device).as("this host has a block device in /dev").isNotEmpty();
+		ExecutionResult result = executors.get(MechanismChoice.BWRAP).execute("sh", "-c", list + "; ls /dev");
+		assertThat(result.stdoutText()).doesNotContain(device).contains("null", "urandom", "pts", "shm");
 	}
 
 	@ParameterizedTest

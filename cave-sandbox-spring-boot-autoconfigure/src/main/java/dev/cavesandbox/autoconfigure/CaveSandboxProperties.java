@@ -35,9 +35,9 @@ import org.springframework.util.unit.DataSize;
  * created (and removed afterwards); defaults to java.io.tmpdir.
  * @param env Environment of the child processes.
  * @param linux Host binaries of the Linux mechanisms.
- * @param mechanism Mechanism that isolates the commands: {@code auto} picks the strongest one that
- * the probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on macOS); {@code none}
- * runs without isolation and is only allowed with {@code mode=fallback}.
+ * @param mechanism Mechanism that isolates the commands: auto picks the strongest one that the
+ * probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on macOS); none runs
+ * without isolation and is only allowed with cave.sandbox.mode=fallback.
  * @param loopback Whether commands get a private loopback interface that is up, so that a server a
  * command starts on 127.0.0.1 is reachable from inside the sandbox; the host's loopback stays
  * unreachable. A request may override it.

@@ -22,9 +22,11 @@ import java.util.Objects;
  * <li>{@code --unshare-ipc}: System V IPC and POSIX message queues of the host are out of reach.
  * {@code --cap-drop ALL}: the command holds no capability, even when the JVM runs as root, so it
  * can neither unmount the tmpfs that hides host sockets nor change the mounts.</li>
- * <li>The filesystem: {@code --ro-bind / /} (or {@code --bind} when the root is writable), the
- * host's {@code /dev}, a new {@code /proc} with {@code /proc/sys} and {@code /proc/sysrq-trigger}
- * read-only, an empty tmpfs over each hidden directory (where host unix sockets live:
+ * <li>The filesystem: {@code --ro-bind / /} (or {@code --bind} when the root is writable), a
+ * minimal new {@code /dev} ({@code null}, {@code zero}, {@code full}, {@code random},
+ * {@code urandom}, {@code tty}, a private {@code pts}: no disks, so a command running as root cannot
+ * write the host's block devices), a new {@code /proc} with {@code /proc/sys} and
+ * {@code /proc/sysrq-trigger} read-only, an empty tmpfs over each hidden directory (where host unix sockets live:
  * {@code /run/docker.sock}, {@code /tmp/.X11-unix}, ...), and the working directory bound
  * writable on top.</li>
  * </ul>
@@ -58,7 +60,7 @@ public record BubblewrapMechanism(Path bwrap, FilesystemView filesystem) impleme
 		List<String> command = new ArrayList<>(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session",
 				"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL"));
 		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
-		command.addAll(List.of("--dev-bind", "/dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
 		for (Path directory : this.filesystem.hiddenDirectories()) {
 			command.addAll(List.of("--perms", "1777", "--tmpfs", directory.toString()));

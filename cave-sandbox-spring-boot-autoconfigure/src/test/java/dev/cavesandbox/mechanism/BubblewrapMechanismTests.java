@@ -18,7 +18,7 @@ class BubblewrapMechanismTests {
 			.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
 		assertThat(command).containsExactly("/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user",
 				"--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/",
-				"--dev-bind", "/dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+				"--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
 				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777",
 				"--tmpfs", "/run", "--bind", "/srv/work", "/srv/work", "--chdir", "/srv/work", "--", "echo", "hi");
 	}
@@ -37,7 +37,7 @@ class BubblewrapMechanismTests {
 		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
 				FilesystemView.of(List.of(Path.of("/run")), false))
 			.commandLine(List.of("true"), Path.of("/srv/work"), false);
-		assertThat(String.join(" ", command)).contains("--bind / / --dev-bind")
+		assertThat(String.join(" ", command)).contains("--bind / / --dev /dev")
 			.doesNotContain("--ro-bind / /")
 			.doesNotContain("--bind /srv/work")
 			.endsWith("--chdir /srv/work -- true");
