@@ -66,7 +66,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Create an executor that runs every command behind the verified command line of the given
-	 * capability.
+	 * capability. The mechanism is used as the probe verified it (its binaries, hidden directories
+	 * and read-only root); the settings give the defaults of each request, {@code loopback}
+	 * included.
 	 * @param settings the settings
 	 * @param capability a verdict of available isolation
 	 * @return the executor
