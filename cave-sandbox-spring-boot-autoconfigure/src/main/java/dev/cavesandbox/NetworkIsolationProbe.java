@@ -94,8 +94,8 @@ public final class NetworkIsolationProbe {
 	public IsolationCapability probe() {
 		long start = System.nanoTime();
 		if (this.settings.mechanism() == MechanismChoice.NONE) {
-			return IsolationCapability.unavailable(UnavailabilityCause.MECHANISM_DISABLED, "cave.sandbox.mechanism=none",
-					since(start));
+			// The cause's description already names the property: no detail to add.
+			return IsolationCapability.unavailable(UnavailabilityCause.MECHANISM_DISABLED, "", since(start));
 		}
 		List<MechanismChoice> candidates = candidates();
 		if (candidates.isEmpty()) {
