@@ -199,20 +199,25 @@ public final class NetworkIsolationProbe {
 			}
 			List<String> verified = new ArrayList<>(verdict.verified());
 			boolean privateLoopback = verdict.privateLoopback();
-			if (!privateLoopback && mechanism.supportsPrivateLoopback()) {
-				ProcessRunner.Outcome withLoopback = run(runner, mechanism.commandLine(argv, directory, true), directory);
-				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, since(start));
-				privateLoopback = loopback.available();
-				verified.add(privateLoopback ? "private loopback on request: lo up, verified"
-						: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")");
-			}
-			else if (!privateLoopback) {
-				verified.add("private loopback unavailable: no ip binary at " + this.settings.ipPath()
-						+ " (cave.sandbox.linux.ip-path)");
-			}
-			if (this.settings.loopback() && !privateLoopback) {
-				return IsolationCapability.unavailable(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE,
-						name(candidate) + ": " + verified.get(verified.size() - 1), since(start));
+			if (!privateLoopback) {
+				String loopbackFact;
+				if (mechanism.supportsPrivateLoopback()) {
+					ProcessRunner.Outcome withLoopback = run(runner, mechanism.commandLine(argv, directory, true),
+							directory);
+					IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, since(start));
+					privateLoopback = loopback.available();
+					loopbackFact = privateLoopback ? "private loopback on request: lo up, verified"
+							: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")";
+				}
+				else {
+					loopbackFact = "private loopback unavailable: no ip binary at " + this.settings.ipPath()
+							+ " (cave.sandbox.linux.ip-path)";
+				}
+				verified.add(loopbackFact);
+				if (this.settings.loopback() && !privateLoopback) {
+					return IsolationCapability.unavailable(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE,
+							name(candidate) + ": " + loopbackFact, since(start));
+				}
 			}
 			return IsolationCapability.available(mechanism, verified, privateLoopback, since(start));
 		}
