@@ -26,7 +26,9 @@ import dev.cavesandbox.mechanism.UnshareMechanism;
  * Measures, rather than assumes, whether this host can isolate a command from the network: it runs
  * the real production command line of each candidate mechanism once and checks what the child saw.
  * With {@code cave.sandbox.mechanism=auto} the candidates are, strongest first, bubblewrap then
- * unshare on Linux, and sandbox-exec on macOS; the first one verified wins. Other systems
+ * unshare on Linux (unshare first when this JVM is PID 1: bwrap leaves its sandbox's init for PID 1
+ * to reap, and a JVM does not reap processes it did not start), and sandbox-exec on macOS; the
+ * first one verified wins. Other systems
  * (Windows, the BSDs) have no supported primitive.
  * <p>
  * On Linux, in a working directory created where production ones are, a small script reports what
@@ -66,11 +68,21 @@ public final class NetworkIsolationProbe {
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
+	/**
+	 * bwrap's outer process exits without reaping its sandbox's init, which PID 1 then has to reap;
+	 * a JVM that is PID 1 (a container without an init) never reaps it.
+	 */
+	static final String BWRAP_UNDER_PID_1 = "warning: this JVM is PID 1, and bwrap leaves one exited process per "
+			+ "execution for PID 1 to reap, which a JVM does not: run the container with an init (docker run --init, "
+			+ "tini) or use cave.sandbox.mechanism=unshare";
+
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
 	private final SandboxSettings settings;
 
 	private final String osName;
+
+	private final long jvmPid;
 
 	/**
 	 * Create a probe for this JVM's operating system.
@@ -78,12 +90,17 @@ public final class NetworkIsolationProbe {
 	 * timeout
 	 */
 	public NetworkIsolationProbe(SandboxSettings settings) {
-		this(settings, System.getProperty("os.name", ""));
+		this(settings, System.getProperty("os.name", ""), ProcessHandle.current().pid());
 	}
 
 	NetworkIsolationProbe(SandboxSettings settings, String osName) {
+		this(settings, osName, ProcessHandle.current().pid());
+	}
+
+	NetworkIsolationProbe(SandboxSettings settings, String osName, long jvmPid) {
 		this.settings = settings;
 		this.osName = osName;
+		this.jvmPid = jvmPid;
 	}
 
 	/**
@@ -109,6 +126,9 @@ public final class NetworkIsolationProbe {
 			if (capability.available()) {
 				List<String> verified = new ArrayList<>(capability.verified());
 				rejected.forEach((reason) -> verified.add("not chosen: " + reason));
+				if (candidate == MechanismChoice.BWRAP && this.jvmPid == 1) {
+					verified.add(BWRAP_UNDER_PID_1);
+				}
 				return IsolationCapability.available(capability.sandbox(), verified, capability.privateLoopback(),
 						since(start));
 			}
@@ -127,8 +147,9 @@ public final class NetworkIsolationProbe {
 		boolean linux = os.startsWith("linux");
 		boolean macos = os.startsWith("mac") || os.startsWith("darwin");
 		return switch (this.settings.mechanism()) {
-			case AUTO -> linux ? List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE)
-					: macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of();
+			case AUTO -> !linux ? (macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of())
+					: (this.jvmPid == 1) ? List.of(MechanismChoice.UNSHARE, MechanismChoice.BWRAP)
+							: List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
 			case BWRAP, UNSHARE -> linux ? List.of(this.settings.mechanism()) : List.of();
 			case SANDBOX_EXEC -> macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of();
 			case NONE -> List.of();

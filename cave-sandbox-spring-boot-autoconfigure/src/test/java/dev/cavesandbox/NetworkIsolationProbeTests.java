@@ -70,6 +70,48 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
+	 * bwrap's outer process exits before its sandbox's init, which is left for PID 1 to reap; a JVM
+	 * that is PID 1 never does, so auto prefers unshare there, and names the risk if bwrap is used.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void jvmThatIsPidOnePrefersUnshareAndIsWarnedAboutBubblewrap(@TempDir Path directory) {
+		IsolationCapability auto = new NetworkIsolationProbe(SandboxSettings.defaults(), "Linux", 1).probe();
+		assertThat(auto.mechanism()).isEqualTo("unshare");
+		IsolationCapability bwrap = new NetworkIsolationProbe(
+				SandboxSettings.builder().mechanism(MechanismChoice.BWRAP).build(), "Linux", 1)
+			.probe();
+		assertThat(bwrap.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
+		IsolationCapability fallback = new NetworkIsolationProbe(
+				SandboxSettings.builder().unsharePath(directory.resolve("unshare")).build(), "Linux", 1)
+			.probe();
+		assertThat(fallback.mechanism()).isEqualTo("bwrap");
+		assertThat(fallback.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1)
+			.anyMatch((fact) -> fact.startsWith("not chosen: unshare unavailable, BINARY_MISSING"));
+		assertThat(probe(SandboxSettings.defaults()).verified()).doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
+	}
+
+	/**
+	 * The fact behind that rule, for real: under a PID 1 that reaps only what it started (Perl's
+	 * {@code system}, as a JVM's process API), each bwrap run leaves a zombie, and unshare none.
+	 */
+	@ParameterizedTest
+	@CsvSource({ "BWRAP,1", "UNSHARE,0" })
+	@EnabledOnOs(OS.LINUX)
+	void underAPidOneThatDoesNotReapOrphansOnlyBubblewrapLeavesAZombie(MechanismChoice choice, int zombies,
+			@TempDir Path directory) throws Exception {
+		SandboxMechanism mechanism = probe(SandboxSettings.builder().mechanism(choice).build()).sandbox();
+		List<String> command = new ArrayList<>(List.of("/usr/bin/unshare", "--user", "--map-root-user", "--pid",
+				"--fork", "--mount-proc", "perl", "-e", "system(@ARGV) == 0 or die \"sandbox failed: $?\\n\"; "
+						+ "select(undef, undef, undef, 0.3); print scalar(grep { /^Z/ } `ps -eo stat=`), \"\\n\";"));
+		command.addAll(mechanism.commandLine(List.of("true"), directory.toRealPath(), false));
+		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor()).as(output).isZero();
+		assertThat(output.trim()).isEqualTo(String.valueOf(zombies));
+	}
+
+	/**
 	 * The command lines that the probe verified as root also isolate a user without privileges:
 	 * the same builders, with that user's uid, spawned through setpriv.
 	 */
