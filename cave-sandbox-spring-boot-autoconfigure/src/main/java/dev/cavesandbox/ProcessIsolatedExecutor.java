@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +22,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+
+import dev.cavesandbox.mechanism.SandboxMechanism;
 
 /**
  * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command line that
@@ -40,7 +41,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final SandboxSettings settings;
 
-	private final List<String> commandPrefix;
+	private final IsolationCapability capability;
 
 	private final Isolation isolation;
 
@@ -50,9 +51,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ExecutorService async;
 
-	private ProcessIsolatedExecutor(SandboxSettings settings, List<String> commandPrefix, Isolation isolation) {
+	private ProcessIsolatedExecutor(SandboxSettings settings, IsolationCapability capability, Isolation isolation) {
 		this.settings = settings;
-		this.commandPrefix = List.copyOf(commandPrefix);
+		this.capability = capability;
 		this.isolation = isolation;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 		this.slots = new Semaphore(settings.maxConcurrent(), true);
@@ -67,7 +68,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Create an executor that runs every command behind the verified command line of the given
-	 * capability.
+	 * capability. The mechanism is used as the probe verified it (its binaries, hidden directories
+	 * and read-only root); the settings give the defaults of each request, {@code loopback}
+	 * included.
 	 * @param settings the settings
 	 * @param capability a verdict of available isolation
 	 * @return the executor
@@ -77,8 +80,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (!capability.available()) {
 			throw new NetworkIsolationUnavailableException(capability);
 		}
-		return new ProcessIsolatedExecutor(settings, capability.commandPrefix(),
-				new Isolation(capability.mechanism(), true));
+		return new ProcessIsolatedExecutor(settings, capability, new Isolation(capability.mechanism(), true));
 	}
 
 	/**
@@ -88,7 +90,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * @return the executor
 	 */
 	public static ProcessIsolatedExecutor unisolated(SandboxSettings settings) {
-		return new ProcessIsolatedExecutor(settings, List.of(), Isolation.NONE);
+		return new ProcessIsolatedExecutor(settings, null, Isolation.NONE);
 	}
 
 	@Override
@@ -135,10 +137,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		try {
 			Map<String, String> environment = environment(request, directory);
 			CommandResolver.check(request.argv().get(0), directory, environment.get("PATH"));
-			List<String> commandLine = new ArrayList<>(this.commandPrefix.size() + request.argv().size());
-			commandLine.addAll(this.commandPrefix);
-			commandLine.addAll(request.argv());
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine, directory, environment, request.stdin(),
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, directory), directory, environment,
+					request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink());
@@ -160,6 +160,26 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				deleteTree(directory);
 			}
 		}
+	}
+
+	/**
+	 * Return what is spawned for the request: its argv unisolated, else the command line that the
+	 * verified mechanism builds from the argv, the working directory (as a real path, so that the
+	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
+	 * settings.
+	 */
+	private List<String> commandLine(ExecutionRequest request, Path directory) throws IOException {
+		if (this.capability == null) {
+			return request.argv();
+		}
+		SandboxMechanism mechanism = this.capability.sandbox();
+		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
+		if (loopback && !this.capability.privateLoopback()) {
+			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
+					+ " cannot give a private loopback on this host (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()
+					+ "); leave loopback unset or false");
+		}
+		return mechanism.commandLine(request.argv(), directory.toRealPath(), loopback);
 	}
 
 	private Map<String, String> environment(ExecutionRequest request, Path directory) {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 
@@ -33,16 +34,44 @@ import org.springframework.util.unit.DataSize;
  * @param workDirectory Directory in which the private working directory of each execution is
  * created (and removed afterwards); defaults to java.io.tmpdir.
  * @param env Environment of the child processes.
- * @param linux Host binaries of the Linux mechanism.
+ * @param linux Host binaries of the Linux mechanisms.
+ * @param mechanism Mechanism that isolates the commands: auto picks the strongest one that the
+ * probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on macOS); none runs
+ * without isolation and is only allowed with cave.sandbox.mode=fallback.
+ * @param loopback Whether commands get a private loopback interface that is up, so that a server a
+ * command starts on 127.0.0.1 is reachable from inside the sandbox; the host's loopback stays
+ * unreachable. A request may override it.
+ * @param readOnlyRoot Whether the host's filesystem is read-only inside the sandbox, except the
+ * working directory and the hidden directories.
+ * @param hiddenDirectories Host directories replaced by private, empty, writable tmpfs mounts inside
+ * the sandbox, so that the host's unix sockets in them (docker.sock, D-Bus, X11, systemd) cannot be
+ * reached; the working directory stays visible even inside one of them. Setting it replaces the
+ * default list.
+ * @param macos Host binaries of the macOS mechanism.
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
 		@DefaultValue("30s") Duration timeout, @DefaultValue("1MB") DataSize maxOutput,
 		@DefaultValue("1s") Duration killGracePeriod, @DefaultValue("10s") Duration probeTimeout,
 		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, Path workDirectory,
-		@DefaultValue Env env, @DefaultValue Linux linux) {
+		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
+		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot,
+		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
+		@DefaultValue Macos macos) {
 
 	public CaveSandboxProperties {
+		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
+			throw new IllegalArgumentException("cave.sandbox.mechanism=none runs commands without isolation and is only "
+					+ "allowed with cave.sandbox.mode=fallback; set cave.sandbox.mechanism=auto to isolate");
+		}
+		// Strings, not Paths: Boot would resolve "/" against the class path.
+		for (String directory : hiddenDirectories) {
+			Path path = Path.of(directory);
+			if (!path.isAbsolute() || path.getParent() == null) {
+				throw new IllegalArgumentException(
+						"cave.sandbox.hidden-directories must list absolute paths other than /, but has " + directory);
+			}
+		}
 		requirePositive("cave.sandbox.timeout", timeout);
 		requirePositive("cave.sandbox.kill-grace-period", killGracePeriod);
 		requirePositive("cave.sandbox.probe-timeout", probeTimeout);
@@ -77,7 +106,14 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.passEnvironment(this.env.pass())
 			.environment(this.env.set())
 			.unsharePath(this.linux.unsharePath())
-			.setprivPath(this.linux.setprivPath());
+			.setprivPath(this.linux.setprivPath())
+			.bwrapPath(this.linux.bwrapPath())
+			.ipPath(this.linux.ipPath())
+			.sandboxExecPath(this.macos.sandboxExecPath())
+			.mechanism(this.mechanism)
+			.loopback(this.loopback)
+			.readOnlyRoot(this.readOnlyRoot)
+			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -97,15 +133,29 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	}
 
 	/**
-	 * Host binaries of the Linux mechanism (util-linux).
+	 * Host binaries of the Linux mechanisms (bubblewrap, util-linux, iproute2).
 	 *
 	 * @param unsharePath Path of util-linux unshare, which creates the user, network, mount and PID
 	 * namespaces.
 	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life of the JVM
 	 * with a parent-death signal.
+	 * @param bwrapPath Path of bubblewrap's bwrap.
+	 * @param ipPath Path of iproute2's ip, with which the unshare mechanism brings up a private
+	 * loopback; without it that mechanism has none.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
-			@DefaultValue("/usr/bin/setpriv") Path setprivPath) {
+			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
+			@DefaultValue("/sbin/ip") Path ipPath) {
+
+	}
+
+	/**
+	 * Host binaries of the macOS mechanism.
+	 *
+	 * @param sandboxExecPath Path of sandbox-exec, which applies a Seatbelt profile that denies the
+	 * network (deprecated by Apple, but still shipped).
+	 */
+	public record Macos(@DefaultValue("/usr/bin/sandbox-exec") Path sandboxExecPath) {
 
 	}
 

@@ -44,7 +44,7 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(context).hasSingleBean(IsolatedExecutor.class);
 			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
 			assertThat(executor).isInstanceOf(ProcessIsolatedExecutor.class);
-			assertThat(executor.isolation()).isEqualTo(new Isolation("unshare", true));
+			assertThat(executor.isolation()).isEqualTo(new Isolation("bwrap", true));
 			ExecutionResult result = executor.execute("echo", "hello");
 			assertThat(result.stdoutText()).isEqualTo("hello\n");
 			assertThat(result.isolation().networkIsolated()).isTrue();
@@ -66,6 +66,7 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
 				.contains("@ConditionalOnNetworkIsolation (available)")
 				.contains("network isolation verified by the probe")
+				.contains(": bwrap [")
 				.contains("only interface: lo");
 			String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
 			assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isFalse();
@@ -93,13 +94,15 @@ class CaveSandboxAutoConfigurationTests {
 	@Test
 	void usersOwnExecutorWinsEvenInStrictModeWithoutIsolation(@TempDir Path directory) {
 		this.runner.withUserConfiguration(UserExecutorConfiguration.class)
-			.withPropertyValues("cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
+			.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
 			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IsolatedExecutor.class));
 	}
 
 	@Test
 	void strictModeFailsStartupWhenUnshareIsMissing(@TempDir Path directory) {
-		this.runner.withPropertyValues("cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(context.getStartupFailure()).rootCause()
@@ -113,8 +116,8 @@ class CaveSandboxAutoConfigurationTests {
 	void strictModeWithoutFailFastStartsAndRunsNothing(@TempDir Path directory) {
 		Path marker = directory.resolve("marker");
 		this.runner
-			.withPropertyValues("cave.sandbox.linux.unshare-path=" + directory.resolve("missing"),
-					"cave.sandbox.fail-fast=false")
+			.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"), "cave.sandbox.fail-fast=false")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
 				assertThat(executor).isInstanceOf(UnavailableIsolatedExecutor.class);
@@ -132,7 +135,9 @@ class CaveSandboxAutoConfigurationTests {
 	void strictModeRunsNothingWhenTheKernelRefusesNamespaces(@TempDir Path directory) throws IOException {
 		Path marker = directory.resolve("marker");
 		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
-		this.runner.withPropertyValues("cave.sandbox.linux.unshare-path=" + unshare, "cave.sandbox.fail-fast=false")
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
+					"cave.sandbox.fail-fast=false")
 			.run((context) -> {
 				assertThat(context.getBean(IsolationCapability.class).cause())
 					.isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);
@@ -148,7 +153,9 @@ class CaveSandboxAutoConfigurationTests {
 			throws IOException {
 		Path marker = directory.resolve("marker");
 		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
-		this.runner.withPropertyValues("cave.sandbox.linux.unshare-path=" + unshare, "cave.sandbox.mode=fallback")
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
+					"cave.sandbox.mode=fallback")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
 				ExecutionResult result = executor.execute("touch", marker.toString());
@@ -158,6 +165,69 @@ class CaveSandboxAutoConfigurationTests {
 			});
 		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
 		assertThat(output).contains("user namespace limit").contains("No space left on device");
+	}
+
+	@Test
+	void mechanismPropertyChoosesTheVerifiedMechanism() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare").run((context) -> {
+			assertThat(context.getBean(IsolationCapability.class).mechanism()).isEqualTo("unshare");
+			assertThat(context.getBean(IsolatedExecutor.class).isolation()).isEqualTo(new Isolation("unshare", true));
+		});
+	}
+
+	@Test
+	void autoFallsBackToUnshareWhereBubblewrapIsMissing(@TempDir Path directory) {
+		this.runner.withPropertyValues("cave.sandbox.linux.bwrap-path=" + directory.resolve("bwrap")).run((context) -> {
+			IsolationCapability capability = context.getBean(IsolationCapability.class);
+			assertThat(capability.mechanism()).isEqualTo("unshare");
+			assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("not chosen: bwrap unavailable"));
+		});
+	}
+
+	@Test
+	void loopbackPropertyGivesEveryCommandAPrivateLoopback() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.loopback=true").run((context) -> {
+			ExecutionResult result = context.getBean(IsolatedExecutor.class)
+				.execute("sh", "-c", "grep -c 127.0.0.1 /proc/net/fib_trie");
+			assertThat(result.stdoutText().trim()).isNotEqualTo("0");
+		});
+	}
+
+	@Test
+	void hiddenDirectoriesAndReadOnlyRootReachTheProbe(@TempDir Path directory) {
+		this.runner
+			.withPropertyValues("cave.sandbox.hidden-directories=/run", "cave.sandbox.read-only-root=false",
+					"cave.sandbox.work-directory=" + directory)
+			.run((context) -> {
+				IsolationCapability capability = context.getBean(IsolationCapability.class);
+				assertThat(capability.verified()).contains("hidden: /run (private empty tmpfs)",
+						"root filesystem: writable");
+				ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("pwd");
+				assertThat(result.stdoutText()).startsWith(directory.toRealPath().toString());
+			});
+	}
+
+	@Test
+	void mechanismNoneInFallbackModeRunsUnisolatedAndSaysWhy(@TempDir Path directory, CapturedOutput output) {
+		Path marker = directory.resolve("marker");
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none", "cave.sandbox.mode=fallback").run((context) -> {
+			assertThat(context.getBean(IsolationCapability.class).cause())
+				.isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
+			ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("touch", marker.toString());
+			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+		});
+		assertThat(marker).exists();
+		assertThat(output).contains("isolation is switched off by cave.sandbox.mechanism=none");
+	}
+
+	@Test
+	void mechanismNoneInStrictModeFailsStartup() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("cave.sandbox.mechanism=none runs commands without isolation and is only "
+						+ "allowed with cave.sandbox.mode=fallback");
+		});
 	}
 
 	@Test

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,10 @@ class CaveSandboxPropertiesTests {
 					"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
 					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
 					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
-					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv")
+					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
+					"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
+					"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
+					"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -57,6 +61,13 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.environment()).isEqualTo(Map.of("GREETING", "hi"));
 				assertThat(settings.unsharePath()).isEqualTo(Path.of("/opt/bin/unshare"));
 				assertThat(settings.setprivPath()).isEqualTo(Path.of("/opt/bin/setpriv"));
+				assertThat(settings.bwrapPath()).isEqualTo(Path.of("/opt/bin/bwrap"));
+				assertThat(settings.ipPath()).isEqualTo(Path.of("/opt/bin/ip"));
+				assertThat(settings.sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
+				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
+				assertThat(settings.loopback()).isTrue();
+				assertThat(settings.readOnlyRoot()).isFalse();
+				assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"), Path.of("/srv/sockets"));
 			});
 	}
 
@@ -70,6 +81,35 @@ class CaveSandboxPropertiesTests {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'cave.sandbox'")
 				.hasStackTraceContaining(name + " must be positive");
+		});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "relative/dir", "/" })
+	void hiddenDirectoriesMustBeAbsoluteAndNotTheRoot(String directory) {
+		this.runner.withPropertyValues("cave.sandbox.hidden-directories=" + directory).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("cave.sandbox.hidden-directories must list absolute paths other than /");
+		});
+	}
+
+	@Test
+	void mechanismNoneIsOnlyAllowedInFallbackMode() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("only allowed with cave.sandbox.mode=fallback");
+		});
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none", "cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().mechanism())
+				.isEqualTo(MechanismChoice.NONE));
+	}
+
+	@Test
+	void unknownMechanismFailsWithBootsBindingReport() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=firejail").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.mechanism");
 		});
 	}
 

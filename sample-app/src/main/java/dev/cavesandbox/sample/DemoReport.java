@@ -118,8 +118,11 @@ class DemoReport {
 	}
 
 	private Row checksum(Path workspace) throws IOException {
-		Path file = (this.input != null) ? this.input.toAbsolutePath() : generatedInput(workspace);
-		ExecutionResult result = this.executor.execute(ExecutionRequest.builder("sha256sum", file.toString()).build());
+		// The command sees its working directory, not the host's /tmp (hidden): the input is put there.
+		Path file = (this.input != null) ? Files.copy(this.input, workspace.resolve(this.input.getFileName()))
+				: generatedInput(workspace);
+		ExecutionResult result = this.executor.execute(
+				ExecutionRequest.builder("sha256sum", file.getFileName().toString()).workingDirectory(workspace).build());
 		String expected = sha256(file);
 		String actual = result.stdoutText().isEmpty() ? "" : result.stdoutText().split(" ")[0];
 		boolean matches = result.succeeded() && actual.equals(expected);
