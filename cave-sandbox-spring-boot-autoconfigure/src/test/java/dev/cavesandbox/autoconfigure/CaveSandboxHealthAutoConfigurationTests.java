@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -46,7 +47,8 @@ class CaveSandboxHealthAutoConfigurationTests {
 		this.runner.run((context) -> {
 			Health health = context.getBean("sandboxHealthIndicator", SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
-			assertThat(health.getDetails()).containsEntry("mode", "strict").containsEntry("mechanism", "unshare");
+			assertThat(health.getDetails()).containsEntry("mode", "strict")
+				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanism());
 		});
 	}
 
@@ -59,7 +61,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void fallbackWithoutIsolationIsUnisolated() {
-		this.runner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.runner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
 			Health health = context.getBean(SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
 			assertThat(health.getDetails()).containsEntry("mode", "fallback").containsEntry("isolated", false);
@@ -69,7 +71,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void strictWithoutIsolationAndWithoutFailFastIsDown() {
-		this.runner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.runner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
 			Health health = context.getBean(SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
 			assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
@@ -78,7 +80,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void strictWithoutIsolationAndWithFailFastNeverStarts() {
-		this.runner.withPropertyValues(HostSandboxes.MISSING_UNSHARE_PROPERTY)
+		this.runner.withPropertyValues(HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
@@ -126,7 +128,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void unisolatedIsTheAggregateStatusAndStillServesHttp200() {
-		this.endpointRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.endpointRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
 			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
 				.health();
 			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
@@ -138,7 +140,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 	@Test
 	void unisolatedCanBeMappedToAnotherHttpStatus() {
 		this.endpointRunner
-			.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.MISSING_UNSHARE_PROPERTY,
+			.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY,
 					"management.endpoint.health.status.http-mapping.unisolated=503")
 			.run((context) -> assertThat(
 					context.getBean(HttpCodeStatusMapper.class).getStatusCode(SandboxHealthIndicator.UNISOLATED))
@@ -147,7 +149,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void downInStrictModeIsTheAggregateStatusAndHttp503() {
-		this.endpointRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.endpointRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
 			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
 				.health();
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);

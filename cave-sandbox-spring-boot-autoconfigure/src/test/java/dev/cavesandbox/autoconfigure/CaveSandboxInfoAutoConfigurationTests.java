@@ -3,6 +3,7 @@ package dev.cavesandbox.autoconfigure;
 import java.util.Map;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -44,7 +45,7 @@ class CaveSandboxInfoAutoConfigurationTests {
 			assertThat(sandbox).containsEntry("state", "isolated")
 				.containsEntry("mode", "strict")
 				.containsEntry("isolated", true)
-				.containsEntry("mechanism", "unshare");
+				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanism());
 			assertThat(sandbox.get("probe").toString()).contains("only interface: lo");
 		});
 	}
@@ -53,7 +54,7 @@ class CaveSandboxInfoAutoConfigurationTests {
 	void reportsUnisolatedFallbackWithTheCause() {
 		this.runner
 			.withPropertyValues("management.info.sandbox.enabled=true", "cave.sandbox.mode=fallback",
-					HostSandboxes.MISSING_UNSHARE_PROPERTY)
+					HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
 			.run((context) -> {
 				Map<String, Object> sandbox = sandbox(context.getBean(SandboxInfoContributor.class));
 				assertThat(sandbox).containsEntry("state", "unisolated")

@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ProcessIsolatedExecutor;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -48,7 +49,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 			TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
 				.hasSingleObservationThat()
 				.hasNameEqualTo("cave.sandbox.execution")
-				.hasLowCardinalityKeyValue("mechanism", "unshare")
+				.hasLowCardinalityKeyValue("mechanism", context.getBean(IsolationCapability.class).mechanism())
 				.hasLowCardinalityKeyValue("outcome", "SUCCESS");
 		});
 	}
@@ -112,7 +113,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 			executor.execute("sh", "-c", "exit 2");
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			Timer success = meters.get("cave.sandbox.execution")
-				.tag("mechanism", "unshare")
+				.tag("mechanism", context.getBean(IsolationCapability.class).mechanism())
 				.tag("isolated", "true")
 				.tag("outcome", "SUCCESS")
 				.tag("error.code", "none")
@@ -130,7 +131,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 
 	@Test
 	void bootCountsUnisolatedExecutionsAndTheGaugeShowsTheDowngrade() {
-		this.bootRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.bootRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			assertThat(meters.get("cave.sandbox.unisolated").tag("mode", "fallback").gauge().value()).isOne();
 			context.getBean(IsolatedExecutor.class).execute("true");
@@ -144,7 +145,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 
 	@Test
 	void gaugeIsZeroWhenStrictModeRefusesEveryExecution() {
-		this.bootRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.MISSING_UNSHARE_PROPERTY)
+		this.bootRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
 			.run((context) -> assertThat(
 					context.getBean(MeterRegistry.class).get("cave.sandbox.unisolated").tag("mode", "strict").gauge().value())
 				.isZero());

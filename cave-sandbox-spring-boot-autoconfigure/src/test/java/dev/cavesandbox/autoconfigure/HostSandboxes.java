@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
@@ -18,7 +19,10 @@ final class HostSandboxes {
 
 	static final Path MISSING_UNSHARE = Path.of("/nonexistent/cave5/unshare");
 
-	/** The property that makes isolation unavailable in an application context. */
+	/** Restricts the mechanism to unshare, so that a missing unshare makes isolation unavailable. */
+	static final String ONLY_UNSHARE = "cave.sandbox.mechanism=unshare";
+
+	/** With {@link #ONLY_UNSHARE}: the property that makes isolation unavailable in a context. */
 	static final String MISSING_UNSHARE_PROPERTY = "cave.sandbox.linux.unshare-path=" + MISSING_UNSHARE;
 
 	private HostSandboxes() {
@@ -36,7 +40,7 @@ final class HostSandboxes {
 
 	static IsolationCapability missingUnshare() {
 		IsolationCapability capability = new NetworkIsolationProbe(
-				SandboxSettings.builder().unsharePath(MISSING_UNSHARE).build())
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(MISSING_UNSHARE).build())
 			.probe();
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
 		return capability;

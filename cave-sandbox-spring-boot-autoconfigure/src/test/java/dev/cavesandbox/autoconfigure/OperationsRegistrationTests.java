@@ -39,7 +39,7 @@ class OperationsRegistrationTests {
 	@Test
 	void unisolatedFallbackIsTheAggregateHealthStatus() {
 		try (ConfigurableApplicationContext context = run("--cave.sandbox.mode=fallback",
-				"--" + HostSandboxes.MISSING_UNSHARE_PROPERTY)) {
+				"--" + HostSandboxes.ONLY_UNSHARE, "--" + HostSandboxes.MISSING_UNSHARE_PROPERTY)) {
 			assertThat(context.getBean(HealthEndpoint.class).health().getStatus())
 				.isEqualTo(SandboxHealthIndicator.UNISOLATED);
 			assertThat(context.getBean(MeterRegistry.class).get("cave.sandbox.unisolated").gauge().value()).isOne();

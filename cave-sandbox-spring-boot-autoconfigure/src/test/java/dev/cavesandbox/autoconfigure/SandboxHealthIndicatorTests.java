@@ -56,10 +56,10 @@ class SandboxHealthIndicatorTests {
 		assertThat(health.getStatus()).isEqualTo(Status.UP);
 		assertThat(health.getDetails()).containsEntry("mode", "strict")
 			.containsEntry("isolated", true)
-			.containsEntry("mechanism", "unshare")
+			.containsEntry("mechanism", available.mechanism())
 			.doesNotContainKey("error");
 		assertThat(probe(health)).containsEntry("available", true)
-			.containsEntry("mechanism", "unshare")
+			.containsEntry("mechanism", available.mechanism())
 			.containsEntry("verified", available.verified())
 			.containsEntry("time", available.probeTime().toMillis() + "ms")
 			.doesNotContainKey("cause");
@@ -85,7 +85,7 @@ class SandboxHealthIndicatorTests {
 			.containsEntry("cause", "BINARY_MISSING")
 			.containsEntry("description", UnavailabilityCause.BINARY_MISSING.description())
 			.containsEntry("fix", UnavailabilityCause.BINARY_MISSING.fix())
-			.containsEntry("detail", HostSandboxes.MISSING_UNSHARE + " does not exist")
+			.containsEntry("detail", unavailable.detail())
 			.doesNotContainKey("verified");
 	}
 

@@ -45,7 +45,7 @@ class SampleApplicationTests {
 					.build(), HttpResponse.BodyHandlers.ofString());
 			assertThat(health.statusCode()).isEqualTo(200);
 			assertThat(health.body()).contains("\"sandbox\"")
-				.contains("\"mechanism\":\"unshare\"")
+				.containsPattern("\"mechanism\":\"(bwrap|unshare)\"")
 				.contains("\"isolated\":true")
 				.contains("only interface: lo");
 		}
