@@ -368,7 +368,7 @@ public final class NetworkIsolationProbe {
 	private ProcessRunner.Outcome run(ProcessRunner runner, List<String> commandLine, Path directory)
 			throws IOException, InterruptedException {
 		return runner.run(new ProcessRunner.Spec(commandLine, directory, Map.of("PATH", SandboxSettings.BASELINE_PATH),
-				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null));
+				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
 	}
 
 	private static IsolationCapability launchFailure(IOException ex, long start) {

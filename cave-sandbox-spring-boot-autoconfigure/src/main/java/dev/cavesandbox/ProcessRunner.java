@@ -134,11 +134,11 @@ final class ProcessRunner implements AutoCloseable {
 		try {
 			if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
-				terminate(process);
+				terminate(process, spec.wrapped());
 			}
 		}
 		catch (InterruptedException ex) {
-			terminate(process);
+			terminate(process, spec.wrapped());
 			finish(process, tasks, feeder);
 			throw ex;
 		}
@@ -195,16 +195,20 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. Inside a PID namespace
+	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox wrapper
+	 * (our direct child when {@code wrapped}) gets no SIGTERM: bwrap would die at once and take the
+	 * namespace with it, leaving the command no grace period; it gets the SIGKILL. Inside a PID namespace
 	 * the command is PID 1 and ignores SIGTERM unless it installed a handler (pid_namespaces(7));
 	 * the SIGKILL to the wrapper then takes the whole namespace down ({@code unshare --kill-child}).
 	 */
-	private void terminate(Process process) {
+	private void terminate(Process process, boolean wrapped) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
-		// Signal through the handle: Process.destroy() would also close our ends of the pipes and
-		// lose what the tree writes while it shuts down.
-		process.toHandle().destroy();
+		if (!wrapped) {
+			// Signal through the handle: Process.destroy() would also close our ends of the pipes
+			// and lose what the tree writes while it shuts down.
+			process.toHandle().destroy();
+		}
 		boolean exited = false;
 		try {
 			exited = process.waitFor(this.killGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
@@ -285,7 +289,7 @@ final class ProcessRunner implements AutoCloseable {
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
 			Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes, OutputStream stdoutSink,
-			OutputStream stderrSink) {
+			OutputStream stderrSink, boolean wrapped) {
 	}
 
 	/**
