@@ -3,8 +3,10 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
@@ -39,6 +41,8 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
+	private static final String PRIVATE_PREFIX = "cave-sandbox-";
+
 	private final SandboxSettings settings;
 
 	private final IsolationCapability capability;
@@ -64,6 +68,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					thread.setDaemon(true);
 					return thread;
 				});
+		removeOrphanedPrivateDirectories(settings.workDirectory());
 	}
 
 	/**
@@ -141,7 +146,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
-					request.stdoutSink(), request.stderrSink());
+					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			ProcessRunner.Outcome outcome = this.runner.run(spec);
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
@@ -207,9 +212,39 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 	}
 
+	/**
+	 * Remove the private working directories that a JVM which no longer runs left behind: one that
+	 * was killed (SIGKILL, OOM killer) never reached its {@code finally}. The directory name carries
+	 * the JVM's pid; a directory whose pid is alive (this JVM, another one, or a reused pid) is
+	 * kept.
+	 */
+	static void removeOrphanedPrivateDirectories(Path workDirectory) {
+		try (DirectoryStream<Path> directories = Files.newDirectoryStream(workDirectory, PRIVATE_PREFIX + "*")) {
+			for (Path directory : directories) {
+				String name = directory.getFileName().toString();
+				int end = name.indexOf('-', PRIVATE_PREFIX.length());
+				if (end < 0) {
+					continue;
+				}
+				try {
+					long pid = Long.parseLong(name.substring(PRIVATE_PREFIX.length(), end));
+					if (ProcessHandle.of(pid).isEmpty() && Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+						deleteTree(directory);
+					}
+				}
+				catch (NumberFormatException | UncheckedIOException ex) {
+					// not ours, or not removable by us: leave it
+				}
+			}
+		}
+		catch (IOException ex) {
+			// an unreadable work directory shows up on the first execution, with its cause
+		}
+	}
+
 	private Path createPrivateDirectory() {
 		try {
-			return Files.createTempDirectory(this.settings.workDirectory(), "cave-sandbox-");
+			return Files.createTempDirectory(this.settings.workDirectory(), PRIVATE_PREFIX + ProcessHandle.current().pid() + "-");
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not create a private working directory in "

@@ -298,6 +298,117 @@ class ProcessIsolatedExecutorTests {
 		assertThat(result.isolation().networkIsolated()).isFalse();
 	}
 
+	@Test
+	void excessExecutionsFailWithACodeAfterTheQueueTimeout(@TempDir Path directory) {
+		SandboxSettings settings = SandboxSettings.builder()
+			.maxConcurrent(1)
+			.queueTimeout(Duration.ofMillis(200))
+			.workDirectory(directory)
+			.build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+			String marker = "34" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+			CompletableFuture<ExecutionResult> running = executor.executeAsync(ExecutionRequest.of("sleep", marker));
+			await().atMost(Duration.ofSeconds(5)).until(() -> !processesWith(marker).isEmpty());
+			assertThatExceptionOfType(ConcurrencyLimitExceededException.class).isThrownBy(() -> executor.execute("true"))
+				.withMessageContaining("cave.sandbox.max-concurrent")
+				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_concurrency_limit_exceeded"));
+			running.cancel(true);
+			await().atMost(Duration.ofSeconds(5)).until(() -> processesWith(marker).isEmpty());
+		}
+	}
+
+	@Test
+	void excessExecutionsWaitForAFreeSlot(@TempDir Path directory) {
+		SandboxSettings settings = SandboxSettings.builder()
+			.maxConcurrent(1)
+			.queueTimeout(Duration.ofSeconds(20))
+			.workDirectory(directory)
+			.build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+			List<CompletableFuture<ExecutionResult>> futures = java.util.stream.IntStream.range(0, 3)
+				.mapToObj((i) -> executor.executeAsync(ExecutionRequest.of("sh", "-c", "sleep 0.2; echo " + i)))
+				.toList();
+			assertThat(futures).allSatisfy((future) -> assertThat(future.join().succeeded()).isTrue());
+		}
+	}
+
+	/**
+	 * Thousands of executions from many threads, with bad requests mixed in, leave the JVM as they
+	 * found it: descriptors, threads, working directories and processes.
+	 */
+	@Test
+	void thousandsOfExecutionsFromManyThreadsLeakNothing(@TempDir Path directory) throws Exception {
+		SandboxSettings settings = SandboxSettings.builder().maxConcurrent(16).workDirectory(directory).build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+			executor.execute("true");
+			await().atMost(Duration.ofSeconds(10)).until(() -> ioThreads() == 0);
+			long descriptorsBefore = openDescriptors();
+			long threadsBefore = threadsOtherThanReapers();
+			int executions = 2000;
+			java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(32);
+			java.util.concurrent.atomic.AtomicInteger succeeded = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger rejected = new java.util.concurrent.atomic.AtomicInteger();
+			List<java.util.concurrent.Future<?>> calls = new java.util.ArrayList<>();
+			for (int i = 0; i < executions; i++) {
+				int n = i;
+				calls.add(callers.submit(() -> {
+					try {
+						ExecutionResult result = switch (n % 10) {
+							case 7 -> executor.execute("no-such-command-" + n);
+							case 8 -> executor.execute(ExecutionRequest.builder("true")
+								.workingDirectory(directory.resolve("missing-" + n))
+								.build());
+							case 9 -> executor.execute(ExecutionRequest.builder("sh", "-c", "sleep 5")
+								.timeout(Duration.ofMillis(20))
+								.build());
+							default -> executor.execute("sh", "-c", "echo " + n + "; echo err >&2");
+						};
+						if (n % 10 == 9 ? result.timedOut() : result.stdoutText().equals(n + "\n")) {
+							succeeded.incrementAndGet();
+						}
+					}
+					catch (CommandNotFoundException | InvalidExecutionRequestException ex) {
+						rejected.incrementAndGet();
+					}
+				}));
+			}
+			for (java.util.concurrent.Future<?> call : calls) {
+				call.get(5, java.util.concurrent.TimeUnit.MINUTES);
+			}
+			callers.shutdown();
+			assertThat(succeeded.get()).isEqualTo(executions * 8 / 10);
+			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
+			assertThat(ProcessHandle.current().descendants()).isEmpty();
+			try (var left = Files.list(directory)) {
+				assertThat(left).isEmpty();
+			}
+			await().atMost(Duration.ofSeconds(10)).pollInSameThread().untilAsserted(() -> {
+				assertThat(openDescriptors()).isEqualTo(descriptorsBefore);
+				assertThat(threadsOtherThanReapers()).as("threads now: %s", Thread.getAllStackTraces().keySet())
+					.isLessThanOrEqualTo(threadsBefore);
+			});
+		}
+	}
+
+	private static long openDescriptors() throws IOException {
+		try (var descriptors = Files.list(Path.of("/proc/self/fd"))) {
+			return descriptors.count();
+		}
+	}
+
+	/**
+	 * The JDK waits for each child on a "process reaper" thread of its own cached pool, which keeps
+	 * idle threads for 60 s; they are the JDK's, not ours, and are left out of the count.
+	 */
+	private static long threadsOtherThanReapers() {
+		return Thread.getAllStackTraces().keySet().stream().filter((t) -> !t.getName().equals("process reaper")).count();
+	}
+
+	private static long ioThreads() {
+		return Thread.getAllStackTraces().keySet().stream().filter((t) -> t.getName().startsWith("cave-sandbox-io-")
+				|| t.getName().startsWith("cave-sandbox-async-")).count();
+	}
+
 	static List<ProcessHandle> processesWith(String marker) {
 		return ProcessHandle.allProcesses()
 			.filter((process) -> process.info().commandLine().orElse("").contains(marker))

@@ -61,6 +61,12 @@ class ProcessRunnerTests {
 			await().atMost(Duration.ofMillis(1500))
 				.pollInterval(Duration.ofMillis(50))
 				.until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
+			// The killed JVM never removed its private working directories; the next executor does.
+			Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+			String prefix = "cave-sandbox-" + jvm.pid() + "-";
+			assertThat(privateDirectories(tmp, prefix)).hasSize(expected);
+			ProcessIsolatedExecutor.removeOrphanedPrivateDirectories(tmp);
+			assertThat(privateDirectories(tmp, prefix)).isEmpty();
 		}
 		finally {
 			jvm.destroyForcibly();
@@ -127,6 +133,12 @@ class ProcessRunnerTests {
 		assertThat(result.exitCode()).isEqualTo(137);
 		// Behaviour, not speed: the grace period is honoured and nothing waits for the 60 s sleep.
 		assertThat(result.wallTime()).isBetween(timeout.plus(GRACE), timeout.plus(GRACE).plusSeconds(3));
+	}
+
+	private static List<Path> privateDirectories(Path directory, String prefix) throws java.io.IOException {
+		try (var files = java.nio.file.Files.list(directory)) {
+			return files.filter((file) -> file.getFileName().toString().startsWith(prefix)).toList();
+		}
 	}
 
 	static ProcessBuilder childJvm(List<String> jvmOptions, Class<?> main, String... args) {
