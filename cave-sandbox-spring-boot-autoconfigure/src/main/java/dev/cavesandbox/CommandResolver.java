@@ -14,7 +14,11 @@ final class CommandResolver {
 	private CommandResolver() {
 	}
 
-	static void check(String command, Path directory, String path) {
+	/**
+	 * Check the command and return the file it names.
+	 * @return the absolute path of the command
+	 */
+	static Path check(String command, Path directory, String path) {
 		if (command.indexOf('/') >= 0) {
 			Path file = directory.resolve(command);
 			if (!Files.exists(file)) {
@@ -24,14 +28,14 @@ final class CommandResolver {
 				throw new CommandNotExecutableException("command " + command + " is "
 						+ (Files.isDirectory(file) ? "a directory" : "not executable (no execute permission)"));
 			}
-			return;
+			return file.toAbsolutePath();
 		}
 		boolean foundNotExecutable = false;
 		for (String entry : (path != null) ? path.split(":") : new String[0]) {
 			Path file = directory.resolve(entry.isEmpty() ? "." : entry).resolve(command);
 			if (Files.isRegularFile(file)) {
 				if (Files.isExecutable(file)) {
-					return;
+					return file.toAbsolutePath();
 				}
 				foundNotExecutable = true;
 			}

@@ -141,7 +141,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 		try {
 			Map<String, String> environment = environment(request, directory);
-			CommandResolver.check(request.argv().get(0), directory, environment.get("PATH"));
+			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), directory);
 			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, directory), directory, environment,
 					request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
@@ -185,6 +185,22 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					+ "); leave loopback unset or false");
 		}
 		return mechanism.commandLine(request.argv(), directory.toRealPath(), loopback);
+	}
+
+	/**
+	 * A command in a hidden directory (for example a script in {@code /tmp}) exists on the host but
+	 * not in the sandbox: report it as not found before anything is spawned, the same way for every
+	 * mechanism, rather than with the wrapper's own exit code.
+	 */
+	private void checkVisible(Path command, Path directory) throws IOException {
+		if (this.capability == null) {
+			return;
+		}
+		Path real = command.toRealPath();
+		if (this.capability.sandbox().hides(real) && !real.startsWith(directory.toRealPath())) {
+			throw new CommandNotFoundException("command " + command + " lies in a directory that the sandbox hides "
+					+ "(cave.sandbox.hidden-directories): put it in the working directory or outside those directories");
+		}
 	}
 
 	private Map<String, String> environment(ExecutionRequest request, Path directory) {

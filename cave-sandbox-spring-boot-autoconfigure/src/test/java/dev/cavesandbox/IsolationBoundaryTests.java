@@ -195,7 +195,7 @@ class IsolationBoundaryTests {
 	@ParameterizedTest
 	@EnumSource(names = { "BWRAP", "UNSHARE" })
 	void workingDirectoryWithQuotesSpacesAndShellSyntaxIsUsedAsIs(MechanismChoice mechanism) throws IOException {
-		Path parent = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()), "hostile-");
+		Path parent = VisibleDirectories.create("hostile-");
 		Path directory = Files.createDirectory(parent.resolve("it's a $(touch pwned) `dir`; x"));
 		ExecutionResult result = executors.get(mechanism)
 			.execute(ExecutionRequest.builder("sh", "-c", "pwd; echo kept > out.txt").workingDirectory(directory).build());
@@ -209,7 +209,7 @@ class IsolationBoundaryTests {
 	@ParameterizedTest
 	@EnumSource(names = { "BWRAP", "UNSHARE" })
 	void hostFilesystemIsReadOnlyOutsideTheWorkingDirectory(MechanismChoice mechanism) throws IOException {
-		Path outside = Files.createDirectories(Path.of("target", "cave-sandbox-read-only-test").toAbsolutePath());
+		Path outside = VisibleDirectories.create("read-only-test-");
 		Path file = outside.resolve(mechanism + "-" + UUID.randomUUID());
 		ExecutionResult result = executors.get(mechanism).execute("touch", file.toString());
 		assertThat(result.exitCode()).isNotZero();
@@ -226,8 +226,7 @@ class IsolationBoundaryTests {
 		SandboxSettings settings = settings(mechanism).readOnlyRoot(false).build();
 		IsolationCapability capability = new NetworkIsolationProbe(settings).probe();
 		assertThat(capability.verified()).contains("root filesystem: writable");
-		Path file = Files.createDirectories(Path.of("target", "cave-sandbox-read-only-test").toAbsolutePath())
-			.resolve(mechanism + "-" + UUID.randomUUID());
+		Path file = VisibleDirectories.create("writable-root-test-").resolve(mechanism + "-" + UUID.randomUUID());
 		try (ProcessIsolatedExecutor writable = ProcessIsolatedExecutor.isolated(settings, capability)) {
 			assertThat(writable.execute("touch", file.toString()).exitCode()).isZero();
 		}

@@ -267,8 +267,7 @@ class NetworkIsolationProbeTests {
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void olderUtilLinuxFallsBackToRootWithoutCapabilities() throws IOException {
-		Path directory = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()),
-				"util-linux-2.37-");
+		Path directory = VisibleDirectories.create("util-linux-2.37-");
 		Path old = RestrictedHost.script(directory, "unshare", "for a in \"$@\"; do case \"$a\" in --map-user=*) "
 				+ "echo \"unshare: unrecognized option '$a'\" >&2; exit 1;; esac; done; exec /usr/bin/unshare \"$@\"");
 		IsolationCapability capability = probe(

@@ -121,7 +121,7 @@ class ProcessIsolatedExecutorTests {
 		// --keep-caps rather than --map-root-user: a root caller's command may not map uid 0 of a new
 		// user namespace to the host's uid 0 (that needs CAP_SETFCAP, Linux 5.12+).
 		List<String> argv = List.of("unshare", "--user", "--mount", "--keep-caps", "sh", "-c", script);
-		try (LoopbackListeners.Udp dns = new LoopbackListeners.Udp(IPV4_LOOPBACK, 53)) {
+		try (LoopbackListeners.Udp dns = dnsListener()) {
 			ExecutionResult result = isolated.execute(ExecutionRequest.builder(argv).workingDirectory(directory).build());
 			assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(2);
 			assertThat(dns.received(300)).isEmpty();
@@ -283,6 +283,20 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	@Test
+	void commandInAHiddenDirectoryIsNotFoundUnlessItIsInTheWorkingDirectory(@TempDir Path directory)
+			throws IOException {
+		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
+		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
+		script.toFile().setExecutable(true);
+		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> isolated.execute(script.toString()))
+			.withMessageContaining("lies in a directory that the sandbox hides");
+		ExecutionResult inWorkingDirectory = isolated
+			.execute(ExecutionRequest.builder("./tool.sh").workingDirectory(directory).build());
+		assertThat(inWorkingDirectory.stdoutText()).isEqualTo("ran\n");
+		assertThat(unisolated.execute(script.toString()).stdoutText()).isEqualTo("ran\n");
+	}
+
+	@Test
 	void missingWorkingDirectoryIsReportedWithItsCode(@TempDir Path directory) {
 		Path missing = directory.resolve("missing");
 		assertThatExceptionOfType(InvalidExecutionRequestException.class)
@@ -407,6 +421,17 @@ class ProcessIsolatedExecutorTests {
 	private static long ioThreads() {
 		return Thread.getAllStackTraces().keySet().stream().filter((t) -> t.getName().startsWith("cave-sandbox-io-")
 				|| t.getName().startsWith("cave-sandbox-async-")).count();
+	}
+
+	/** A DNS listener on 127.0.0.1:53; the test is skipped where another process holds the port. */
+	private static LoopbackListeners.Udp dnsListener() throws IOException {
+		try {
+			return new LoopbackListeners.Udp(IPV4_LOOPBACK, 53);
+		}
+		catch (java.net.BindException ex) {
+			assumeThat(ex).as("127.0.0.1:53 is held by another process").isNull();
+			throw ex;
+		}
 	}
 
 	static List<ProcessHandle> processesWith(String marker) {

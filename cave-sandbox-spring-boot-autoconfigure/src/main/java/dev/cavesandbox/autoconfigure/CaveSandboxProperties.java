@@ -16,8 +16,8 @@ import org.springframework.util.unit.DataSize;
 /**
  * Configuration properties of cave-sandbox ({@code cave.sandbox.*}).
  *
- * @param mode What to do when OS-level network isolation is unavailable on this host: {@code
- * strict} fails closed and never runs anything unisolated; {@code fallback} logs a warning and runs
+ * @param mode What to do when OS-level network isolation is unavailable on this host:
+ * 'strict' fails closed and never runs anything unisolated; 'fallback' logs a warning and runs
  * commands without isolation, and every result says so.
  * @param failFast In strict mode, whether startup fails when isolation is unavailable; when false
  * the application starts and every execution throws cave_sandbox_os_network_isolation_unavailable.

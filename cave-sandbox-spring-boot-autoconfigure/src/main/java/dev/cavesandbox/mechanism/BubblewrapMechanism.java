@@ -75,6 +75,11 @@ public record BubblewrapMechanism(Path bwrap, FilesystemView filesystem) impleme
 	}
 
 	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.covers(path);
+	}
+
+	@Override
 	public List<Path> binaries() {
 		return List.of(this.bwrap);
 	}

@@ -49,4 +49,14 @@ public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMec
 	 */
 	boolean supportsPrivateLoopback();
 
+	/**
+	 * Return whether the given host path is hidden inside the sandbox (it lies in a hidden
+	 * directory), unless it is also in the command's working directory.
+	 * @param path an absolute path without symbolic links
+	 * @return whether the command cannot see the path
+	 */
+	default boolean hides(Path path) {
+		return false;
+	}
+
 }

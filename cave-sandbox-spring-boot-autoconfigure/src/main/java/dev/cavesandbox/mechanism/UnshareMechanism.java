@@ -170,6 +170,11 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 	}
 
 	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.covers(path);
+	}
+
+	@Override
 	public List<Path> binaries() {
 		return List.of(this.setpriv, this.unshare);
 	}

@@ -20,9 +20,11 @@ import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 
+import dev.cavesandbox.CaveSandboxException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
@@ -59,10 +61,10 @@ class DemoReport {
 		Path workspace = Files.createTempDirectory("cave-sandbox-demo-");
 		try {
 			List<Row> rows = new ArrayList<>();
-			rows.add(exfiltration(workspace));
-			rows.add(dnsLookup());
-			rows.add(checksum(workspace));
-			rows.add(runaway());
+			rows.add(row("exfiltrate a secret to the host's loopback", () -> exfiltration(workspace)));
+			rows.add(row("DNS lookup of example.com", this::dnsLookup));
+			rows.add(row("sha256sum of a file (offline)", () -> checksum(workspace)));
+			rows.add(row("runaway busy loop + background child, timeout 2 s", this::runaway));
 			print(out, rows);
 			return rows.stream().allMatch(Row::expected) ? 0 : 1;
 		}
@@ -70,6 +72,19 @@ class DemoReport {
 			try (var files = Files.walk(workspace)) {
 				files.sorted(java.util.Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
 			}
+		}
+	}
+
+	/**
+	 * Run one row; in strict mode on a host without isolation every execution is refused, which is
+	 * the expected, fail-closed answer.
+	 */
+	private static Row row(String job, RowJob run) throws IOException {
+		try {
+			return run.get();
+		}
+		catch (CaveSandboxException ex) {
+			return new Row(job, null, "REFUSED: " + ex.code(), ex instanceof NetworkIsolationUnavailableException);
 		}
 	}
 
@@ -170,7 +185,13 @@ class DemoReport {
 	}
 
 	private void print(PrintStream out, List<Row> rows) {
-		String isolation = String.valueOf(this.executor.isolation());
+		String isolation;
+		try {
+			isolation = String.valueOf(this.executor.isolation());
+		}
+		catch (NetworkIsolationUnavailableException ex) {
+			isolation = "none: strict mode refuses every execution (" + ex.cause() + ")";
+		}
 		out.println();
 		out.println("cave-sandbox demo — isolation: " + isolation);
 		String format = "%-58s %-10s %5s %8s  %s%n";
@@ -187,6 +208,13 @@ class DemoReport {
 	}
 
 	private record Row(String job, ExecutionResult result, String verdict, boolean expected) {
+	}
+
+	@FunctionalInterface
+	private interface RowJob {
+
+		Row get() throws IOException;
+
 	}
 
 }

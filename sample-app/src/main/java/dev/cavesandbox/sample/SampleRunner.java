@@ -59,6 +59,11 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 			}
 			this.exitCode = new ExecCommand(this.executor, System.err).run(argv);
 		}
+		else if (!plain.isEmpty() && !plain.get(0).equals("serve")) {
+			System.err.println("cave-sandbox sample: unknown command '" + plain.get(0)
+					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...]]");
+			this.exitCode = 2;
+		}
 		else {
 			this.exitCode = this.demo.run(System.out);
 			if (!plain.isEmpty() && plain.get(0).equals("serve")) {

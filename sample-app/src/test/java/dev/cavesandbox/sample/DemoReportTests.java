@@ -26,6 +26,16 @@ class DemoReportTests {
 	}
 
 	@Test
+	void strictModeWithoutFailFastRefusesEveryRowAndSaysWhy() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.fail-fast=false", "--cave.sandbox.mechanism=unshare",
+				"--cave.sandbox.linux.unshare-path=/nonexistent/unshare");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		assertThat(result.stdout()).contains("strict mode refuses every execution (BINARY_MISSING)")
+			.contains("REFUSED: cave_sandbox_os_network_isolation_unavailable")
+			.contains("Every row behaved as expected.");
+	}
+
+	@Test
 	void inFallbackModeTheDemoShowsTheLeakAndSendsNoRealQuery() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mode=fallback", "--cave.sandbox.mechanism=unshare",
 				"--cave.sandbox.linux.unshare-path=/nonexistent/unshare");

@@ -118,6 +118,14 @@ class ExecCommandTests {
 	}
 
 	@Test
+	void unknownSampleCommandIsAUsageError() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("frobnicate");
+		assertThat(result.exitCode()).isEqualTo(2);
+		assertThat(result.stderr()).contains("unknown command 'frobnicate'");
+		assertThat(result.stdout()).doesNotContain("cave-sandbox demo");
+	}
+
+	@Test
 	void missingCommandAfterExecIsAUsageError() throws IOException, InterruptedException {
 		SampleJvm.Result result = SampleJvm.run("exec", "--");
 		assertThat(result.exitCode()).isEqualTo(125);
