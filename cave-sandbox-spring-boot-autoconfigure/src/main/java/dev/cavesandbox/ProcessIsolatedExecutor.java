@@ -11,10 +11,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -41,7 +44,14 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
+	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
+
 	private static final String PRIVATE_PREFIX = "cave-sandbox-";
+
+	/** Besides every LD_* variable: what steers the loader, libc or the shell of a wrapper. */
+	private static final Set<String> WRAPPER_STEERING = Set.of("PATH", "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES",
+			"HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF",
+			"RES_OPTIONS", "TZDIR", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "PS4");
 
 	private final SandboxSettings settings;
 
@@ -139,11 +149,16 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException("working directory " + directory
 					+ " does not exist or is not a directory; create it first or leave it unset for a private one");
 		}
+		else {
+			checkWorkingDirectory(directory);
+		}
 		try {
 			Map<String, String> environment = environment(request, directory);
 			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), directory);
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, directory), directory, environment,
-					request.stdin(),
+			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
+			List<String> argv = insideEnvironment(request.argv(), wrapperEnvironment);
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, directory), directory,
+					wrapperEnvironment, request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
@@ -173,9 +188,53 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
 	 * settings.
 	 */
-	private List<String> commandLine(ExecutionRequest request, Path directory) throws IOException {
+	/**
+	 * The sandbox wrappers (bwrap, setpriv, unshare, the unshare mechanism's setup shell and
+	 * mount) run on the host, before the namespaces close, with the environment of the process
+	 * that is spawned. Variables that steer the dynamic loader or the shell ({@code LD_*}, glibc's
+	 * list of variables it ignores for setuid programs, {@code BASH_ENV}, {@code PATH}, ...) would
+	 * let a library or program planted by an earlier execution run there, with the host's network.
+	 * So the wrappers get a baseline {@code PATH} and none of them, and the command gets them back
+	 * inside the sandbox through {@code env(1)} on its command line.
+	 * @param argv the command
+	 * @param environment the command's environment, changed in place into the wrappers'
+	 * @return the command, behind {@code env NAME=VALUE...} if any variable was moved
+	 */
+	private List<String> insideEnvironment(List<String> argv, Map<String, String> environment) {
 		if (this.capability == null) {
-			return request.argv();
+			return argv;
+		}
+		List<String> assignments = new ArrayList<>();
+		environment.entrySet().removeIf((variable) -> {
+			boolean steers = steersWrappers(variable.getKey())
+					&& !(variable.getKey().equals("PATH") && variable.getValue().equals(SandboxSettings.BASELINE_PATH));
+			if (steers) {
+				assignments.add(variable.getKey() + "=" + variable.getValue());
+			}
+			return steersWrappers(variable.getKey());
+		});
+		environment.put("PATH", SandboxSettings.BASELINE_PATH);
+		if (assignments.isEmpty()) {
+			return argv;
+		}
+		if (argv.get(0).indexOf('=') >= 0) {
+			throw new InvalidExecutionRequestException("argv[0] " + argv.get(0) + " contains '=', which env(1) would take "
+					+ "for a variable; give it as ./" + argv.get(0));
+		}
+		List<String> command = new ArrayList<>(assignments.size() + argv.size() + 1);
+		command.add("/usr/bin/env");
+		command.addAll(assignments);
+		command.addAll(argv);
+		return command;
+	}
+
+	private static boolean steersWrappers(String name) {
+		return name.startsWith("LD_") || WRAPPER_STEERING.contains(name);
+	}
+
+	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path directory) throws IOException {
+		if (this.capability == null) {
+			return argv;
 		}
 		SandboxMechanism mechanism = this.capability.sandbox();
 		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
@@ -184,7 +243,39 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					+ " cannot give a private loopback on this host (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()
 					+ "); leave loopback unset or false");
 		}
-		return mechanism.commandLine(request.argv(), directory.toRealPath(), loopback);
+		return mechanism.commandLine(argv, directory.toRealPath(), loopback);
+	}
+
+	/**
+	 * The working directory is mounted writable into the sandbox, over the hidden directories and
+	 * the read-only root. So it must be the path the caller meant: no symbolic link anywhere in it
+	 * (an earlier, untrusted execution could have planted one in a persistent directory to point
+	 * the mount at {@code /} or {@code /run}), and neither the root nor a directory that contains
+	 * a hidden directory.
+	 */
+	private void checkWorkingDirectory(Path directory) {
+		if (this.capability == null) {
+			return;
+		}
+		Path absolute = directory.toAbsolutePath().normalize();
+		Path real;
+		try {
+			real = directory.toRealPath();
+		}
+		catch (IOException ex) {
+			throw new InvalidExecutionRequestException("working directory " + directory + " cannot be resolved: " + ex);
+		}
+		if (!real.equals(absolute)) {
+			throw new InvalidExecutionRequestException("working directory " + directory + " goes through a symbolic link (it"
+					+ " resolves to " + real + "); pass the real path if that is the directory you mean");
+		}
+		boolean containsHidden = real.getParent() == null || this.settings.hiddenDirectories()
+			.stream()
+			.anyMatch((hidden) -> hidden.toAbsolutePath().normalize().startsWith(real));
+		if (containsHidden) {
+			throw new InvalidExecutionRequestException("working directory " + real + " is the root or contains a hidden "
+					+ "directory (cave.sandbox.hidden-directories), which it would uncover; use a directory of its own");
+		}
 	}
 
 	/**
@@ -248,7 +339,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						deleteTree(directory);
 					}
 				}
-				catch (NumberFormatException | UncheckedIOException ex) {
+				catch (NumberFormatException ex) {
 					// not ours, or not removable by us: leave it
 				}
 			}
@@ -270,19 +361,15 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Remove a private working directory without following symbolic links (a child may leave a
-	 * link to anywhere) and after restoring permissions the child may have taken away.
+	 * link to anywhere) and after restoring permissions the child may have taken away. A tree the
+	 * JDK cannot remove (deeper than {@code PATH_MAX}, or deep enough to exhaust the stack) is
+	 * handed to coreutils {@code chmod -R} and {@code rm -rf --one-file-system}, which walk it
+	 * relative to each directory. Never throws: a directory that cannot be removed is logged and
+	 * left, and the execution's result is not lost.
 	 */
 	static void deleteTree(Path root) {
 		try {
 			Files.walkFileTree(root, new SimpleFileVisitor<>() {
-
-				@Override
-				public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-					dir.toFile().setWritable(true, true);
-					dir.toFile().setExecutable(true, true);
-					dir.toFile().setReadable(true, true);
-					return FileVisitResult.CONTINUE;
-				}
 
 				@Override
 				public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
@@ -295,10 +382,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					if (ex instanceof NoSuchFileException) {
 						return FileVisitResult.CONTINUE;
 					}
-					if (ex instanceof AccessDeniedException) {
-						file.toFile().setReadable(true, true);
-						file.toFile().setExecutable(true, true);
-						deleteTree(file);
+					if (ex instanceof AccessDeniedException && ownerOnly(file)) {
+						// A directory the child made unreadable: open it up once and walk it.
+						Files.walkFileTree(file, this);
 						return FileVisitResult.CONTINUE;
 					}
 					throw ex;
@@ -306,17 +392,53 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 				@Override
 				public FileVisitResult postVisitDirectory(Path dir, IOException ex) throws IOException {
+					if (ex != null && !(ex instanceof NoSuchFileException)) {
+						throw ex;
+					}
 					Files.deleteIfExists(dir);
 					return FileVisitResult.CONTINUE;
 				}
 
 			});
 		}
-		catch (NoSuchFileException ex) {
-			// already gone
+		catch (IOException | UncheckedIOException | StackOverflowError ex) {
+			removeWithCoreutils(root);
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("could not remove the private working directory " + root, ex);
+		if (Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+			logger.warn("Could not remove the private working directory {}; remove it by hand", root);
+		}
+	}
+
+	private static boolean ownerOnly(Path directory) {
+		try {
+			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
+			return true;
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			return false;
+		}
+	}
+
+	private static void removeWithCoreutils(Path root) {
+		for (List<String> command : List.of(List.of("chmod", "-R", "u+rwX", "--", root.toString()),
+				List.of("rm", "-rf", "--one-file-system", "--", root.toString()))) {
+			try {
+				ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+				builder.environment().clear();
+				builder.environment().put("PATH", SandboxSettings.BASELINE_PATH);
+				Process process = builder.start();
+				process.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+				if (!process.waitFor(60, TimeUnit.SECONDS)) {
+					process.destroyForcibly();
+				}
+			}
+			catch (IOException ex) {
+				// logged below if the directory remains
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
 		}
 	}
 

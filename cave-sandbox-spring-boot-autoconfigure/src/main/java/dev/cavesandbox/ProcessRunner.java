@@ -155,8 +155,11 @@ final class ProcessRunner implements AutoCloseable {
 			return null;
 		}
 		return this.io.submit(() -> {
-			try (InputStream in = stdin.get(); toChild) {
-				in.transferTo(toChild);
+			// The child's stdin is closed whatever the supplier does: throw, or return null.
+			try (toChild; InputStream in = stdin.get()) {
+				if (in != null) {
+					in.transferTo(toChild);
+				}
 			}
 			catch (IOException ex) {
 				// The child closed its stdin or exited before reading it all: that is its choice.

@@ -296,6 +296,77 @@ class ProcessIsolatedExecutorTests {
 		assertThat(unisolated.execute(script.toString()).stdoutText()).isEqualTo("ran\n");
 	}
 
+	/**
+	 * Found by a break-in attempt: with the caller's PATH, the unshare mechanism's setup ran a
+	 * {@code mount} that an earlier execution had planted in a persistent working directory, as
+	 * root of the outer namespace, before the hidden directories were mounted.
+	 */
+	@Test
+	void variablesThatSteerTheWrappersReachOnlyTheCommand(@TempDir Path directory) throws IOException {
+		Path workspace = VisibleDirectories.create("planted-");
+		Path bin = Files.createDirectories(workspace.resolve("bin"));
+		Path planted = Files.writeString(bin.resolve("mount"),
+				"#!/bin/sh\ntouch " + workspace.resolve("PWNED") + "\nexec /usr/bin/mount \"$@\"\n");
+		planted.toFile().setExecutable(true);
+		Files.copy(planted, bin.resolve("setpriv"));
+		bin.resolve("setpriv").toFile().setExecutable(true);
+		SandboxSettings settings = SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).build();
+		IsolationCapability unshare = new NetworkIsolationProbe(settings).probe();
+		assertThat(unshare.available()).as("%s", unshare).isTrue();
+		String path = bin + ":" + SandboxSettings.BASELINE_PATH;
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, unshare)) {
+			ExecutionResult result = executor.execute(ExecutionRequest.builder("sh", "-c", "echo $PATH; echo $LD_LIBRARY_PATH")
+				.workingDirectory(workspace)
+				.environment("PATH", path)
+				.environment("LD_LIBRARY_PATH", workspace.resolve("lib").toString())
+				.build());
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(result.stdoutText()).isEqualTo(path + "\n" + workspace.resolve("lib") + "\n");
+		}
+		assertThat(workspace.resolve("PWNED")).doesNotExist();
+	}
+
+	@Test
+	void workingDirectoryThroughASymbolicLinkIsRefused(@TempDir Path directory) throws IOException {
+		Path link = Files.createSymbolicLink(directory.resolve("project"), Path.of("/"));
+		assertThatExceptionOfType(InvalidExecutionRequestException.class)
+			.isThrownBy(() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(link).build()))
+			.withMessageContaining("goes through a symbolic link");
+		Path real = Files.createDirectory(directory.resolve("real"));
+		Path linkToDirectory = Files.createSymbolicLink(directory.resolve("alias"), real);
+		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(
+				() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(linkToDirectory).build()));
+		assertThat(isolated.execute(ExecutionRequest.builder("true").workingDirectory(real).build()).exitCode()).isZero();
+	}
+
+	@Test
+	void workingDirectoryThatWouldUncoverHiddenDirectoriesIsRefused() {
+		for (String directory : List.of("/", "/var")) {
+			assertThatExceptionOfType(InvalidExecutionRequestException.class)
+				.isThrownBy(() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(Path.of(directory)).build()))
+				.withMessageContaining("contains a hidden directory");
+		}
+	}
+
+	@Test
+	void privateDirectoryIsRemovedWhateverTheChildLeftInIt() {
+		// An unreadable directory with a name that is not UTF-8, and a tree deeper than PATH_MAX.
+		String script = "mkdir \"$(printf 'x\\377')\"; touch \"$(printf 'x\\377')/f\"; chmod 000 \"$(printf 'x\\377')\"; "
+				+ "pwd; perl -e 'for (1..30) { mkdir \"d\" x 200 or die; chdir \"d\" x 200 or die } open F, \">deep\" or die'";
+		ExecutionResult result = isolated.execute("sh", "-c", script);
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		assertThat(Path.of(result.stdoutText().trim())).doesNotExist();
+	}
+
+	@Test
+	void stdinSupplierThatFailsStillClosesTheChildsStdin() {
+		ExecutionResult result = isolated.execute(ExecutionRequest.builder("cat").stdin(() -> {
+			throw new IllegalStateException("no input today");
+		}).timeout(Duration.ofSeconds(20)).build());
+		assertThat(result.timedOut()).isFalse();
+		assertThat(result.exitCode()).isZero();
+	}
+
 	@Test
 	void missingWorkingDirectoryIsReportedWithItsCode(@TempDir Path directory) {
 		Path missing = directory.resolve("missing");

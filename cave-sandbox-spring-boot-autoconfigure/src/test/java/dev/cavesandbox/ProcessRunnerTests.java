@@ -15,6 +15,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -44,11 +46,12 @@ class ProcessRunnerTests {
 		executor.close();
 	}
 
-	@Test
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
 	@Timeout(120)
-	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt() throws Exception {
+	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism) throws Exception {
 		String marker = "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
-		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker).start();
+		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name()).start();
 		try (BufferedReader out = new BufferedReader(new InputStreamReader(jvm.getInputStream()))) {
 			String ready = out.readLine();
 			assertThat(ready).as("child JVM output").startsWith("READY");

@@ -17,18 +17,25 @@ public final class SandboxHolderMain {
 
 	public static void main(String[] args) throws Exception {
 		String marker = args[0];
-		IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(SandboxSettings.defaults(),
-				new NetworkIsolationProbe(SandboxSettings.defaults()).probe());
+		SandboxSettings settings = SandboxSettings.builder().mechanism(MechanismChoice.valueOf(args[1])).build();
+		IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, new NetworkIsolationProbe(settings).probe());
 		Thread shortLived = new Thread(() -> executor.executeAsync(ExecutionRequest.of("sleep", marker + "1")));
 		shortLived.start();
 		shortLived.join();
 		ForkJoinPool.commonPool().execute(() -> executor.execute(ExecutionRequest.of("sleep", marker + "2")));
 		int expected = 2;
+		if (System.getProperty("os.arch").equals("amd64")) {
+			// A command that clears its own parent-death signal (prctl(2) PR_SET_PDEATHSIG, 0 is
+			// syscall 157 on x86-64) must still die with the JVM.
+			executor.executeAsync(ExecutionRequest.of("perl", "-e",
+					"syscall(157, 1, 0, 0, 0, 0) == 0 or die; exec 'sleep', '" + marker + "4'"));
+			expected++;
+		}
 		ExecutorService virtual = virtualThreadExecutor();
 		if (virtual != null) {
 			virtual.execute(() -> executor.execute(ExecutionRequest.of("sleep", marker + "3")));
 			virtual.shutdown();
-			expected = 3;
+			expected++;
 		}
 		long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
 		while (running(marker).size() < expected) {

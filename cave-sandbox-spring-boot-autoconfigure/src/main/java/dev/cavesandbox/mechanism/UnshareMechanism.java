@@ -141,7 +141,15 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 		if (rebind) {
 			script.append("cd ").append(directory).append('\n');
 		}
-		script.append("exec ");
+		// The command runs as PID 2 in a session of its own, not as PID 1 in place of this shell: a
+		// PID 1 command could clear the parent-death signal that ties the namespace to the JVM
+		// (prctl(2)), and without a new session it could push input into the JVM's terminal
+		// (TIOCSTI). This shell stays PID 1, ignores SIGTERM (pid_namespaces(7)), passes on the
+		// command's exit status, and takes the namespace down when it exits. util-linux setsid(1) is
+		// found on the baseline PATH the wrappers run with. stdin goes through
+		// fd 3 because an asynchronous list would otherwise read /dev/null.
+		script.append("exec 3<&0\n");
+		script.append("setsid -w ");
 		if (this.keepUid) {
 			script.append(quote(this.unshare.toString()))
 				.append(" --user --map-user=")
@@ -153,7 +161,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemVi
 		if (!this.keepUid || this.uid == 0) {
 			script.append(quote(this.setpriv.toString())).append(" --inh-caps=-all --bounding-set=-all -- ");
 		}
-		script.append("\"$@\"\n");
+		script.append("\"$@\" 0<&3 3<&- &\n");
+		script.append("exec 3<&-\nset +e\nwait $!\nexit $?\n");
 		return script.toString();
 	}
 

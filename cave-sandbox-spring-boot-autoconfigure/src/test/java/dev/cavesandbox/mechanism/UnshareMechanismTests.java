@@ -42,8 +42,8 @@ class UnshareMechanismTests {
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
 			.contains("  mount -n -o remount,bind,ro \"$m\"\n")
-			.endsWith("cd '/tmp/cave-sandbox-1'\nexec '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
-					+ "\"$@\"\n")
+			.endsWith("cd '/tmp/cave-sandbox-1'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
+					+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -52,14 +52,14 @@ class UnshareMechanismTests {
 	void rootCallerGetsReadOnlySysctlsAndNoCapabilities() {
 		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
-			.endsWith("exec '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- '/usr/bin/setpriv' "
-					+ "--inh-caps=-all --bounding-set=-all -- \"$@\"\n");
+			.endsWith("setsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- '/usr/bin/setpriv' "
+					+ "--inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
 	}
 
 	@Test
 	void olderUtilLinuxStaysRootWithoutCapabilities() {
 		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).endsWith("exec '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\"\n")
+		assertThat(script).endsWith("setsid -w '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("--map-user");
 	}
 
