@@ -77,6 +77,17 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
 		passEnvironment = Set.copyOf(passEnvironment);
 		environment = Map.copyOf(environment);
+		environment.forEach((name, value) -> {
+			if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
+				throw new IllegalArgumentException("environment variable '" + name.replace('\0', '?')
+						+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
+			}
+		});
+		passEnvironment.forEach((name) -> {
+			if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
+				throw new IllegalArgumentException("variable name '" + name.replace('\0', '?') + "' to pass is not valid");
+			}
+		});
 		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
 		Objects.requireNonNull(mechanism, "mechanism must not be null");

@@ -74,6 +74,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		}
 		requirePositive("cave.sandbox.timeout", timeout);
 		requirePositive("cave.sandbox.kill-grace-period", killGracePeriod);
+		if (env != null) {
+			// Names and values a process environment cannot hold fail here, at startup.
+			SandboxSettings.builder().environment(env.set()).passEnvironment(env.pass()).build();
+		}
 		requirePositive("cave.sandbox.probe-timeout", probeTimeout);
 		requirePositive("cave.sandbox.queue-timeout", queueTimeout);
 		if (maxOutput == null || maxOutput.toBytes() <= 0) {

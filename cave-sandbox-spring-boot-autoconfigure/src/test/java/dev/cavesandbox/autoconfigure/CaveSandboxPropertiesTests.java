@@ -114,6 +114,14 @@ class CaveSandboxPropertiesTests {
 	}
 
 	@Test
+	void variableWithANulByteFailsStartup() {
+		this.runner.withPropertyValues("cave.sandbox.env.set.GREETING=a\0b").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("no NUL byte");
+		});
+	}
+
+	@Test
 	void unknownModeFailsWithBootsBindingReport() {
 		this.runner.withPropertyValues("cave.sandbox.mode=lenient").run((context) -> {
 			assertThat(context).hasFailed();
