@@ -80,6 +80,7 @@ public final class IsolationCostRun {
 		IsolationCostRun run = new IsolationCostRun(quick, BenchmarkMechanism.available());
 		run.header(loadBefore);
 		run.spawning();
+		run.paired();
 		run.output();
 		run.probe();
 		run.steps();
@@ -228,6 +229,44 @@ public final class IsolationCostRun {
 			.warmupTime(TimeValue.seconds(1))
 			.measurementIterations(this.quick ? 1 : 2)
 			.measurementTime(TimeValue.seconds(1));
+	}
+
+	// The same, measured in pairs within one fork.
+
+	private void paired() throws RunnerException {
+		Collection<RunResult> results = run(options(PairedSpawnBenchmark.class.getName()).warmupIterations(1)
+			.warmupBatchSize(1)
+			.measurementIterations(this.quick ? 1 : 2)
+			.measurementBatchSize(1)
+			.param("mechanism", names(this.mechanisms))
+			.param("pairs", this.quick ? "40" : "150"));
+		line("");
+		line("### Paired: raw and executor one right after the other, in one fork");
+		line("");
+		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in rotating order), "
+				+ "averaged over the iterations. The private directory steps are timed around a raw spawn "
+				+ "in java.io.tmpdir (%s); mean in brackets.", this.quick ? "40" : "150",
+				System.getProperty("java.io.tmpdir"));
+		line("");
+		line("| mechanism | raw | executor | executor / raw | raw-threads / raw | executor-shared-dir / raw | raw in a private dir | create dir | delete dir |");
+		line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+		for (String mechanism : this.mechanisms) {
+			RunResult result = results.stream()
+				.filter((r) -> mechanism.equals(r.getParams().getParam("mechanism")))
+				.findFirst()
+				.orElseThrow();
+			double raw = counter(result, "rawUs");
+			line("| %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f | %.3f (%.3f) | %.3f (%.3f) |", mechanism,
+					raw / 1000, counter(result, "executorUs") / 1000, counter(result, "executorUs") / raw,
+					verdict(counter(result, "executorUs") / raw <= LATENCY_GOAL), counter(result, "rawThreadsUs") / raw,
+					counter(result, "executorSharedDirUs") / raw, counter(result, "rawInPrivateDirUs") / 1000,
+					counter(result, "createDirUs") / 1000, counter(result, "meanCreateDirUs") / 1000,
+					counter(result, "deleteDirUs") / 1000, counter(result, "meanDeleteDirUs") / 1000);
+		}
+	}
+
+	private static double counter(RunResult result, String name) {
+		return result.getSecondaryResults().get(name).getStatistics().getMean();
 	}
 
 	// Output: 256 MiB through the executor and from a raw Process.

@@ -1,15 +1,9 @@
 package dev.cavesandbox.benchmarks;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -37,6 +31,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * <li>{@code raw-threads}: the raw command line spawned with the executor's thread structure and
  * nothing else (spawn handed to a fixed launcher pool, both streams drained on a cached pool), so
  * the difference to {@code raw} is the cost of the thread hand-offs.</li>
+ * <li>{@code raw-launcher-thread} and {@code raw-drain-threads}: each of those two hand-offs alone
+ * (not in the default set; run them with JMH's own command line, see BENCHMARKS.md).</li>
  * </ul>
  * The run mode (latency or throughput) and the thread count are set by {@link IsolationCostRun}.
  */
@@ -57,9 +53,7 @@ public class SpawnBenchmark {
 
 	private Path sharedDirectory;
 
-	private ExecutorService launcher;
-
-	private ExecutorService io;
+	private ThreadedSpawn threaded;
 
 	@Setup
 	public void setUp() throws IOException {
@@ -68,10 +62,8 @@ public class SpawnBenchmark {
 		switch (this.path) {
 			case "raw":
 				break;
-			case "raw-threads":
-				// As in ProcessRunner: launchers are long-lived platform threads, drains a cached pool.
-				this.launcher = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
-				this.io = Executors.newCachedThreadPool();
+			case "raw-threads", "raw-launcher-thread", "raw-drain-threads":
+				this.threaded = new ThreadedSpawn();
 				break;
 			case "executor":
 				this.executor = resolved.executor().apply(SandboxSettings.defaults());
@@ -101,27 +93,11 @@ public class SpawnBenchmark {
 			}
 			return result.exitCode();
 		}
-		if (this.launcher != null) {
-			return runWithThreads();
+		if (this.threaded != null) {
+			return this.threaded.run(new ProcessBuilder(this.commandLine), !this.path.equals("raw-drain-threads"),
+					!this.path.equals("raw-launcher-thread"));
 		}
 		return BenchmarkMechanism.Raw.run(this.commandLine);
-	}
-
-	private int runWithThreads() throws IOException, InterruptedException, ExecutionException {
-		ProcessBuilder builder = new ProcessBuilder(this.commandLine);
-		Process process = this.launcher.submit(builder::start).get();
-		Future<byte[]> stdout = this.io.submit(() -> readAll(process.getInputStream()));
-		Future<byte[]> stderr = this.io.submit(() -> readAll(process.getErrorStream()));
-		process.getOutputStream().close();
-		process.waitFor(30, TimeUnit.SECONDS);
-		stdout.get();
-		return BenchmarkMechanism.Raw.exited(process, stderr.get());
-	}
-
-	private static byte[] readAll(InputStream in) throws IOException {
-		try (in) {
-			return in.readAllBytes();
-		}
 	}
 
 	@TearDown
@@ -129,9 +105,8 @@ public class SpawnBenchmark {
 		if (this.executor != null) {
 			this.executor.close();
 		}
-		if (this.launcher != null) {
-			this.launcher.shutdownNow();
-			this.io.shutdownNow();
+		if (this.threaded != null) {
+			this.threaded.close();
 		}
 		if (this.sharedDirectory != null) {
 			Files.deleteIfExists(this.sharedDirectory);
