@@ -81,6 +81,7 @@ public final class IsolationCostRun {
 		run.header(loadBefore);
 		run.spawning();
 		run.paired();
+		run.pairedThroughput();
 		run.output();
 		run.probe();
 		run.steps();
@@ -241,7 +242,7 @@ public final class IsolationCostRun {
 			.param("mechanism", names(this.mechanisms))
 			.param("pairs", this.quick ? "40" : "150"));
 		line("");
-		line("### Paired: raw and executor one right after the other, in one fork");
+		line("### Paired: raw and executor measured alternately within one fork");
 		line("");
 		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in rotating order), "
 				+ "averaged over the iterations. The private directory steps are timed around a raw spawn "
@@ -262,6 +263,33 @@ public final class IsolationCostRun {
 					counter(result, "executorSharedDirUs") / raw, counter(result, "rawInPrivateDirUs") / 1000,
 					counter(result, "createDirUs") / 1000, counter(result, "meanCreateDirUs") / 1000,
 					counter(result, "deleteDirUs") / 1000, counter(result, "meanDeleteDirUs") / 1000);
+		}
+	}
+
+	private void pairedThroughput() throws RunnerException {
+		Collection<RunResult> results = run(options(PairedThroughputBenchmark.class.getName()).warmupIterations(0)
+			.measurementIterations(1)
+			.measurementBatchSize(1)
+			.param("mechanism", names(this.mechanisms))
+			.param("cycles", this.quick ? "2" : "5")
+			.param("phaseMillis", this.quick ? "300" : "500"));
+		line("");
+		line("Throughput at 8 threads in alternating phases of %s ms within one fork (%s cycles; median rate of each, "
+				+ "spawns/s):", this.quick ? "300" : "500", this.quick ? "2" : "5");
+		line("");
+		line("| mechanism | raw /s | executor /s | executor / raw (goal >= %.2f) | executor-shared-dir / raw | executor-tmpfs-workdir / raw |",
+				THROUGHPUT_GOAL);
+		line("| --- | ---: | ---: | ---: | ---: | ---: |");
+		for (String mechanism : this.mechanisms) {
+			RunResult result = results.stream()
+				.filter((r) -> mechanism.equals(r.getParams().getParam("mechanism")))
+				.findFirst()
+				.orElseThrow();
+			double raw = counter(result, "rawPerSecond");
+			double executor = counter(result, "executorPerSecond");
+			line("| %s | %.0f | %.0f | %.3f %s | %.3f | %.3f |", mechanism, raw, executor, executor / raw,
+					verdict(executor / raw >= THROUGHPUT_GOAL), counter(result, "executorSharedDirPerSecond") / raw,
+					counter(result, "executorTmpfsWorkdirPerSecond") / raw);
 		}
 	}
 
