@@ -46,6 +46,8 @@ public final class ExecutionRequest {
 
 	private final OutputStream stderrSink;
 
+	private final Boolean loopback;
+
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -56,6 +58,7 @@ public final class ExecutionRequest {
 		this.maxOutputBytes = builder.maxOutputBytes;
 		this.stdoutSink = builder.stdoutSink;
 		this.stderrSink = builder.stderrSink;
+		this.loopback = builder.loopback;
 	}
 
 	/**
@@ -161,6 +164,16 @@ public final class ExecutionRequest {
 		return this.stderrSink;
 	}
 
+	/**
+	 * Return whether the command gets a private loopback interface that is up (a server it starts
+	 * on {@code 127.0.0.1} is reachable from inside the sandbox, the host's loopback still is not),
+	 * or {@code null} for the executor's default ({@code cave.sandbox.loopback}).
+	 * @return whether to bring up a private loopback, or {@code null}
+	 */
+	public Boolean loopback() {
+		return this.loopback;
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -189,6 +202,8 @@ public final class ExecutionRequest {
 		private OutputStream stdoutSink;
 
 		private OutputStream stderrSink;
+
+		private Boolean loopback;
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -312,6 +327,20 @@ public final class ExecutionRequest {
 		 */
 		public Builder stderrSink(OutputStream sink) {
 			this.stderrSink = Objects.requireNonNull(sink, "sink must not be null");
+			return this;
+		}
+
+		/**
+		 * Give the command a private loopback interface that is up ({@code true}), or leave
+		 * loopback as the mechanism has it ({@code false}: down with unshare; bubblewrap always
+		 * brings it up, private either way). The host's loopback stays unreachable in both cases.
+		 * An executor whose mechanism cannot provide a private loopback rejects {@code true} with
+		 * {@link InvalidExecutionRequestException}.
+		 * @param loopback whether to bring up a private loopback
+		 * @return this builder
+		 */
+		public Builder loopback(boolean loopback) {
+			this.loopback = loopback;
 			return this;
 		}
 

@@ -4,45 +4,47 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
+import dev.cavesandbox.mechanism.SandboxMechanism;
+
 /**
  * The verdict of the {@link NetworkIsolationProbe}: whether this host can run a command with no
- * network, with which mechanism, and what was actually verified. Exactly one of
- * {@link #mechanism()} and {@link #cause()} is {@code null}.
+ * network, with which mechanism, and what was actually verified. Exactly one of {@link #sandbox()}
+ * and {@link #cause()} is {@code null}.
  *
- * @param mechanism the mechanism that was verified (for example {@code unshare}), or {@code null}
- * when isolation is unavailable
+ * @param sandbox the mechanism whose real command line the probe verified, which builds the
+ * command line of every execution; {@code null} when isolation is unavailable
  * @param cause why isolation is unavailable, or {@code null} when it is available
  * @param detail what the wrapper or the child reported (its stderr, trimmed), or a description of
  * the host; empty, never {@code null}
  * @param verified the facts the probe observed in the child, for example "only interface: lo"
- * @param commandPrefix the verified command line that is put before every argv (the wrapper and
- * its options, ending with {@code --}); empty when isolation is unavailable
+ * @param privateLoopback whether the probe verified that the mechanism brings up a private
+ * loopback, so that requests may ask for one
  * @param probeTime how long the probe took
  */
-public record IsolationCapability(String mechanism, UnavailabilityCause cause, String detail, List<String> verified,
-		List<String> commandPrefix, Duration probeTime) {
+public record IsolationCapability(SandboxMechanism sandbox, UnavailabilityCause cause, String detail,
+		List<String> verified, boolean privateLoopback, Duration probeTime) {
 
 	public IsolationCapability {
-		if ((mechanism == null) == (cause == null)) {
-			throw new IllegalArgumentException("exactly one of mechanism and cause must be set");
+		if ((sandbox == null) == (cause == null)) {
+			throw new IllegalArgumentException("exactly one of sandbox and cause must be set");
 		}
 		detail = (detail != null) ? detail : "";
 		verified = List.copyOf(verified);
-		commandPrefix = List.copyOf(commandPrefix);
 		Objects.requireNonNull(probeTime, "probeTime must not be null");
 	}
 
 	/**
 	 * Create a verdict of verified isolation.
-	 * @param mechanism the mechanism name
+	 * @param sandbox the verified mechanism
 	 * @param verified what the probe observed
-	 * @param commandPrefix the verified command line put before every argv
+	 * @param privateLoopback whether a private loopback was verified too
 	 * @param probeTime how long the probe took
 	 * @return the capability
 	 */
-	public static IsolationCapability available(String mechanism, List<String> verified, List<String> commandPrefix,
-			Duration probeTime) {
-		return new IsolationCapability(mechanism, null, "", verified, commandPrefix, probeTime);
+	public static IsolationCapability available(SandboxMechanism sandbox, List<String> verified,
+			boolean privateLoopback, Duration probeTime) {
+		return new IsolationCapability(Objects.requireNonNull(sandbox, "sandbox must not be null"), null, "", verified,
+				privateLoopback, probeTime);
 	}
 
 	/**
@@ -53,7 +55,17 @@ public record IsolationCapability(String mechanism, UnavailabilityCause cause, S
 	 * @return the capability
 	 */
 	public static IsolationCapability unavailable(UnavailabilityCause cause, String detail, Duration probeTime) {
-		return new IsolationCapability(null, cause, detail, List.of(), List.of(), probeTime);
+		return new IsolationCapability(null, Objects.requireNonNull(cause, "cause must not be null"), detail,
+				List.of(), false, probeTime);
+	}
+
+	/**
+	 * Return the name of the verified mechanism ({@code bwrap}, {@code unshare},
+	 * {@code sandbox-exec}).
+	 * @return the name, or {@code null} when isolation is unavailable
+	 */
+	public String mechanism() {
+		return (this.sandbox != null) ? this.sandbox.name() : null;
 	}
 
 	/**
@@ -61,12 +73,12 @@ public record IsolationCapability(String mechanism, UnavailabilityCause cause, S
 	 * @return {@code true} if a mechanism is available
 	 */
 	public boolean available() {
-		return this.mechanism != null;
+		return this.sandbox != null;
 	}
 
 	@Override
 	public String toString() {
-		return available() ? "available: " + this.mechanism + " " + this.verified
+		return available() ? "available: " + mechanism() + " " + this.verified
 				: "unavailable: " + this.cause + (this.detail.isEmpty() ? "" : " (" + this.detail + ")");
 	}
 

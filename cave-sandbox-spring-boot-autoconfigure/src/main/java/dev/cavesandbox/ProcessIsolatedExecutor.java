@@ -3,25 +3,29 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+
+import dev.cavesandbox.mechanism.SandboxMechanism;
 
 /**
  * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command line that
@@ -37,9 +41,11 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
+	private static final String PRIVATE_PREFIX = "cave-sandbox-";
+
 	private final SandboxSettings settings;
 
-	private final List<String> commandPrefix;
+	private final IsolationCapability capability;
 
 	private final Isolation isolation;
 
@@ -49,23 +55,27 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ExecutorService async;
 
-	private ProcessIsolatedExecutor(SandboxSettings settings, List<String> commandPrefix, Isolation isolation) {
+	private ProcessIsolatedExecutor(SandboxSettings settings, IsolationCapability capability, Isolation isolation) {
 		this.settings = settings;
-		this.commandPrefix = List.copyOf(commandPrefix);
+		this.capability = capability;
 		this.isolation = isolation;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 		this.slots = new Semaphore(settings.maxConcurrent(), true);
 		AtomicInteger count = new AtomicInteger();
-		this.async = Executors.newCachedThreadPool((runnable) -> {
-			Thread thread = new Thread(runnable, "cave-sandbox-async-" + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.async = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				(runnable) -> {
+					Thread thread = new Thread(runnable, "cave-sandbox-async-" + count.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
+		removeOrphanedPrivateDirectories(settings.workDirectory());
 	}
 
 	/**
 	 * Create an executor that runs every command behind the verified command line of the given
-	 * capability.
+	 * capability. The mechanism is used as the probe verified it (its binaries, hidden directories
+	 * and read-only root); the settings give the defaults of each request, {@code loopback}
+	 * included.
 	 * @param settings the settings
 	 * @param capability a verdict of available isolation
 	 * @return the executor
@@ -75,8 +85,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (!capability.available()) {
 			throw new NetworkIsolationUnavailableException(capability);
 		}
-		return new ProcessIsolatedExecutor(settings, capability.commandPrefix(),
-				new Isolation(capability.mechanism(), true));
+		return new ProcessIsolatedExecutor(settings, capability, new Isolation(capability.mechanism(), true));
 	}
 
 	/**
@@ -86,7 +95,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * @return the executor
 	 */
 	public static ProcessIsolatedExecutor unisolated(SandboxSettings settings) {
-		return new ProcessIsolatedExecutor(settings, List.of(), Isolation.NONE);
+		return new ProcessIsolatedExecutor(settings, null, Isolation.NONE);
 	}
 
 	@Override
@@ -133,13 +142,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		try {
 			Map<String, String> environment = environment(request, directory);
 			CommandResolver.check(request.argv().get(0), directory, environment.get("PATH"));
-			List<String> commandLine = new ArrayList<>(this.commandPrefix.size() + request.argv().size());
-			commandLine.addAll(this.commandPrefix);
-			commandLine.addAll(request.argv());
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine, directory, environment, request.stdin(),
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, directory), directory, environment,
+					request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
-					request.stdoutSink(), request.stderrSink());
+					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			ProcessRunner.Outcome outcome = this.runner.run(spec);
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
@@ -158,6 +165,26 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				deleteTree(directory);
 			}
 		}
+	}
+
+	/**
+	 * Return what is spawned for the request: its argv unisolated, else the command line that the
+	 * verified mechanism builds from the argv, the working directory (as a real path, so that the
+	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
+	 * settings.
+	 */
+	private List<String> commandLine(ExecutionRequest request, Path directory) throws IOException {
+		if (this.capability == null) {
+			return request.argv();
+		}
+		SandboxMechanism mechanism = this.capability.sandbox();
+		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
+		if (loopback && !this.capability.privateLoopback()) {
+			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
+					+ " cannot give a private loopback on this host (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()
+					+ "); leave loopback unset or false");
+		}
+		return mechanism.commandLine(request.argv(), directory.toRealPath(), loopback);
 	}
 
 	private Map<String, String> environment(ExecutionRequest request, Path directory) {
@@ -185,9 +212,39 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 	}
 
+	/**
+	 * Remove the private working directories that a JVM which no longer runs left behind: one that
+	 * was killed (SIGKILL, OOM killer) never reached its {@code finally}. The directory name carries
+	 * the JVM's pid; a directory whose pid is alive (this JVM, another one, or a reused pid) is
+	 * kept.
+	 */
+	static void removeOrphanedPrivateDirectories(Path workDirectory) {
+		try (DirectoryStream<Path> directories = Files.newDirectoryStream(workDirectory, PRIVATE_PREFIX + "*")) {
+			for (Path directory : directories) {
+				String name = directory.getFileName().toString();
+				int end = name.indexOf('-', PRIVATE_PREFIX.length());
+				if (end < 0) {
+					continue;
+				}
+				try {
+					long pid = Long.parseLong(name.substring(PRIVATE_PREFIX.length(), end));
+					if (ProcessHandle.of(pid).isEmpty() && Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+						deleteTree(directory);
+					}
+				}
+				catch (NumberFormatException | UncheckedIOException ex) {
+					// not ours, or not removable by us: leave it
+				}
+			}
+		}
+		catch (IOException ex) {
+			// an unreadable work directory shows up on the first execution, with its cause
+		}
+	}
+
 	private Path createPrivateDirectory() {
 		try {
-			return Files.createTempDirectory(this.settings.workDirectory(), "cave-sandbox-");
+			return Files.createTempDirectory(this.settings.workDirectory(), PRIVATE_PREFIX + ProcessHandle.current().pid() + "-");
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not create a private working directory in "

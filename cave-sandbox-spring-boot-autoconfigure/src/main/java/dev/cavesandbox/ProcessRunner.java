@@ -13,7 +13,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,9 @@ final class ProcessRunner implements AutoCloseable {
 
 	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(5);
 
+	/** Idle I/O threads end after this, so a burst of executions leaves no threads behind. */
+	private static final Duration IO_KEEP_ALIVE = Duration.ofSeconds(2);
+
 	private final Duration killGracePeriod;
 
 	private final ExecutorService launcher;
@@ -47,9 +52,15 @@ final class ProcessRunner implements AutoCloseable {
 
 	ProcessRunner(Duration killGracePeriod) {
 		this.killGracePeriod = killGracePeriod;
-		this.launcher = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
-				threads("cave-sandbox-launcher-"));
-		this.io = Executors.newCachedThreadPool(threads("cave-sandbox-io-"));
+		int launchers = Math.max(2, Runtime.getRuntime().availableProcessors());
+		ThreadPoolExecutor launcher = new ThreadPoolExecutor(launchers, launchers, 0, TimeUnit.NANOSECONDS,
+				new LinkedBlockingQueue<>(), threads("cave-sandbox-launcher-"));
+		// Started now and never timed out: a launcher thread that ended would take the
+		// parent-death signal of its sandboxes with it.
+		launcher.prestartAllCoreThreads();
+		this.launcher = launcher;
+		this.io = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IO_KEEP_ALIVE.toNanos(), TimeUnit.NANOSECONDS,
+				new SynchronousQueue<>(), threads("cave-sandbox-io-"));
 	}
 
 	private static ThreadFactory threads(String prefix) {
@@ -123,11 +134,11 @@ final class ProcessRunner implements AutoCloseable {
 		try {
 			if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
-				terminate(process);
+				terminate(process, spec.wrapped());
 			}
 		}
 		catch (InterruptedException ex) {
-			terminate(process);
+			terminate(process, spec.wrapped());
 			finish(process, tasks, feeder);
 			throw ex;
 		}
@@ -184,14 +195,20 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. Inside a PID namespace
+	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox wrapper
+	 * (our direct child when {@code wrapped}) gets no SIGTERM: bwrap would die at once and take the
+	 * namespace with it, leaving the command no grace period; it gets the SIGKILL. Inside a PID namespace
 	 * the command is PID 1 and ignores SIGTERM unless it installed a handler (pid_namespaces(7));
 	 * the SIGKILL to the wrapper then takes the whole namespace down ({@code unshare --kill-child}).
 	 */
-	private void terminate(Process process) {
+	private void terminate(Process process, boolean wrapped) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
-		process.destroy();
+		if (!wrapped) {
+			// Signal through the handle: Process.destroy() would also close our ends of the pipes
+			// and lose what the tree writes while it shuts down.
+			process.toHandle().destroy();
+		}
 		boolean exited = false;
 		try {
 			exited = process.waitFor(this.killGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
@@ -201,7 +218,7 @@ final class ProcessRunner implements AutoCloseable {
 		}
 		if (!exited) {
 			tree = concat(process.descendants().toList(), tree);
-			process.destroyForcibly();
+			process.toHandle().destroyForcibly();
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
 	}
@@ -215,12 +232,12 @@ final class ProcessRunner implements AutoCloseable {
 	private static void reap(Process process) {
 		try {
 			if (!process.waitFor(REAP_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)) {
-				process.destroyForcibly();
+				process.toHandle().destroyForcibly();
 				process.waitFor();
 			}
 		}
 		catch (InterruptedException ex) {
-			process.destroyForcibly();
+			process.toHandle().destroyForcibly();
 			Thread.currentThread().interrupt();
 		}
 	}
@@ -262,7 +279,7 @@ final class ProcessRunner implements AutoCloseable {
 		this.launcher.shutdown();
 		for (Process process : this.running) {
 			process.descendants().forEach(ProcessHandle::destroyForcibly);
-			process.destroyForcibly();
+			process.toHandle().destroyForcibly();
 		}
 		this.io.shutdown();
 	}
@@ -272,7 +289,7 @@ final class ProcessRunner implements AutoCloseable {
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
 			Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes, OutputStream stdoutSink,
-			OutputStream stderrSink) {
+			OutputStream stderrSink, boolean wrapped) {
 	}
 
 	/**

@@ -2,14 +2,16 @@ package dev.cavesandbox;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
 /**
- * Executor-wide settings: the defaults of every request and the host paths of the mechanism.
+ * Executor-wide settings: the defaults of every request, the mechanism and its host paths.
  * Immutable; create it with {@link #builder()}. The Spring Boot starter binds them from
  * {@code cave.sandbox.*}; the defaults here are the same as those of the properties.
  *
@@ -29,10 +31,33 @@ import java.util.Set;
  * @param unsharePath the util-linux {@code unshare} binary (default {@code /usr/bin/unshare})
  * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to the life of the
  * JVM with a parent-death signal (default {@code /usr/bin/setpriv})
+ * @param mechanism which mechanism isolates the commands (default {@link MechanismChoice#AUTO})
+ * @param loopback whether commands get a private loopback interface that is up, unless a request
+ * says otherwise (default {@code false})
+ * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox, except the
+ * working directory and the hidden directories (default {@code true})
+ * @param hiddenDirectories the host directories replaced by private, empty, writable tmpfs mounts
+ * in the sandbox, so that the host's unix sockets in them cannot be reached (default
+ * {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
+ * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
+ * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism brings up a private
+ * loopback (default {@code /sbin/ip})
+ * @param sandboxExecPath the macOS {@code sandbox-exec} binary (default
+ * {@code /usr/bin/sandbox-exec})
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory,
-		Set<String> passEnvironment, Map<String, String> environment, Path unsharePath, Path setprivPath) {
+		Set<String> passEnvironment, Map<String, String> environment, Path unsharePath, Path setprivPath,
+		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
+		Path bwrapPath, Path ipPath, Path sandboxExecPath) {
+
+	/**
+	 * The directories hidden by default: where host services put their unix sockets ({@code /run},
+	 * {@code /var/run}, {@code /tmp}: {@code docker.sock}, D-Bus, X11, systemd-resolved, nscd), and
+	 * the other host-wide writable places ({@code /var/tmp}, {@code /dev/shm}).
+	 */
+	public static final List<Path> DEFAULT_HIDDEN_DIRECTORIES = List.of(Path.of("/tmp"), Path.of("/var/tmp"),
+			Path.of("/run"), Path.of("/var/run"), Path.of("/dev/shm"));
 
 	/** The {@code PATH} of the baseline environment. */
 	public static final String BASELINE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -54,6 +79,17 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		environment = Map.copyOf(environment);
 		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
+		Objects.requireNonNull(mechanism, "mechanism must not be null");
+		hiddenDirectories = List.copyOf(hiddenDirectories);
+		for (Path directory : hiddenDirectories) {
+			if (!directory.isAbsolute() || directory.getParent() == null) {
+				throw new IllegalArgumentException(
+						"a hidden directory must be an absolute path other than /, but was " + directory);
+			}
+		}
+		Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
+		Objects.requireNonNull(ipPath, "ipPath must not be null");
+		Objects.requireNonNull(sandboxExecPath, "sandboxExecPath must not be null");
 	}
 
 	private static void requirePositive(String name, Duration value) {
@@ -106,6 +142,20 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		private Path unsharePath = Path.of("/usr/bin/unshare");
 
 		private Path setprivPath = Path.of("/usr/bin/setpriv");
+
+		private MechanismChoice mechanism = MechanismChoice.AUTO;
+
+		private boolean loopback;
+
+		private boolean readOnlyRoot = true;
+
+		private List<Path> hiddenDirectories = new ArrayList<>(DEFAULT_HIDDEN_DIRECTORIES);
+
+		private Path bwrapPath = Path.of("/usr/bin/bwrap");
+
+		private Path ipPath = Path.of("/sbin/ip");
+
+		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
 		private Builder() {
 		}
@@ -170,6 +220,47 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return this;
 		}
 
+		public Builder mechanism(MechanismChoice mechanism) {
+			this.mechanism = mechanism;
+			return this;
+		}
+
+		public Builder loopback(boolean loopback) {
+			this.loopback = loopback;
+			return this;
+		}
+
+		public Builder readOnlyRoot(boolean readOnlyRoot) {
+			this.readOnlyRoot = readOnlyRoot;
+			return this;
+		}
+
+		/**
+		 * Replace the hidden directories (by default {@link #DEFAULT_HIDDEN_DIRECTORIES}).
+		 * @param directories the directories to hide
+		 * @return this builder
+		 */
+		public Builder hiddenDirectories(Iterable<Path> directories) {
+			this.hiddenDirectories = new ArrayList<>();
+			directories.forEach(this.hiddenDirectories::add);
+			return this;
+		}
+
+		public Builder bwrapPath(Path bwrapPath) {
+			this.bwrapPath = bwrapPath;
+			return this;
+		}
+
+		public Builder ipPath(Path ipPath) {
+			this.ipPath = ipPath;
+			return this;
+		}
+
+		public Builder sandboxExecPath(Path sandboxExecPath) {
+			this.sandboxExecPath = sandboxExecPath;
+			return this;
+		}
+
 		/**
 		 * Build the settings.
 		 * @return the settings
@@ -178,7 +269,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		public SandboxSettings build() {
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
-					this.passEnvironment, this.environment, this.unsharePath, this.setprivPath);
+					this.passEnvironment, this.environment, this.unsharePath, this.setprivPath, this.mechanism,
+					this.loopback, this.readOnlyRoot, this.hiddenDirectories, this.bwrapPath, this.ipPath,
+					this.sandboxExecPath);
 		}
 
 	}

@@ -9,23 +9,30 @@ package dev.cavesandbox;
 public enum UnavailabilityCause {
 
 	/** The operating system has no primitive that cave-sandbox supports (Windows, BSD, ...). */
-	UNSUPPORTED_OS("this operating system has no network-isolation primitive that cave-sandbox supports",
-			"run on Linux (network namespaces through util-linux unshare) or macOS (sandbox-exec), "
+	UNSUPPORTED_OS("this operating system, or this operating system with the chosen mechanism, has no "
+			+ "network-isolation primitive that cave-sandbox supports (Windows has no per-process network "
+			+ "namespace that a process can create for its child)",
+			"run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with cave.sandbox.mechanism=auto "
+					+ "or a mechanism of that system; on Windows run the JVM in WSL2 or a Linux container; "
 					+ "or use a container or VM as the network boundary"),
 
-	/** The wrapper binary (unshare, setpriv) does not exist at the configured path. */
+	/** The wrapper binary (bwrap, unshare, setpriv, sandbox-exec) does not exist at the configured path. */
 	BINARY_MISSING("the sandbox wrapper binary does not exist",
-			"install util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add util-linux-misc setpriv) "
-					+ "or point cave.sandbox.linux.unshare-path / cave.sandbox.linux.setpriv-path at the binaries"),
+			"install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf install bubblewrap) "
+					+ "or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add util-linux-misc setpriv), "
+					+ "or point cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path "
+					+ "(macOS: cave.sandbox.macos.sandbox-exec-path) at the binaries"),
 
 	/** The wrapper binary exists but cannot be executed (error=13, Permission denied). */
 	BINARY_NOT_EXECUTABLE("the sandbox wrapper binary is not executable",
 			"make the binary executable for the user that runs the JVM (chmod a+x), or point "
-					+ "cave.sandbox.linux.unshare-path at one that is"),
+					+ "cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path at one that is"),
 
 	/**
 	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp profile, a
 	 * container without CAP_SYS_ADMIN, or {@code kernel.unprivileged_userns_clone=0} (Debian).
+	 * bubblewrap says {@code No permissions to create new namespace, likely because the kernel does
+	 * not allow non-privileged user namespaces} in each of these cases.
 	 */
 	KERNEL_REFUSED("the kernel refused to create the user or network namespace (EPERM): a seccomp filter "
 			+ "(for example Docker's default profile), a missing capability, or unprivileged user namespaces disabled",
@@ -43,25 +50,63 @@ public enum UnavailabilityCause {
 			"run on a kernel with user and network namespaces (WSL2, a current distribution kernel) or use a VM"),
 
 	/**
-	 * The namespace was created but writing the uid map was refused, as Ubuntu 23.10+ does with its
-	 * AppArmor restriction of unprivileged user namespaces.
+	 * The namespace was created but it got no privileges inside: writing the uid map, or configuring
+	 * its loopback, was refused. Ubuntu 23.10+ does this with its AppArmor restriction of
+	 * unprivileged user namespaces ({@code write failed /proc/self/uid_map}; bubblewrap:
+	 * {@code setting up uid map: Permission denied} or {@code loopback: Failed RTM_NEWADDR}); so does
+	 * a process whose capability bounding set was cleared.
 	 */
-	UID_MAP_REFUSED("the user namespace was created but its uid map was refused (Ubuntu's AppArmor restriction "
-			+ "of unprivileged user namespaces)",
+	UID_MAP_REFUSED("the user namespace was created but got no privileges inside: its uid map or its loopback "
+			+ "setup was refused (Ubuntu's AppArmor restriction of unprivileged user namespaces, or a process "
+			+ "without capabilities)",
 			"allow user namespaces for this program with an AppArmor profile (see Ubuntu's apparmor userns "
-					+ "documentation), or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"),
+					+ "documentation), or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; in a container, "
+					+ "do not drop the capability bounding set of the JVM"),
 
-	/** macOS refused to apply a Seatbelt profile because the process is already sandboxed. */
+	/**
+	 * The namespaces were created, but the private mounts that hide the host's unix sockets could
+	 * not be set up ({@code mount: ...}, {@code bwrap: Can't mount ...}).
+	 */
+	MOUNT_REFUSED("the sandbox could not set up the private mounts that hide the host's unix sockets",
+			"check that every directory of cave.sandbox.hidden-directories exists and is a plain directory, "
+					+ "that the working directory is on a mount the sandbox can bind, and that no security module "
+					+ "(SELinux, AppArmor) forbids mounts in user namespaces"),
+
+	/**
+	 * A private loopback is required ({@code cave.sandbox.loopback=true}) but the mechanism cannot
+	 * provide one here: the unshare mechanism has no {@code ip} binary, and macOS has no network
+	 * namespaces.
+	 */
+	PRIVATE_LOOPBACK_UNAVAILABLE("cave.sandbox.loopback=true, but the mechanism cannot give the command a "
+			+ "private loopback on this host",
+			"install bubblewrap (it always brings up a private loopback) or iproute2 for the unshare mechanism "
+					+ "(cave.sandbox.linux.ip-path), or set cave.sandbox.loopback=false; macOS cannot isolate a "
+					+ "loopback"),
+
+	/** Isolation was switched off with {@code cave.sandbox.mechanism=none}. */
+	MECHANISM_DISABLED("isolation is switched off by cave.sandbox.mechanism=none",
+			"set cave.sandbox.mechanism=auto (or bwrap, unshare, sandbox-exec) to isolate commands"),
+
+	/**
+	 * macOS refused to apply a Seatbelt profile because the process is already sandboxed
+	 * ({@code sandbox-exec: sandbox_apply: Operation not permitted}, exit 71; the kernel logs
+	 * {@code forbidden-sandbox-reinit}): Seatbelt sandboxes do not nest.
+	 */
 	NESTED_SANDBOX_REFUSED("sandbox-exec refused to apply the Seatbelt profile (sandbox_apply: Operation not "
-			+ "permitted): this process already runs inside a sandbox",
-			"run the JVM outside the App Sandbox or another sandbox-exec profile"),
+			+ "permitted): this process already runs inside a Seatbelt sandbox, and Seatbelt sandboxes do not nest",
+			"run the JVM outside the App Sandbox and outside any tool that wraps its children in sandbox-exec; "
+					+ "or, if that outer sandbox already denies the network, use cave.sandbox.mode=fallback"),
 
 	/** The probe did not finish within its time limit. */
 	PROBE_TIMEOUT("the isolation probe did not finish in time",
 			"check that the host is not overloaded, or raise cave.sandbox.probe-timeout"),
 
-	/** The sandbox started, but the child could still see a network: isolation was not verified. */
-	NOT_VERIFIED("the sandbox started but the probe could not verify that the child sees no network",
+	/**
+	 * The sandbox started, but the probe could not verify what it must: that the child sees no
+	 * network, its own PID namespace, the hidden directories and no capabilities.
+	 */
+	NOT_VERIFIED("the sandbox started but the probe could not verify that the child is isolated "
+			+ "(no network, hidden host sockets)",
 			"report this with the probe detail; use a container or VM as the network boundary meanwhile"),
 
 	/** Anything else the wrapper reported; the probe detail carries its message. */

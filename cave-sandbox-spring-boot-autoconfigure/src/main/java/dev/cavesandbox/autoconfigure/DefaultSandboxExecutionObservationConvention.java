@@ -1,0 +1,49 @@
+package dev.cavesandbox.autoconfigure;
+
+import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.HighCardinalityKeyNames;
+import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.LowCardinalityKeyNames;
+import io.micrometer.common.KeyValue;
+import io.micrometer.common.KeyValues;
+
+/**
+ * The default {@link SandboxExecutionObservationConvention}: name {@value #NAME}, the keys of
+ * {@link SandboxObservationDocumentation}.
+ */
+public class DefaultSandboxExecutionObservationConvention implements SandboxExecutionObservationConvention {
+
+	/** The name of the observation, and so of its timer. */
+	public static final String NAME = "cave.sandbox.execution";
+
+	@Override
+	public String getName() {
+		return NAME;
+	}
+
+	@Override
+	public String getContextualName(SandboxExecutionObservationContext context) {
+		return "sandbox execution";
+	}
+
+	@Override
+	public KeyValues getLowCardinalityKeyValues(SandboxExecutionObservationContext context) {
+		String errorCode = context.getErrorCode();
+		return KeyValues.of(LowCardinalityKeyNames.MECHANISM.withValue(context.getIsolation().mechanism()),
+				LowCardinalityKeyNames.ISOLATED.withValue(String.valueOf(context.getIsolation().networkIsolated())),
+				LowCardinalityKeyNames.OUTCOME.withValue(context.getOutcome().name()),
+				(errorCode != null) ? LowCardinalityKeyNames.ERROR_CODE.withValue(errorCode)
+						: LowCardinalityKeyNames.ERROR_CODE.withNoneValue());
+	}
+
+	@Override
+	public KeyValues getHighCardinalityKeyValues(SandboxExecutionObservationContext context) {
+		KeyValues keyValues = KeyValues
+			.of(HighCardinalityKeyNames.COMMAND.withValue(context.getRequest().argv().get(0)));
+		ExecutionResult result = context.getResult();
+		if (result != null) {
+			keyValues = keyValues.and(HighCardinalityKeyNames.EXIT_CODE.withValue(String.valueOf(result.exitCode())));
+		}
+		return keyValues;
+	}
+
+}

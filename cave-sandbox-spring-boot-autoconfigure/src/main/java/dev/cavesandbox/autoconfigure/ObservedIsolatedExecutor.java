@@ -1,0 +1,113 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.Isolation;
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An {@link IsolatedExecutor} that records one {@link SandboxObservationDocumentation#EXECUTION
+ * observation} per execution of the executor it decorates. An asynchronous execution is observed
+ * from the call until its future completes; the future returned is the delegate's own, so that
+ * cancelling it still kills the process tree.
+ */
+final class ObservedIsolatedExecutor implements IsolatedExecutor {
+
+	private static final SandboxExecutionObservationConvention DEFAULT_CONVENTION = new DefaultSandboxExecutionObservationConvention();
+
+	private final IsolatedExecutor delegate;
+
+	private final ObservationRegistry registry;
+
+	private final @Nullable SandboxExecutionObservationConvention convention;
+
+	ObservedIsolatedExecutor(IsolatedExecutor delegate, ObservationRegistry registry,
+			@Nullable SandboxExecutionObservationConvention convention) {
+		this.delegate = delegate;
+		this.registry = registry;
+		this.convention = convention;
+	}
+
+	@Override
+	public ExecutionResult execute(ExecutionRequest request) {
+		SandboxExecutionObservationContext context = new SandboxExecutionObservationContext(request,
+				executorIsolation());
+		return observation(context).observe(() -> {
+			ExecutionResult result = this.delegate.execute(request);
+			context.setResult(result);
+			return result;
+		});
+	}
+
+	@Override
+	public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
+		SandboxExecutionObservationContext context = new SandboxExecutionObservationContext(request,
+				executorIsolation());
+		Observation observation = observation(context).start();
+		CompletableFuture<ExecutionResult> future;
+		try (Observation.Scope scope = observation.openScope()) {
+			future = this.delegate.executeAsync(request);
+		}
+		catch (RuntimeException | Error ex) {
+			observation.error(ex);
+			observation.stop();
+			throw ex;
+		}
+		future.whenComplete((result, failure) -> {
+			if (failure != null) {
+				observation.error((failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure);
+			}
+			else {
+				context.setResult(result);
+			}
+			observation.stop();
+		});
+		return future;
+	}
+
+	private Observation observation(SandboxExecutionObservationContext context) {
+		return SandboxObservationDocumentation.EXECUTION.observation(this.convention, DEFAULT_CONVENTION,
+				() -> context, this.registry);
+	}
+
+	private Isolation executorIsolation() {
+		try {
+			return this.delegate.isolation();
+		}
+		catch (NetworkIsolationUnavailableException ex) {
+			return Isolation.NONE;
+		}
+	}
+
+	@Override
+	public Isolation isolation() {
+		return this.delegate.isolation();
+	}
+
+	@Override
+	public void close() {
+		this.delegate.close();
+	}
+
+	/**
+	 * Return the decorated executor.
+	 * @return the executor
+	 */
+	IsolatedExecutor delegate() {
+		return this.delegate;
+	}
+
+	@Override
+	public String toString() {
+		return "Observed" + this.delegate;
+	}
+
+}

@@ -1,0 +1,95 @@
+package dev.cavesandbox;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class ExecutionRequestTests {
+
+	@Test
+	void emptyArgvIsRejected() {
+		assertInvalid(() -> ExecutionRequest.of(), "argv must name a command: it is empty");
+		assertInvalid(() -> ExecutionRequest.builder(List.of()), "it is empty");
+		assertInvalid(() -> ExecutionRequest.of(""), "argv[0] must name a command: it is an empty string");
+	}
+
+	@Test
+	void nullArgumentIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder(Arrays.asList("echo", null)), "argv[1] is null");
+	}
+
+	@Test
+	void nulByteInAnArgumentIsRejected() {
+		assertInvalid(() -> ExecutionRequest.of("echo", "a\0b"), "argv[1] contains a NUL byte");
+		assertInvalid(() -> ExecutionRequest.of("ec\0ho"), "argv[0] contains a NUL byte");
+	}
+
+	@Test
+	void badEnvironmentIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("env").environment("A=B", "x"), "contain no '='");
+		assertInvalid(() -> ExecutionRequest.builder("env").environment("", "x"), "must be non-empty");
+		assertInvalid(() -> ExecutionRequest.builder("env").environment("A", "x\0y"), "contains a NUL byte");
+		assertInvalid(() -> ExecutionRequest.builder("env").passEnvironment("A\0"), "contains a NUL byte");
+	}
+
+	@Test
+	void zeroOrNegativeTimeoutIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("true").timeout(Duration.ZERO), "timeout must be positive");
+		assertInvalid(() -> ExecutionRequest.builder("true").timeout(Duration.ofMillis(-1)), "timeout must be positive");
+	}
+
+	@Test
+	void zeroOrNegativeOutputCapIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("true").maxOutputBytes(0), "maxOutputBytes must be positive");
+		assertInvalid(() -> ExecutionRequest.builder("true").maxOutputBytes(-5), "maxOutputBytes must be positive");
+	}
+
+	@Test
+	void requestIsImmutableAndKeepsWhatWasSet() {
+		List<String> argv = new java.util.ArrayList<>(List.of("cat", "-"));
+		byte[] input = "in".getBytes(StandardCharsets.UTF_8);
+		ExecutionRequest request = ExecutionRequest.builder(argv)
+			.workingDirectory(Path.of("/srv"))
+			.environment("A", "1")
+			.passEnvironment("TZ")
+			.stdin(input)
+			.timeout(Duration.ofSeconds(3))
+			.maxOutputBytes(10)
+			.build();
+		argv.add("changed");
+		input[0] = 'X';
+		assertThat(request.argv()).containsExactly("cat", "-");
+		assertThat(request.workingDirectory()).isEqualTo(Path.of("/srv"));
+		assertThat(request.environment()).containsEntry("A", "1");
+		assertThat(request.passEnvironment()).containsExactly("TZ");
+		assertThat(request.timeout()).isEqualTo(Duration.ofSeconds(3));
+		assertThat(request.maxOutputBytes()).isEqualTo(10);
+		assertThat(request.stdin().get()).hasContent("in");
+		assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(() -> request.argv().add("x"));
+	}
+
+	@Test
+	void unsetValuesAreLeftToTheExecutor() {
+		ExecutionRequest request = ExecutionRequest.of("true");
+		assertThat(request.workingDirectory()).isNull();
+		assertThat(request.timeout()).isNull();
+		assertThat(request.maxOutputBytes()).isNull();
+		assertThat(request.stdin()).isNull();
+	}
+
+	private static void assertInvalid(ThrowingCallable call, String message) {
+		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(call)
+			.withMessageContaining(message)
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"))
+			.satisfies((ex) -> assertThat(ex.getMessage()).startsWith("cave_sandbox_invalid_request: "));
+	}
+
+}

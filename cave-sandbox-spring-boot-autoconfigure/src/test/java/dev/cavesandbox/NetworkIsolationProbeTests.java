@@ -1,0 +1,494 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.mechanism.FilesystemView;
+import dev.cavesandbox.mechanism.SandboxExecMechanism;
+import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.UnshareMechanism;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+class NetworkIsolationProbeTests {
+
+	private static final String MACOS = "Mac OS X";
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void autoVerifiesBubblewrapFirstWithEveryFact() {
+		IsolationCapability capability = probe(SandboxSettings.defaults());
+		assertThat(capability.available()).as("%s", capability).isTrue();
+		assertThat(capability.mechanism()).isEqualTo("bwrap");
+		assertThat(capability.sandbox()).isInstanceOf(BubblewrapMechanism.class);
+		assertThat(capability.cause()).isNull();
+		assertThat(capability.privateLoopback()).isTrue();
+		assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("network namespace net:["))
+			.anyMatch((fact) -> fact.startsWith("PID namespace pid:["))
+			.anyMatch((fact) -> fact.startsWith("hidden: /tmp, /var/tmp, /run"))
+			.contains("only interface: lo", "capabilities: none", "working directory: visible and writable",
+					"root filesystem: read-only", "loopback: up, private (the host's loopback is another namespace's)");
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void unshareIsVerifiedWithLoopbackDownAndAPrivateLoopbackOnRequest() {
+		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).build());
+		assertThat(capability.available()).as("%s", capability).isTrue();
+		assertThat(capability.mechanism()).isEqualTo("unshare");
+		assertThat(capability.privateLoopback()).isTrue();
+		assertThat(capability.verified()).contains("only interface: lo", "loopback: down", "capabilities: none",
+				"root filesystem: read-only", "private loopback on request: lo up, verified");
+		assertThat(((UnshareMechanism) capability.sandbox()).keepUid()).isTrue();
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void autoFallsBackToUnshareWhereBubblewrapIsMissingAndSaysWhy(@TempDir Path directory) {
+		Path missing = directory.resolve("bwrap");
+		IsolationCapability capability = probe(SandboxSettings.builder().bwrapPath(missing).build());
+		assertThat(capability.mechanism()).isEqualTo("unshare");
+		assertThat(capability.verified())
+			.contains("not chosen: bwrap unavailable, BINARY_MISSING (bwrap: " + missing + " does not exist)");
+	}
+
+	/**
+	 * bwrap's outer process exits before its sandbox's init, which is left for PID 1 to reap; a JVM
+	 * that is PID 1 never does, so auto prefers unshare there, and names the risk if bwrap is used.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void jvmThatIsPidOnePrefersUnshareAndIsWarnedAboutBubblewrap(@TempDir Path directory) {
+		IsolationCapability auto = new NetworkIsolationProbe(SandboxSettings.defaults(), "Linux", 1).probe();
+		assertThat(auto.mechanism()).isEqualTo("unshare");
+		IsolationCapability bwrap = new NetworkIsolationProbe(
+				SandboxSettings.builder().mechanism(MechanismChoice.BWRAP).build(), "Linux", 1)
+			.probe();
+		assertThat(bwrap.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
+		IsolationCapability fallback = new NetworkIsolationProbe(
+				SandboxSettings.builder().unsharePath(directory.resolve("unshare")).build(), "Linux", 1)
+			.probe();
+		assertThat(fallback.mechanism()).isEqualTo("bwrap");
+		assertThat(fallback.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1)
+			.anyMatch((fact) -> fact.startsWith("not chosen: unshare unavailable, BINARY_MISSING"));
+		assertThat(probe(SandboxSettings.defaults()).verified()).doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
+	}
+
+	/**
+	 * The fact behind that rule, for real: under a PID 1 that reaps only what it started (Perl's
+	 * {@code system}, as a JVM's process API), each bwrap run leaves a zombie, and unshare none.
+	 */
+	@ParameterizedTest
+	@CsvSource({ "BWRAP,1", "UNSHARE,0" })
+	@EnabledOnOs(OS.LINUX)
+	void underAPidOneThatDoesNotReapOrphansOnlyBubblewrapLeavesAZombie(MechanismChoice choice, int zombies,
+			@TempDir Path directory) throws Exception {
+		SandboxMechanism mechanism = probe(SandboxSettings.builder().mechanism(choice).build()).sandbox();
+		List<String> command = new ArrayList<>(List.of("/usr/bin/unshare", "--user", "--map-root-user", "--pid",
+				"--fork", "--mount-proc", "perl", "-e", "system(@ARGV) == 0 or die \"sandbox failed: $?\\n\"; "
+						+ "select(undef, undef, undef, 0.3); print scalar(grep { /^Z/ } `ps -eo stat=`), \"\\n\";"));
+		command.addAll(mechanism.commandLine(List.of("true"), directory.toRealPath(), false));
+		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor()).as(output).isZero();
+		assertThat(output.trim()).isEqualTo(String.valueOf(zombies));
+	}
+
+	/**
+	 * The command lines that the probe verified as root also isolate a user without privileges:
+	 * the same builders, with that user's uid, spawned through setpriv.
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	@EnabledOnOs(OS.LINUX)
+	void verifiedCommandLinesAlsoIsolateAnUnprivilegedUser(MechanismChoice choice, @TempDir Path directory)
+			throws Exception {
+		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
+		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(choice).build());
+		SandboxMechanism mechanism = capability.sandbox();
+		if (mechanism instanceof UnshareMechanism unshare) {
+			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
+					65534, 65534, true);
+		}
+		UserPrincipal nobody = directory.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+		Files.setOwner(directory, nobody);
+		String script = "id -u; readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+				+ "ls -A /tmp | wc -l; touch written && echo written; grep CapEff /proc/self/status | cut -f2";
+		List<String> command = new ArrayList<>(
+				List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"));
+		command.addAll(mechanism.commandLine(List.of("/bin/sh", "-c", script), directory.toRealPath(), false));
+		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor()).as(output).isZero();
+		String hostNamespace = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+		List<String> lines = output.lines().map(String::trim).toList();
+		assertThat(lines).hasSize(6);
+		assertThat(lines.get(0)).isEqualTo("65534");
+		assertThat(lines.get(1)).startsWith("net:[").isNotEqualTo(hostNamespace);
+		assertThat(lines.subList(2, 6)).containsExactly("lo", "1", "written", "0000000000000000");
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void missingUnshareBinaryIsNamed(@TempDir Path directory) {
+		Path missing = directory.resolve("unshare");
+		IsolationCapability capability = probe(
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(missing).build());
+		assertThat(capability.available()).isFalse();
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
+		assertThat(capability.detail()).contains(missing.toString());
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void nonExecutableUnshareBinaryIsNamed(@TempDir Path directory) throws IOException {
+		Path file = Files.writeString(directory.resolve("unshare"), "not a program");
+		IsolationCapability capability = probe(
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(file).build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_NOT_EXECUTABLE);
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void withBothBinariesMissingEachIsNamed(@TempDir Path directory) {
+		IsolationCapability capability = probe(SandboxSettings.builder()
+			.bwrapPath(directory.resolve("bwrap"))
+			.unsharePath(directory.resolve("unshare"))
+			.build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
+		assertThat(capability.detail()).contains("bwrap unavailable", directory.resolve("bwrap").toString(),
+				"unshare unavailable", directory.resolve("unshare").toString());
+	}
+
+	/**
+	 * The kernel's real answers, produced by running the real binaries where the kernel refuses
+	 * them (see {@link RestrictedHost}).
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = {
+			"UNSHARE|unshareWithNamespaceLimitZero|NAMESPACE_LIMIT|unshare: unshare failed: No space left on device",
+			"BWRAP|bwrapWithNamespaceLimitZero|NAMESPACE_LIMIT|bwrap: Creating new namespace failed: nesting depth or "
+					+ "/proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
+			"UNSHARE|unshareWithoutCapabilities|UID_MAP_REFUSED|unshare: write failed /proc/self/uid_map: Operation not "
+					+ "permitted",
+			"BWRAP|bwrapWithoutCapabilities|UID_MAP_REFUSED|bwrap: setting up uid map: Operation not permitted" })
+	@EnabledOnOs(OS.LINUX)
+	void realKernelRefusalsAreClassified(MechanismChoice choice, String wrapper, UnavailabilityCause cause,
+			String message, @TempDir Path directory) throws Exception {
+		Path binary = (Path) RestrictedHost.class.getMethod(wrapper, Path.class).invoke(null, directory);
+		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(choice);
+		if (choice == MechanismChoice.BWRAP) {
+			settings.bwrapPath(binary);
+		}
+		else {
+			settings.unsharePath(binary);
+		}
+		IsolationCapability capability = probe(settings.build());
+		assertThat(capability.cause()).isEqualTo(cause);
+		assertThat(capability.detail()).contains(message);
+		assertThat(capability.sandbox()).isNull();
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void whereEveryMechanismIsRefusedTheKernelsCauseIsReported(@TempDir Path directory) throws IOException {
+		IsolationCapability capability = probe(SandboxSettings.builder()
+			.bwrapPath(RestrictedHost.bwrapWithNamespaceLimitZero(directory))
+			.unsharePath(RestrictedHost.unshareWithNamespaceLimitZero(directory))
+			.build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);
+		assertThat(capability.detail()).contains("bwrap unavailable, NAMESPACE_LIMIT", "unshare unavailable, NAMESPACE_LIMIT");
+	}
+
+	/**
+	 * Wrappers that skip their options and run the probe's script in the host's namespaces (the
+	 * unshare one also skips its setup script, which must never run on the host): the probe must
+	 * notice.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "BWRAP|shift", "UNSHARE|shift 5" })
+	@EnabledOnOs(OS.LINUX)
+	void aWrapperThatDoesNotIsolateIsNotVerified(MechanismChoice choice, String skip, @TempDir Path directory)
+			throws IOException {
+		Path fake = RestrictedHost.script(directory, "fake",
+				"while [ \"$1\" != \"--\" ]; do shift; done; " + skip + "; exec \"$@\"");
+		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(choice);
+		if (choice == MechanismChoice.BWRAP) {
+			settings.bwrapPath(fake);
+		}
+		else {
+			settings.unsharePath(fake);
+		}
+		IsolationCapability capability = probe(settings.build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).contains("is not a new one");
+	}
+
+	/**
+	 * A wrapper that keeps the host's user namespace: the setup script refuses to mount. (The
+	 * wrapper still gives it a throwaway mount namespace, so that a broken guard could not hide this
+	 * host's directories.)
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void unshareSetupRefusesToRunOutsideANewUserNamespace(@TempDir Path directory) throws IOException {
+		assumeThat(System.getProperty("user.name")).as("a mount namespace without a user namespace needs root")
+			.isEqualTo("root");
+		Path fake = RestrictedHost.script(directory, "fake", "while [ \"$1\" != \"--\" ]; do shift; done; shift; "
+				+ "exec /usr/bin/unshare --mount --propagation private -- \"$@\"");
+		IsolationCapability capability = probe(
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(fake).build());
+		assertThat(capability.available()).isFalse();
+		assertThat(capability.detail()).contains("exit 125", "cave-sandbox: not in a new user namespace");
+	}
+
+	/**
+	 * util-linux before 2.38 has no {@code --map-user}: simulated by a wrapper that rejects it the
+	 * way getopt does; the command then runs as uid 0 of the outer namespace, without capabilities.
+	 * The wrapper lives outside the hidden directories, since the sandbox runs it again inside.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void olderUtilLinuxFallsBackToRootWithoutCapabilities() throws IOException {
+		Path directory = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()),
+				"util-linux-2.37-");
+		Path old = RestrictedHost.script(directory, "unshare", "for a in \"$@\"; do case \"$a\" in --map-user=*) "
+				+ "echo \"unshare: unrecognized option '$a'\" >&2; exit 1;; esac; done; exec /usr/bin/unshare \"$@\"");
+		IsolationCapability capability = probe(
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(old).build());
+		assertThat(capability.available()).as("%s", capability).isTrue();
+		assertThat(((UnshareMechanism) capability.sandbox()).keepUid()).isFalse();
+		assertThat(capability.verified()).contains("capabilities: none", "root filesystem: read-only")
+			.anyMatch((fact) -> fact.startsWith("hidden: /tmp"));
+		if ("root".equals(System.getProperty("user.name"))) {
+			assertThat(capability.verified()).contains("uid 0: the caller's");
+		}
+		else {
+			assertThat(capability.verified()).anyMatch((fact) -> fact.endsWith("is mapped to root without capabilities"));
+		}
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void probeThatHangsTimesOut(@TempDir Path directory) throws IOException {
+		Path slow = RestrictedHost.script(directory, "bwrap", "exec sleep 30");
+		IsolationCapability capability = probe(SandboxSettings.builder()
+			.mechanism(MechanismChoice.BWRAP)
+			.bwrapPath(slow)
+			.probeTimeout(Duration.ofMillis(300))
+			.killGracePeriod(Duration.ofMillis(100))
+			.build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.PROBE_TIMEOUT);
+	}
+
+	@Test
+	void mechanismNoneIsReportedAsSwitchedOff() {
+		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.NONE).build());
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
+		assertThat(capability.detail()).isEmpty();
+		assertThat(capability.cause().description()).contains("cave.sandbox.mechanism=none");
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "Windows 11|AUTO", "Windows Server 2022|AUTO", "FreeBSD|AUTO", "SunOS|AUTO",
+			"Mac OS X|BWRAP", "Mac OS X|UNSHARE", "Linux|SANDBOX_EXEC" })
+	void systemsAndMechanismsWithoutAPrimitiveAreUnsupported(String osName, MechanismChoice choice) {
+		IsolationCapability capability = new NetworkIsolationProbe(SandboxSettings.builder().mechanism(choice).build(),
+				osName)
+			.probe();
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.UNSUPPORTED_OS);
+		assertThat(capability.detail()).contains("os.name=" + osName);
+		if (choice != MechanismChoice.AUTO) {
+			assertThat(capability.detail()).contains("cave.sandbox.mechanism=" + choice.name().toLowerCase().replace('_', '-'));
+		}
+	}
+
+	@Test
+	@EnabledOnOs({ OS.LINUX, OS.MAC })
+	void onWindowsStrictFailsClosedAndFallbackRunsUnisolatedAsOnLinux(@TempDir Path directory) {
+		SandboxSettings settings = SandboxSettings.defaults();
+		IsolationCapability capability = new NetworkIsolationProbe(settings, "Windows 11").probe();
+		assertThat(capability.detail()).contains("Windows has no network namespace");
+		assertThat(capability.cause().fix()).contains("WSL2");
+		Path marker = directory.resolve("marker");
+		assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+			.isThrownBy(() -> new UnavailableIsolatedExecutor(capability).execute("touch", marker.toString()))
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_os_network_isolation_unavailable"))
+			.satisfies((ex) -> assertThat(ex.cause()).isEqualTo(UnavailabilityCause.UNSUPPORTED_OS))
+			.withMessageContaining("os.name=Windows 11");
+		assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+			.isThrownBy(() -> ProcessIsolatedExecutor.isolated(settings, capability));
+		assertThat(marker).doesNotExist();
+		try (ProcessIsolatedExecutor fallback = ProcessIsolatedExecutor.unisolated(settings)) {
+			ExecutionResult result = fallback.execute("touch", marker.toString());
+			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+		}
+		assertThat(marker).exists();
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void macosNestedSandboxRefusalIsDetectedFromItsRealMessage(@TempDir Path directory) throws IOException {
+		Path sandboxExec = RestrictedHost.script(directory, "sandbox-exec",
+				"echo 'sandbox-exec: sandbox_apply: Operation not permitted' >&2; exit 71");
+		IsolationCapability capability = probeMacos(SandboxSettings.builder().sandboxExecPath(sandboxExec));
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NESTED_SANDBOX_REFUSED);
+		assertThat(capability.detail()).isEqualTo("exit 71: sandbox-exec: sandbox_apply: Operation not permitted");
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void macosMissingSandboxExecIsNamed(@TempDir Path directory) {
+		IsolationCapability capability = probeMacos(
+				SandboxSettings.builder().sandboxExecPath(directory.resolve("sandbox-exec")));
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
+		assertThat(capability.detail()).startsWith("sandbox-exec: ");
+	}
+
+	/**
+	 * A stand-in for sandbox-exec that runs the command without any sandbox: the probe's connect
+	 * test reaches its listener, so nothing is claimed.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void macosProfileThatDoesNotDenyTheNetworkIsNotVerified(@TempDir Path directory) throws IOException {
+		Path sandboxExec = RestrictedHost.script(directory, "sandbox-exec",
+				"while [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"");
+		IsolationCapability capability = probeMacos(SandboxSettings.builder().sandboxExecPath(sandboxExec));
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).contains("reached a listener of the probe");
+	}
+
+	/**
+	 * A stand-in for sandbox-exec that checks its arguments are the Seatbelt command line, then
+	 * denies the network the Linux way: the probe's logic, run for real.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void macosProfileThatDeniesTheNetworkIsVerified(@TempDir Path directory) throws IOException {
+		Path sandboxExec = RestrictedHost.script(directory, "sandbox-exec",
+				"[ \"$1\" = -p ] && case \"$2\" in *'(deny network*)'*) ;; *) exit 64;; esac "
+						+ "&& case \"$3\" in -DWORKDIR=/*) ;; *) exit 64;; esac && [ \"$4\" = -- ] || exit 64; "
+						+ "shift 4; exec /usr/bin/unshare --user --map-root-user --net \"$@\"");
+		IsolationCapability capability = probeMacos(SandboxSettings.builder().sandboxExecPath(sandboxExec));
+		assertThat(capability.available()).as("%s", capability).isTrue();
+		assertThat(capability.mechanism()).isEqualTo("sandbox-exec");
+		assertThat(capability.privateLoopback()).isFalse();
+		assertThat(capability.verified()).contains("sandbox-exec applied the deny-network profile (sandbox_apply succeeded)")
+			.anyMatch((fact) -> fact.startsWith("a TCP connect from inside to a listener of the probe on 127.0.0.1 "
+					+ "failed and nothing arrived"));
+	}
+
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void macosCannotProvideARequiredPrivateLoopback(@TempDir Path directory) throws IOException {
+		Path sandboxExec = RestrictedHost.script(directory, "sandbox-exec", "exit 0");
+		IsolationCapability capability = probeMacos(
+				SandboxSettings.builder().sandboxExecPath(sandboxExec).loopback(true));
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = {
+			"unshare: unshare failed: Operation not permitted|KERNEL_REFUSED",
+			"unshare: unshare failed: No space left on device|NAMESPACE_LIMIT",
+			"unshare: unshare failed: Invalid argument|USER_NAMESPACES_UNSUPPORTED",
+			"unshare: write failed /proc/self/uid_map: Operation not permitted|UID_MAP_REFUSED",
+			"unshare: cannot open /proc/self/setgroups: Permission denied|UID_MAP_REFUSED",
+			"bwrap: setting up uid map: Permission denied|UID_MAP_REFUSED",
+			"bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted|UID_MAP_REFUSED",
+			"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged "
+					+ "user namespaces. On e.g. debian this can be enabled with 'sysctl "
+					+ "kernel.unprivileged_userns_clone=1'.|KERNEL_REFUSED",
+			"bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded "
+					+ "(ENOSPC)|NAMESPACE_LIMIT",
+			"bwrap: Creating new namespace failed: Invalid argument|USER_NAMESPACES_UNSUPPORTED",
+			"bwrap: Can't mount tmpfs on /newroot/var/run: No such file or directory|MOUNT_REFUSED",
+			"mount: /run: permission denied.|MOUNT_REFUSED",
+			"sandbox-exec: sandbox_apply: Operation not permitted|NESTED_SANDBOX_REFUSED",
+			"setpriv: something unexpected|UNKNOWN" })
+	void wrapperMessagesAreClassified(String stderr, UnavailabilityCause cause) {
+		assertThat(NetworkIsolationProbe.classify(stderr)).isEqualTo(cause);
+	}
+
+	@Test
+	void everyCauseNamesItsFix() {
+		for (UnavailabilityCause cause : UnavailabilityCause.values()) {
+			assertThat(cause.description()).as("%s", cause).isNotBlank();
+			assertThat(cause.fix()).as("%s", cause).isNotBlank().doesNotEndWith(".");
+		}
+	}
+
+	@Test
+	void childThatStillSeesAHostDirectoryIsNotVerified() {
+		NetworkIsolationProbe.Host host = host(Map.of(Path.of("/tmp"), 42L));
+		IsolationCapability hidden = verdict(host, "hidden=43 /tmp");
+		assertThat(hidden.available()).as("%s", hidden).isTrue();
+		assertThat(hidden.verified()).contains("hidden: /tmp (private empty tmpfs)");
+		IsolationCapability visible = verdict(host, "hidden=42 /tmp");
+		assertThat(visible.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(visible.detail()).contains("/tmp is still the host's");
+	}
+
+	@Test
+	void childWithCapabilitiesIsNotVerified() {
+		IsolationCapability verdict = verdict(host(Map.of()), "caps=000001ffffffffff");
+		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(verdict.detail()).contains("holds capabilities");
+	}
+
+	@Test
+	void childWithAnotherInterfaceIsNotVerified() {
+		IsolationCapability verdict = verdict(host(Map.of()), "if=eth0");
+		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(verdict.detail()).contains("[eth0, lo]");
+	}
+
+	private static NetworkIsolationProbe.Host host(Map<Path, Long> hidden) {
+		return new NetworkIsolationProbe.Host("net:[1]", "pid:[2]", 1000, 1000,
+				FilesystemView.of(List.copyOf(hidden.keySet()), true), hidden);
+	}
+
+	/**
+	 * Judge a child's report that is right in every respect, except where {@code override} sets a
+	 * fact (a key given twice counts by its first value, so the override comes first).
+	 */
+	private static IsolationCapability verdict(NetworkIsolationProbe.Host host, String override) {
+		String report = override + "\nnet=net:[3]\npid=pid:[4]\nuid=1000\ncaps=0000000000000000\nmarker="
+				+ NetworkIsolationProbe.MARKER + "\nwrite=ok\nroot=read-only\nlo=down\nif=lo\n";
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), host.view());
+		return NetworkIsolationProbe.verdict(mechanism, outcome, host, false, Duration.ofMillis(5));
+	}
+
+	private static IsolationCapability probeMacos(SandboxSettings.Builder settings) {
+		IsolationCapability capability = new NetworkIsolationProbe(settings.build(), MACOS).probe();
+		if (capability.available()) {
+			assertThat(capability.sandbox()).isInstanceOf(SandboxExecMechanism.class);
+		}
+		return capability;
+	}
+
+	private static IsolationCapability probe(SandboxSettings settings) {
+		return new NetworkIsolationProbe(settings).probe();
+	}
+
+}

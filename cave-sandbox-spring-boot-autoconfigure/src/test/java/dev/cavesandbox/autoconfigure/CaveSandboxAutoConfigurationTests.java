@@ -1,0 +1,251 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.Isolation;
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.RestrictedHost;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.UnavailableIsolatedExecutor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.mockito.Mockito;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+@EnabledOnOs(OS.LINUX)
+@ExtendWith(OutputCaptureExtension.class)
+class CaveSandboxAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(CaveSandboxAutoConfiguration.class));
+
+	@Test
+	void verifiedHostGetsAnIsolatingExecutorThatRunsCommands() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(IsolatedExecutor.class);
+			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+			assertThat(executor).isInstanceOf(ProcessIsolatedExecutor.class);
+			assertThat(executor.isolation()).isEqualTo(new Isolation("bwrap", true));
+			ExecutionResult result = executor.execute("echo", "hello");
+			assertThat(result.stdoutText()).isEqualTo("hello\n");
+			assertThat(result.isolation().networkIsolated()).isTrue();
+		});
+	}
+
+	@Test
+	void fallbackModeStillIsolatesWhereIsolationIsVerified() {
+		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(context.getBean(IsolatedExecutor.class).isolation().networkIsolated()).isTrue());
+	}
+
+	@Test
+	void conditionsReportSaysWhichExecutorWasChosenAndWhy() {
+		this.runner.run((context) -> {
+			ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
+			String isolated = CaveSandboxAutoConfiguration.IsolatedExecutorConfiguration.class.getName();
+			assertThat(report.getConditionAndOutcomesBySource().get(isolated).isFullMatch()).isTrue();
+			assertThat(report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
+				.contains("@ConditionalOnNetworkIsolation (available)")
+				.contains("network isolation verified by the probe")
+				.contains(": bwrap [")
+				.contains("only interface: lo");
+			String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
+			assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isFalse();
+		});
+	}
+
+	@Test
+	void probeRunsOncePerContextAndIsExposedAsABean(CapturedOutput output) {
+		this.runner.run((context) -> {
+			IsolationCapability capability = context.getBean(IsolationCapability.class);
+			assertThat(capability.available()).isTrue();
+			assertThat(ProbedCapability.get(context.getBeanFactory(), context.getEnvironment())).isSameAs(capability);
+		});
+		assertThat(output.getAll().split("Network isolation verified in", -1)).hasSize(2);
+	}
+
+	@Test
+	void usersOwnExecutorWins() {
+		this.runner.withUserConfiguration(UserExecutorConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(IsolatedExecutor.class);
+			assertThat(context.getBean(IsolatedExecutor.class)).isSameAs(context.getBean("userExecutor"));
+		});
+	}
+
+	@Test
+	void usersOwnExecutorWinsEvenInStrictModeWithoutIsolation(@TempDir Path directory) {
+		this.runner.withUserConfiguration(UserExecutorConfiguration.class)
+			.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IsolatedExecutor.class));
+	}
+
+	@Test
+	void strictModeFailsStartupWhenUnshareIsMissing(@TempDir Path directory) {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.isInstanceOf(NetworkIsolationUnavailableException.class)
+					.hasMessageContaining("cave_sandbox_os_network_isolation_unavailable")
+					.hasMessageContaining("does not exist");
+			});
+	}
+
+	@Test
+	void strictModeWithoutFailFastStartsAndRunsNothing(@TempDir Path directory) {
+		Path marker = directory.resolve("marker");
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=unshare",
+					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"), "cave.sandbox.fail-fast=false")
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				assertThat(executor).isInstanceOf(UnavailableIsolatedExecutor.class);
+				assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+					.isThrownBy(() -> executor.execute("touch", marker.toString()))
+					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_os_network_isolation_unavailable"))
+					.satisfies((ex) -> assertThat(ex.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING));
+				assertThat(executor.executeAsync(ExecutionRequest.of("touch", marker.toString())))
+					.failsWithin(java.time.Duration.ofSeconds(5));
+				assertThat(marker).doesNotExist();
+			});
+	}
+
+	@Test
+	void strictModeRunsNothingWhenTheKernelRefusesNamespaces(@TempDir Path directory) throws IOException {
+		Path marker = directory.resolve("marker");
+		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
+					"cave.sandbox.fail-fast=false")
+			.run((context) -> {
+				assertThat(context.getBean(IsolationCapability.class).cause())
+					.isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);
+				assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+					.isThrownBy(() -> context.getBean(IsolatedExecutor.class).execute("touch", marker.toString()))
+					.withMessageContaining("No space left on device");
+				assertThat(marker).doesNotExist();
+			});
+	}
+
+	@Test
+	void fallbackModeRunsUnisolatedSaysSoAndWarnsOnce(@TempDir Path directory, CapturedOutput output)
+			throws IOException {
+		Path marker = directory.resolve("marker");
+		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
+					"cave.sandbox.mode=fallback")
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				ExecutionResult result = executor.execute("touch", marker.toString());
+				assertThat(result.exitCode()).isZero();
+				assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+				assertThat(marker).exists();
+			});
+		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
+		assertThat(output).contains("user namespace limit").contains("No space left on device");
+	}
+
+	@Test
+	void mechanismPropertyChoosesTheVerifiedMechanism() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare").run((context) -> {
+			assertThat(context.getBean(IsolationCapability.class).mechanism()).isEqualTo("unshare");
+			assertThat(context.getBean(IsolatedExecutor.class).isolation()).isEqualTo(new Isolation("unshare", true));
+		});
+	}
+
+	@Test
+	void autoFallsBackToUnshareWhereBubblewrapIsMissing(@TempDir Path directory) {
+		this.runner.withPropertyValues("cave.sandbox.linux.bwrap-path=" + directory.resolve("bwrap")).run((context) -> {
+			IsolationCapability capability = context.getBean(IsolationCapability.class);
+			assertThat(capability.mechanism()).isEqualTo("unshare");
+			assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("not chosen: bwrap unavailable"));
+		});
+	}
+
+	@Test
+	void loopbackPropertyGivesEveryCommandAPrivateLoopback() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.loopback=true").run((context) -> {
+			ExecutionResult result = context.getBean(IsolatedExecutor.class)
+				.execute("sh", "-c", "grep -c 127.0.0.1 /proc/net/fib_trie");
+			assertThat(result.stdoutText().trim()).isNotEqualTo("0");
+		});
+	}
+
+	@Test
+	void hiddenDirectoriesAndReadOnlyRootReachTheProbe(@TempDir Path directory) {
+		this.runner
+			.withPropertyValues("cave.sandbox.hidden-directories=/run", "cave.sandbox.read-only-root=false",
+					"cave.sandbox.work-directory=" + directory)
+			.run((context) -> {
+				IsolationCapability capability = context.getBean(IsolationCapability.class);
+				assertThat(capability.verified()).contains("hidden: /run (private empty tmpfs)",
+						"root filesystem: writable");
+				ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("pwd");
+				assertThat(result.stdoutText()).startsWith(directory.toRealPath().toString());
+			});
+	}
+
+	@Test
+	void mechanismNoneInFallbackModeRunsUnisolatedAndSaysWhy(@TempDir Path directory, CapturedOutput output) {
+		Path marker = directory.resolve("marker");
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none", "cave.sandbox.mode=fallback").run((context) -> {
+			assertThat(context.getBean(IsolationCapability.class).cause())
+				.isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
+			ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("touch", marker.toString());
+			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+		});
+		assertThat(marker).exists();
+		assertThat(output).contains("isolation is switched off by cave.sandbox.mechanism=none");
+	}
+
+	@Test
+	void mechanismNoneInStrictModeFailsStartup() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("cave.sandbox.mechanism=none runs commands without isolation and is only "
+						+ "allowed with cave.sandbox.mode=fallback");
+		});
+	}
+
+	@Test
+	void invalidPropertyFailsStartupWithBootsBindingReport() {
+		this.runner.withPropertyValues("cave.sandbox.timeout=0s").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.timeout must be positive");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserExecutorConfiguration {
+
+		@Bean
+		IsolatedExecutor userExecutor() {
+			return Mockito.mock(IsolatedExecutor.class);
+		}
+
+	}
+
+}

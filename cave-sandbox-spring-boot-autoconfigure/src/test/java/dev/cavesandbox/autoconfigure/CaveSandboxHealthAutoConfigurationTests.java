@@ -1,0 +1,170 @@
+package dev.cavesandbox.autoconfigure;
+
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.actuate.endpoint.CompositeHealthDescriptor;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.health.actuate.endpoint.HttpCodeStatusMapper;
+import org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code sandbox} health indicator in an application context, in each mode and with each
+ * verdict of the real probe: isolation is made unavailable for real by pointing
+ * {@code cave.sandbox.linux.unshare-path} at a path that does not exist.
+ */
+@EnabledOnOs(OS.LINUX)
+class CaveSandboxHealthAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(CaveSandboxAutoConfiguration.class, CaveSandboxHealthAutoConfiguration.class));
+
+	private final ApplicationContextRunner endpointRunner = this.runner
+		.withConfiguration(AutoConfigurations.of(HealthContributorAutoConfiguration.class,
+				HealthContributorRegistryAutoConfiguration.class, HealthEndpointAutoConfiguration.class))
+		.withInitializer((context) -> new SandboxHealthStatusEnvironmentPostProcessor()
+			.postProcessEnvironment(context.getEnvironment(), new SpringApplication()));
+
+	@Test
+	void verifiedIsolationIsUp() {
+		this.runner.run((context) -> {
+			Health health = context.getBean("sandboxHealthIndicator", SandboxHealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("mode", "strict")
+				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanism());
+		});
+	}
+
+	@Test
+	void verifiedIsolationInFallbackModeIsUp() {
+		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(context.getBean(SandboxHealthIndicator.class).health().getStatus())
+				.isEqualTo(Status.UP));
+	}
+
+	@Test
+	void fallbackWithoutIsolationIsUnisolated() {
+		this.runner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+			Health health = context.getBean(SandboxHealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
+			assertThat(health.getDetails()).containsEntry("mode", "fallback").containsEntry("isolated", false);
+			assertThat(health.getDetails().get("probe").toString()).contains("cause=BINARY_MISSING");
+		});
+	}
+
+	@Test
+	void strictWithoutIsolationAndWithoutFailFastIsDown() {
+		this.runner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+			Health health = context.getBean(SandboxHealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
+		});
+	}
+
+	@Test
+	void strictWithoutIsolationAndWithFailFastNeverStarts() {
+		this.runner.withPropertyValues(HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(NetworkIsolationUnavailableException.class));
+	}
+
+	@Test
+	void canBeSwitchedOff() {
+		this.runner.withPropertyValues("management.health.sandbox.enabled=false")
+			.run((context) -> assertThat(context).hasSingleBean(IsolatedExecutor.class)
+				.doesNotHaveBean(SandboxHealthIndicator.class));
+	}
+
+	@Test
+	void followsTheDefaultOfAllIndicators() {
+		this.runner.withPropertyValues("management.health.defaults.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(SandboxHealthIndicator.class));
+	}
+
+	@Test
+	void backsOffWithoutSpringBootHealth() {
+		this.runner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(IsolatedExecutor.class)
+				.doesNotHaveBean("sandboxHealthIndicator"));
+	}
+
+	@Test
+	void backsOffFromAnIndicatorOfTheSameName() {
+		this.runner.withUserConfiguration(OwnIndicatorConfiguration.class)
+			.run((context) -> assertThat(context).doesNotHaveBean(SandboxHealthIndicator.class)
+				.hasBean("sandboxHealthIndicator"));
+	}
+
+	@Test
+	void appearsAsTheSandboxComponentOfTheHealthEndpoint() {
+		this.endpointRunner.run((context) -> {
+			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getComponents()).containsKey("sandbox");
+			assertThat(health.getComponents().get("sandbox").getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void unisolatedIsTheAggregateStatusAndStillServesHttp200() {
+		this.endpointRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
+			assertThat(health.getComponents().get("ping").getStatus()).isEqualTo(Status.UP);
+			assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus())).isEqualTo(200);
+		});
+	}
+
+	@Test
+	void unisolatedCanBeMappedToAnotherHttpStatus() {
+		this.endpointRunner
+			.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY,
+					"management.endpoint.health.status.http-mapping.unisolated=503")
+			.run((context) -> assertThat(
+					context.getBean(HttpCodeStatusMapper.class).getStatusCode(SandboxHealthIndicator.UNISOLATED))
+				.isEqualTo(503));
+	}
+
+	@Test
+	void downInStrictModeIsTheAggregateStatusAndHttp503() {
+		this.endpointRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
+				.health();
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus())).isEqualTo(503);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnIndicatorConfiguration {
+
+		@Bean
+		HealthIndicator sandboxHealthIndicator() {
+			return () -> Health.up().withDetail("own", true).build();
+		}
+
+	}
+
+}

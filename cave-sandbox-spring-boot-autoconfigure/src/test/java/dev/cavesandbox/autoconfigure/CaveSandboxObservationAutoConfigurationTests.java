@@ -1,0 +1,201 @@
+package dev.cavesandbox.autoconfigure;
+
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.ProcessIsolatedExecutor;
+import io.micrometer.core.instrument.LongTaskTimer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Micrometer instrumentation in an application context: observations of REAL executions on
+ * this host, with a {@link TestObservationRegistry} and with Boot's own observation and metrics
+ * auto-configuration, and the {@code cave.sandbox.unisolated} gauge.
+ */
+@EnabledOnOs(OS.LINUX)
+class CaveSandboxObservationAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
+			AutoConfigurations.of(CaveSandboxAutoConfiguration.class, CaveSandboxObservationAutoConfiguration.class));
+
+	private final ApplicationContextRunner bootRunner = this.runner
+		.withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+				SimpleMetricsExportAutoConfiguration.class));
+
+	@Test
+	void executorIsObservedWhenTheContextHasAnObservationRegistry() {
+		this.runner.withUserConfiguration(TestRegistryConfiguration.class).run((context) -> {
+			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+			assertThat(executor).isInstanceOf(ObservedIsolatedExecutor.class);
+			executor.execute("true");
+			TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
+				.hasSingleObservationThat()
+				.hasNameEqualTo("cave.sandbox.execution")
+				.hasLowCardinalityKeyValue("mechanism", context.getBean(IsolationCapability.class).mechanism())
+				.hasLowCardinalityKeyValue("outcome", "SUCCESS");
+		});
+	}
+
+	@Test
+	void executorOfTheApplicationIsObservedToo() {
+		this.runner.withUserConfiguration(TestRegistryConfiguration.class, OwnExecutorConfiguration.class)
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				assertThat(executor).isInstanceOf(ObservedIsolatedExecutor.class);
+				assertThat(((ObservedIsolatedExecutor) executor).delegate())
+					.isSameAs(context.getBean(OwnExecutorConfiguration.class).executor);
+				executor.execute("true");
+				TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
+					.hasSingleObservationThat()
+					.hasLowCardinalityKeyValue("isolated", "false");
+			});
+	}
+
+	@Test
+	void conventionBeanReplacesTheDefault() {
+		this.runner.withUserConfiguration(TestRegistryConfiguration.class, ConventionConfiguration.class)
+			.run((context) -> {
+				context.getBean(IsolatedExecutor.class).execute("true");
+				TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
+					.hasSingleObservationThat()
+					.hasNameEqualTo("app.sandbox");
+			});
+	}
+
+	@Test
+	void executorIsLeftAloneWithoutAnObservationRegistry() {
+		this.runner.run((context) -> assertThat(context.getBean(IsolatedExecutor.class))
+			.isInstanceOf(ProcessIsolatedExecutor.class));
+	}
+
+	@Test
+	void backsOffWithoutMicrometer() {
+		this.runner.withClassLoader(new FilteredClassLoader(ObservationRegistry.class, MeterBinder.class))
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(ObservedIsolatedExecutorPostProcessor.class);
+				assertThat(context.getBean(IsolatedExecutor.class)).isInstanceOf(ProcessIsolatedExecutor.class);
+			});
+	}
+
+	@Test
+	void observesWithoutTheGaugeWhenMicrometerCoreIsMissing() {
+		this.runner.withUserConfiguration(TestRegistryConfiguration.class)
+			.withClassLoader(new FilteredClassLoader(MeterBinder.class))
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(SandboxMeterBinder.class);
+				assertThat(context.getBean(IsolatedExecutor.class)).isInstanceOf(ObservedIsolatedExecutor.class);
+			});
+	}
+
+	@Test
+	void bootRecordsATimerAndAnActiveTimerPerExecution() {
+		this.bootRunner.run((context) -> {
+			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+			executor.execute("true");
+			executor.execute("sh", "-c", "exit 2");
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			Timer success = meters.get("cave.sandbox.execution")
+				.tag("mechanism", context.getBean(IsolationCapability.class).mechanism())
+				.tag("isolated", "true")
+				.tag("outcome", "SUCCESS")
+				.tag("error.code", "none")
+				.tag("error", "none")
+				.timer();
+			assertThat(success.count()).isOne();
+			assertThat(meters.get("cave.sandbox.execution").tag("outcome", "NON_ZERO_EXIT").timer().count()).isOne();
+			assertThat(meters.get("cave.sandbox.execution").timers()).allSatisfy(
+					(timer) -> assertThat(timer.getId().getTag("command")).as("no high-cardinality tag").isNull());
+			LongTaskTimer active = meters.get("cave.sandbox.execution.active").longTaskTimer();
+			assertThat(active.activeTasks()).isZero();
+			assertThat(meters.get("cave.sandbox.unisolated").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	void bootCountsUnisolatedExecutionsAndTheGaugeShowsTheDowngrade() {
+		this.bootRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(meters.get("cave.sandbox.unisolated").tag("mode", "fallback").gauge().value()).isOne();
+			context.getBean(IsolatedExecutor.class).execute("true");
+			assertThat(meters.get("cave.sandbox.execution")
+				.tag("isolated", "false")
+				.tag("mechanism", "none")
+				.timer()
+				.count()).isOne();
+		});
+	}
+
+	@Test
+	void gaugeIsZeroWhenStrictModeRefusesEveryExecution() {
+		this.bootRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
+			.run((context) -> assertThat(
+					context.getBean(MeterRegistry.class).get("cave.sandbox.unisolated").tag("mode", "strict").gauge().value())
+				.isZero());
+	}
+
+	@Test
+	void bootSwitchesTheObservationsOffByPrefix() {
+		this.bootRunner.withPropertyValues("management.observations.enable.cave.sandbox=false").run((context) -> {
+			context.getBean(IsolatedExecutor.class).execute("true");
+			assertThat(context.getBean(MeterRegistry.class).find("cave.sandbox.execution").timer()).isNull();
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TestRegistryConfiguration {
+
+		@Bean
+		TestObservationRegistry observationRegistry() {
+			return TestObservationRegistry.create();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnExecutorConfiguration {
+
+		final IsolatedExecutor executor = ProcessIsolatedExecutor.unisolated(HostSandboxes.settings());
+
+		@Bean
+		IsolatedExecutor ownExecutor() {
+			return this.executor;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ConventionConfiguration {
+
+		@Bean
+		SandboxExecutionObservationConvention appConvention() {
+			return new DefaultSandboxExecutionObservationConvention() {
+
+				@Override
+				public String getName() {
+					return "app.sandbox";
+				}
+
+			};
+		}
+
+	}
+
+}

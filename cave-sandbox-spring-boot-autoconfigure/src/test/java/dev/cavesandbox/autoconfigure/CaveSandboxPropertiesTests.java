@@ -1,0 +1,130 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.SandboxMode;
+import dev.cavesandbox.SandboxSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class CaveSandboxPropertiesTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withUserConfiguration(PropertiesConfiguration.class);
+
+	@Test
+	void defaultsMatchTheCoreDefaults() {
+		this.runner.run((context) -> {
+			CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
+			assertThat(properties.mode()).isEqualTo(SandboxMode.STRICT);
+			assertThat(properties.failFast()).isTrue();
+			assertThat(properties.toSettings()).isEqualTo(SandboxSettings.defaults());
+		});
+	}
+
+	@Test
+	void everyPropertyBinds() {
+		this.runner
+			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false", "cave.sandbox.timeout=5s",
+					"cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
+					"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
+					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
+					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
+					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
+					"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
+					"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
+					"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
+			.run((context) -> {
+				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
+				assertThat(properties.failFast()).isFalse();
+				SandboxSettings settings = properties.toSettings();
+				assertThat(settings.mode()).isEqualTo(SandboxMode.FALLBACK);
+				assertThat(settings.timeout()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(settings.maxOutputBytes()).isEqualTo(64 * 1024);
+				assertThat(settings.killGracePeriod()).isEqualTo(Duration.ofMillis(250));
+				assertThat(settings.probeTimeout()).isEqualTo(Duration.ofSeconds(3));
+				assertThat(settings.maxConcurrent()).isEqualTo(4);
+				assertThat(settings.queueTimeout()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(settings.workDirectory()).isEqualTo(Path.of("/var/tmp"));
+				assertThat(settings.passEnvironment()).containsExactlyInAnyOrderElementsOf(List.of("JAVA_HOME", "TZ"));
+				assertThat(settings.environment()).isEqualTo(Map.of("GREETING", "hi"));
+				assertThat(settings.unsharePath()).isEqualTo(Path.of("/opt/bin/unshare"));
+				assertThat(settings.setprivPath()).isEqualTo(Path.of("/opt/bin/setpriv"));
+				assertThat(settings.bwrapPath()).isEqualTo(Path.of("/opt/bin/bwrap"));
+				assertThat(settings.ipPath()).isEqualTo(Path.of("/opt/bin/ip"));
+				assertThat(settings.sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
+				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
+				assertThat(settings.loopback()).isTrue();
+				assertThat(settings.readOnlyRoot()).isFalse();
+				assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"), Path.of("/srv/sockets"));
+			});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "cave.sandbox.timeout=0s", "cave.sandbox.timeout=-1s", "cave.sandbox.max-output=0B",
+			"cave.sandbox.max-output=-1B", "cave.sandbox.max-concurrent=0", "cave.sandbox.kill-grace-period=0ms",
+			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s" })
+	void nonPositiveValuesFailWithTheirName(String property) {
+		String name = property.substring(0, property.indexOf('='));
+		this.runner.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'cave.sandbox'")
+				.hasStackTraceContaining(name + " must be positive");
+		});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "relative/dir", "/" })
+	void hiddenDirectoriesMustBeAbsoluteAndNotTheRoot(String directory) {
+		this.runner.withPropertyValues("cave.sandbox.hidden-directories=" + directory).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("cave.sandbox.hidden-directories must list absolute paths other than /");
+		});
+	}
+
+	@Test
+	void mechanismNoneIsOnlyAllowedInFallbackMode() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("only allowed with cave.sandbox.mode=fallback");
+		});
+		this.runner.withPropertyValues("cave.sandbox.mechanism=none", "cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().mechanism())
+				.isEqualTo(MechanismChoice.NONE));
+	}
+
+	@Test
+	void unknownMechanismFailsWithBootsBindingReport() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=firejail").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.mechanism");
+		});
+	}
+
+	@Test
+	void unknownModeFailsWithBootsBindingReport() {
+		this.runner.withPropertyValues("cave.sandbox.mode=lenient").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.mode");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableConfigurationProperties(CaveSandboxProperties.class)
+	static class PropertiesConfiguration {
+
+	}
+
+}

@@ -1,0 +1,39 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.time.Duration;
+
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.UnavailabilityCause;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class NetworkIsolationUnavailableFailureAnalyzerTests {
+
+	@Test
+	void analysisNamesTheCauseTheDetailAndEveryWayOut() {
+		IsolationCapability capability = IsolationCapability.unavailable(UnavailabilityCause.NAMESPACE_LIMIT,
+				"exit 1: unshare: unshare failed: No space left on device", Duration.ofMillis(3));
+		BeanCreationException failure = new BeanCreationException("isolatedExecutor",
+				new NetworkIsolationUnavailableException(capability));
+		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer().analyze(failure);
+		assertThat(analysis.getDescription()).contains("cave_sandbox_os_network_isolation_unavailable")
+			.contains("NAMESPACE_LIMIT")
+			.contains("user namespace limit")
+			.contains("No space left on device")
+			.contains("failed closed");
+		assertThat(analysis.getAction()).contains("sysctl -w user.max_user_namespaces")
+			.contains("cave.sandbox.mode=fallback")
+			.contains("cave.sandbox.fail-fast=false");
+	}
+
+	@Test
+	void otherFailuresAreLeftToOtherAnalyzers() {
+		assertThat(new NetworkIsolationUnavailableFailureAnalyzer().analyze(new IllegalStateException("x"))).isNull();
+	}
+
+}

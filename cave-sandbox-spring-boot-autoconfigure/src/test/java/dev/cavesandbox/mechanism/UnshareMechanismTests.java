@@ -1,0 +1,110 @@
+package dev.cavesandbox.mechanism;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class UnshareMechanismTests {
+
+	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
+			true);
+
+	private static UnshareMechanism mechanism(long uid, boolean keepUid, FilesystemView view) {
+		return new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"), view,
+				uid, uid, keepUid);
+	}
+
+	@Test
+	void commandLineRunsTheSetupScriptInNewNamespacesThenTheArgv() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		List<String> command = mechanism.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
+		assertThat(command).containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--user",
+				"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
+				"/bin/sh", "-c", mechanism.setupScript(Path.of("/srv/work"), false), "cave-sandbox", "echo", "hi");
+	}
+
+	@Test
+	void setupHidesEachDirectoryBindsTheWorkingDirectoryAndRestoresTheCallersUid() {
+		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/tmp/cave-sandbox-1"), false);
+		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp'\n"
+					+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c --bind . '/tmp/cave-sandbox-1'\n")
+			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
+					+ "continue ;; esac\n")
+			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
+			.contains("  mount -n -o remount,bind,ro \"$m\"\n")
+			.endsWith("cd '/tmp/cave-sandbox-1'\nexec '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
+					+ "\"$@\"\n")
+			.doesNotContain("/proc/sys")
+			.doesNotContain("link set lo up");
+	}
+
+	@Test
+	void rootCallerGetsReadOnlySysctlsAndNoCapabilities() {
+		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
+		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
+			.endsWith("exec '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- '/usr/bin/setpriv' "
+					+ "--inh-caps=-all --bounding-set=-all -- \"$@\"\n");
+	}
+
+	@Test
+	void olderUtilLinuxStaysRootWithoutCapabilities() {
+		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
+		assertThat(script).endsWith("exec '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\"\n")
+			.doesNotContain("--map-user");
+	}
+
+	@Test
+	void loopbackIsBroughtUpWithIp() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		assertThat(mechanism.setupScript(Path.of("/srv/work"), true)).contains("'/sbin/ip' link set lo up\n");
+		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
+		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null,
+				HIDE_TMP_AND_RUN, 1000, 1000, true);
+		assertThat(withoutIp.supportsPrivateLoopback()).isFalse();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), true))
+			.withMessageContaining("iproute2");
+	}
+
+	@Test
+	void writableRootWithAWorkingDirectoryOutsideTheHiddenOnesMountsNothingElse() {
+		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
+			.setupScript(Path.of("/srv/work"), false);
+		assertThat(script).doesNotContain("--bind").doesNotContain("remount").doesNotContain("cd ");
+	}
+
+	/**
+	 * Paths are data, never code: a working directory with quotes, spaces and shell syntax is
+	 * quoted, and the script still parses ({@code sh -n}).
+	 */
+	@Test
+	@EnabledOnOs({ OS.LINUX, OS.MAC })
+	void hostilePathsAreQuotedAndTheScriptParses() throws IOException, InterruptedException {
+		Path directory = Path.of("/tmp/it's a $(dangerous) `dir`; rm -rf ~");
+		UnshareMechanism mechanism = mechanism(0, true,
+				FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run/o'clock")), true));
+		String script = mechanism.setupScript(directory, true);
+		assertThat(script).contains("mkdir -p '/tmp/it'\\''s a $(dangerous) `dir`; rm -rf ~'\n");
+		Process syntaxCheck = new ProcessBuilder("/bin/sh", "-n", "-c", script).redirectErrorStream(true).start();
+		String output = new String(syntaxCheck.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(syntaxCheck.waitFor()).as(output).isZero();
+	}
+
+	@Test
+	void binariesAndName() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		assertThat(mechanism.binaries()).containsExactly(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"));
+		assertThat(mechanism.name()).isEqualTo("unshare");
+	}
+
+}

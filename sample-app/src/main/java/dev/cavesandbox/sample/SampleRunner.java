@@ -1,0 +1,76 @@
+package dev.cavesandbox.sample;
+
+import java.util.List;
+
+import dev.cavesandbox.IsolatedExecutor;
+
+import org.springframework.boot.ApplicationArguments;
+import org.springframework.boot.ApplicationRunner;
+import org.springframework.boot.ExitCodeGenerator;
+import org.springframework.core.env.Environment;
+import org.springframework.stereotype.Component;
+
+/**
+ * Dispatches to the command-line tool ({@code exec -- CMD ...}), to the demo (no arguments), or to
+ * the demo followed by serving Actuator ({@code serve}).
+ */
+@Component
+class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
+
+	private final IsolatedExecutor executor;
+
+	private final DemoReport demo;
+
+	private final Environment environment;
+
+	private int exitCode;
+
+	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment) {
+		this.executor = executor;
+		this.demo = demo;
+		this.environment = environment;
+	}
+
+	/**
+	 * Return the sample's command: the first argument that is not an option ({@code exec},
+	 * {@code serve}), or an empty string for the demo.
+	 * @param args the command-line arguments
+	 * @return the command
+	 */
+	static String command(String[] args) {
+		for (String arg : args) {
+			if (arg.equals("--")) {
+				return "";
+			}
+			if (!arg.startsWith("--")) {
+				return arg;
+			}
+		}
+		return "";
+	}
+
+	@Override
+	public void run(ApplicationArguments args) throws Exception {
+		List<String> plain = args.getNonOptionArgs();
+		if (!plain.isEmpty() && plain.get(0).equals("exec")) {
+			List<String> argv = plain.subList(1, plain.size());
+			if (!argv.isEmpty() && argv.get(0).equals("--")) {
+				argv = argv.subList(1, argv.size());
+			}
+			this.exitCode = new ExecCommand(this.executor, System.err).run(argv);
+		}
+		else {
+			this.exitCode = this.demo.run(System.out);
+			if (!plain.isEmpty() && plain.get(0).equals("serve")) {
+				System.out.println("Serving Actuator on http://localhost:"
+						+ this.environment.getProperty("local.server.port") + "/actuator/health (Ctrl-C to stop)");
+			}
+		}
+	}
+
+	@Override
+	public int getExitCode() {
+		return this.exitCode;
+	}
+
+}

@@ -1,0 +1,127 @@
+package dev.cavesandbox.sample;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * The command-line contract of {@code java -jar sample-app.jar exec -- CMD [ARG...]}, run in a real
+ * child JVM.
+ */
+@EnabledOnOs(OS.LINUX)
+class ExecCommandTests {
+
+	/** Runs the JVM inside a user namespace where no further user namespace may be created. */
+	private static final List<String> NAMESPACE_LIMIT_ZERO = List.of("unshare", "--user", "--map-root-user", "sh",
+			"-c", "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"", "sh");
+
+	@Test
+	void exitCodeOfTheCommandPassesThrough() throws Exception {
+		assertThat(SampleJvm.run("exec", "--", "sh", "-c", "exit 42").exitCode()).isEqualTo(42);
+		assertThat(SampleJvm.run("exec", "--", "true").exitCode()).isZero();
+	}
+
+	@Test
+	void stdinStdoutAndStderrPassThroughAndNothingElseIsPrinted() throws Exception {
+		SampleJvm.Result result = SampleJvm.run(List.of(), "hello sandbox", "exec", "--", "sh", "-c",
+				"tr a-z A-Z; echo oops >&2");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		assertThat(result.stdout()).isEqualTo("HELLO SANDBOX");
+		assertThat(result.stderr()).isEqualTo("oops\n");
+	}
+
+	@Test
+	void optionsOfTheCommandAfterTheSeparatorAreNotTakenAsProperties() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("exec", "--", "echo", "--cave.sandbox.timeout=1ms", "-n", "x");
+		assertThat(result.stdout()).isEqualTo("--cave.sandbox.timeout=1ms -n x\n");
+	}
+
+	@Test
+	void timeoutExitsWith124() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.timeout=500ms", "exec", "--", "sleep", "30");
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(124);
+		assertThat(result.stderr()).contains("timed out");
+	}
+
+	@Test
+	void missingCommandExitsWith127() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("exec", "--", "no-such-command-cave-sandbox");
+		assertThat(result.exitCode()).isEqualTo(127);
+		assertThat(result.stderr()).contains("cave_sandbox_command_not_found");
+	}
+
+	@Test
+	void nonExecutableCommandExitsWith126(@TempDir Path directory) throws Exception {
+		Path script = Files.writeString(directory.resolve("script.sh"), "#!/bin/sh\necho hi\n");
+		SampleJvm.Result result = SampleJvm.run("exec", "--", script.toString());
+		assertThat(result.exitCode()).isEqualTo(126);
+		assertThat(result.stderr()).contains("cave_sandbox_command_not_executable");
+	}
+
+	@Test
+	void missingUnshareExitsWith125AndRunsNothing(@TempDir Path directory) throws Exception {
+		Path marker = directory.resolve("marker");
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mechanism=unshare",
+				"--cave.sandbox.linux.unshare-path=" + directory.resolve("missing"), "exec", "--", "touch",
+				marker.toString());
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(125);
+		assertThat(result.stderr()).contains("cave_sandbox_os_network_isolation_unavailable");
+		assertThat(marker).doesNotExist();
+	}
+
+	@Test
+	void namespaceLimitZeroExitsWith125InStrictModeAndRunsNothing(@TempDir Path directory) throws Exception {
+		Path marker = directory.resolve("marker");
+		SampleJvm.Result result = SampleJvm.run(NAMESPACE_LIMIT_ZERO, "", "exec", "--", "touch", marker.toString());
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(125);
+		assertThat(result.stderr()).contains("cave_sandbox_os_network_isolation_unavailable")
+			.contains("No space left on device");
+		assertThat(marker).doesNotExist();
+	}
+
+	@Test
+	void namespaceLimitZeroRunsUnisolatedInFallbackModeAndSaysSo(@TempDir Path directory) throws Exception {
+		Path marker = directory.resolve("marker");
+		SampleJvm.Result result = SampleJvm.run(NAMESPACE_LIMIT_ZERO, "", "--cave.sandbox.mode=fallback", "exec", "--",
+				"touch", marker.toString());
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		assertThat(marker).exists();
+		assertThat(result.stderr()).contains("FALLBACK mode WITHOUT network isolation")
+			.contains("ran WITHOUT network isolation");
+	}
+
+	@Test
+	void commandCannotReachAListenerOnTheHostsLoopback() throws Exception {
+		try (ServerSocket listener = new ServerSocket()) {
+			listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+			SampleJvm.Result result = SampleJvm.run("exec", "--", "bash", "-c",
+					"echo secret > /dev/tcp/127.0.0.1/" + listener.getLocalPort());
+			assertThat(result.exitCode()).isNotZero();
+			// unshare leaves lo down; bwrap's private lo is up, with nothing listening on it.
+			assertThat(result.stderr()).containsAnyOf("Network is unreachable", "Connection refused");
+			listener.setSoTimeout(300);
+			assertThatExceptionOfType(SocketTimeoutException.class).isThrownBy(listener::accept);
+		}
+	}
+
+	@Test
+	void missingCommandAfterExecIsAUsageError() throws IOException, InterruptedException {
+		SampleJvm.Result result = SampleJvm.run("exec", "--");
+		assertThat(result.exitCode()).isEqualTo(125);
+		assertThat(result.stderr()).contains("usage: exec -- CMD [ARG...]");
+	}
+
+}

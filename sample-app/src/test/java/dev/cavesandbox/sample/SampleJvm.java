@@ -1,0 +1,63 @@
+package dev.cavesandbox.sample;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the sample application in a child JVM, exactly as {@code java -jar} would run its main
+ * class, optionally behind a wrapper (for example a nested user namespace).
+ */
+final class SampleJvm {
+
+	private SampleJvm() {
+	}
+
+	static Result run(List<String> wrapper, String stdin, String... args) throws IOException, InterruptedException {
+		List<String> command = new ArrayList<>(wrapper);
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add(SampleApplication.class.getName());
+		command.addAll(List.of(args));
+		Process process = new ProcessBuilder(command).start();
+		CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()));
+		CompletableFuture<byte[]> stderr = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()));
+		try (var in = process.getOutputStream()) {
+			in.write(stdin.getBytes(StandardCharsets.UTF_8));
+		}
+		if (!process.waitFor(120, TimeUnit.SECONDS)) {
+			process.destroyForcibly();
+			throw new IllegalStateException("the sample JVM did not finish: " + command);
+		}
+		return new Result(process.exitValue(), new String(stdout.join(), StandardCharsets.UTF_8),
+				new String(stderr.join(), StandardCharsets.UTF_8));
+	}
+
+	static Result run(String... args) throws IOException, InterruptedException {
+		return run(List.of(), "", args);
+	}
+
+	private static byte[] readAll(java.io.InputStream in) {
+		try (in) {
+			return in.readAllBytes();
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	record Result(int exitCode, String stdout, String stderr) {
+
+		@Override
+		public String toString() {
+			return "exit " + this.exitCode + "\n--- stdout\n" + this.stdout + "\n--- stderr\n" + this.stderr;
+		}
+
+	}
+
+}
