@@ -1,48 +1,35 @@
 package dev.cavesandbox.benchmarks;
 
 import java.io.IOException;
-import java.nio.file.Files;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
 
 /**
- * A mechanism as the benchmarks see it: the exact command-line prefix that the executor puts in
- * front of every argv (the "raw" floor), and how to build the executor over it. Every benchmark
- * takes the mechanism as a {@code @Param}; adding one is one case in {@link #resolve(String)}.
+ * A mechanism as the benchmarks see it: the exact command line that the executor spawns for an
+ * argv in a working directory (the "raw" floor), and the executor over the same verified
+ * capability. Every benchmark takes the mechanism as a {@code @Param}.
  * <ul>
- * <li>{@code none}: no prefix (plain {@code ProcessBuilder}) and the unisolated executor.</li>
- * <li>{@code unshare}: the prefix that {@link NetworkIsolationProbe} verified on this host, the same
- * list the executor uses ({@link IsolationCapability#commandPrefix()}).</li>
- * <li>{@code bwrap}: bubblewrap, where {@code /usr/bin/bwrap} is installed. Until the bubblewrap
- * mechanism exists in the core, the prefix is {@link #BWRAP_PREFIX} and the executor runs it through
- * a capability that the benchmark builds itself (never used outside the benchmarks). When the core
- * gains a probed bubblewrap mechanism, take both from its capability, as for {@code unshare}.</li>
+ * <li>{@code none}: the argv itself (plain {@code ProcessBuilder}) and the unisolated
+ * executor.</li>
+ * <li>{@code unshare}, {@code bwrap}: the mechanism that {@link NetworkIsolationProbe} verified on
+ * this host with {@code cave.sandbox.mechanism} set to it; its command line comes from
+ * {@code capability.sandbox().commandLine(...)}, as in the executor.</li>
  * </ul>
  *
  * @param name the parameter value
- * @param prefix the command line put before the argv
- * @param executor builds the executor that runs behind the same prefix
+ * @param choice the mechanism setting, {@code null} for {@code none}
+ * @param capability the verified capability, {@code null} for {@code none}
  */
-record BenchmarkMechanism(String name, List<String> prefix, Function<SandboxSettings, IsolatedExecutor> executor) {
-
-	static final Path BWRAP = Path.of("/usr/bin/bwrap");
-
-	/**
-	 * Bubblewrap with the namespaces of the unshare mechanism (user, network, PID), tied to its
-	 * parent, in a new session, the host filesystem read-only.
-	 */
-	static final List<String> BWRAP_PREFIX = List.of(BWRAP.toString(), "--die-with-parent", "--new-session",
-			"--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-			"--");
+record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapability capability) {
 
 	/**
 	 * Resolve a mechanism on this host.
@@ -51,31 +38,21 @@ record BenchmarkMechanism(String name, List<String> prefix, Function<SandboxSett
 	 * @throws IllegalStateException if it is not available here (the message says why)
 	 */
 	static BenchmarkMechanism resolve(String name) {
-		SandboxSettings settings = SandboxSettings.defaults();
-		switch (name) {
-			case "none":
-				return new BenchmarkMechanism(name, List.of(), ProcessIsolatedExecutor::unisolated);
-			case "unshare": {
-				IsolationCapability capability = new NetworkIsolationProbe(settings).probe();
-				if (!capability.available() || !"unshare".equals(capability.mechanism())) {
-					throw new IllegalStateException("unshare is not available: " + capability);
-				}
-				return new BenchmarkMechanism(name, capability.commandPrefix(),
-						(s) -> ProcessIsolatedExecutor.isolated(s, capability));
-			}
-			case "bwrap": {
-				if (!Files.isExecutable(BWRAP)) {
-					throw new IllegalStateException(BWRAP + " is not installed (apt-get install -y bubblewrap)");
-				}
-				Raw.check(BWRAP_PREFIX);
-				IsolationCapability capability = IsolationCapability.available("bwrap",
-						List.of("benchmark only: bubblewrap's command line, not verified by the probe"), BWRAP_PREFIX,
-						Duration.ZERO);
-				return new BenchmarkMechanism(name, BWRAP_PREFIX, (s) -> ProcessIsolatedExecutor.isolated(s, capability));
-			}
-			default:
-				throw new IllegalArgumentException("unknown mechanism " + name + "; use none, unshare or bwrap");
+		MechanismChoice choice = switch (name) {
+			case "none" -> null;
+			case "unshare" -> MechanismChoice.UNSHARE;
+			case "bwrap" -> MechanismChoice.BWRAP;
+			default -> throw new IllegalArgumentException("unknown mechanism " + name + "; use none, unshare or bwrap");
+		};
+		if (choice == null) {
+			return new BenchmarkMechanism(name, null, null);
 		}
+		IsolationCapability capability = new NetworkIsolationProbe(SandboxSettings.builder().mechanism(choice).build())
+			.probe();
+		if (!capability.available()) {
+			throw new IllegalStateException(name + " is not available here: " + capability);
+		}
+		return new BenchmarkMechanism(name, choice, capability);
 	}
 
 	/**
@@ -98,14 +75,50 @@ record BenchmarkMechanism(String name, List<String> prefix, Function<SandboxSett
 	}
 
 	/**
-	 * Return the prefix followed by the given argv.
+	 * Return the command line that the executor spawns for the argv in the working directory.
+	 * @param workingDirectory the working directory of the spawn
 	 * @param argv the command
 	 * @return the whole command line
 	 */
-	List<String> commandLine(String... argv) {
-		List<String> commandLine = new ArrayList<>(this.prefix);
-		commandLine.addAll(List.of(argv));
-		return commandLine;
+	List<String> commandLine(Path workingDirectory, String... argv) {
+		if (this.capability == null) {
+			return List.of(argv);
+		}
+		try {
+			return this.capability.sandbox().commandLine(List.of(argv), workingDirectory.toRealPath(), false);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * Return the settings of the executor: the defaults, with this mechanism.
+	 * @return the settings
+	 */
+	SandboxSettings settings() {
+		return settings(SandboxSettings.defaults().workDirectory());
+	}
+
+	/**
+	 * Return the settings of the executor: the defaults, with this mechanism and the given work
+	 * directory.
+	 * @param workDirectory where private working directories are created
+	 * @return the settings
+	 */
+	SandboxSettings settings(Path workDirectory) {
+		SandboxSettings.Builder builder = SandboxSettings.builder().workDirectory(workDirectory);
+		return (this.choice != null) ? builder.mechanism(this.choice).build() : builder.build();
+	}
+
+	/**
+	 * Build an executor over the same capability.
+	 * @param settings the settings
+	 * @return the executor
+	 */
+	IsolatedExecutor executor(SandboxSettings settings) {
+		return (this.capability != null) ? ProcessIsolatedExecutor.isolated(settings, this.capability)
+				: ProcessIsolatedExecutor.unisolated(settings);
 	}
 
 	/**
@@ -117,16 +130,17 @@ record BenchmarkMechanism(String name, List<String> prefix, Function<SandboxSett
 		}
 
 		/**
-		 * Spawn, read both streams to their end, wait: what a caller of {@link ProcessBuilder} does at
-		 * least.
+		 * Spawn in the given directory, read both streams to their end, wait: what a caller of
+		 * {@link ProcessBuilder} does at least.
 		 * @param commandLine the command line
+		 * @param directory the working directory
 		 * @return the exit code, always 0
 		 * @throws IOException if the process could not be started
 		 * @throws InterruptedException if interrupted
 		 * @throws IllegalStateException if the command failed
 		 */
-		static int run(List<String> commandLine) throws IOException, InterruptedException {
-			Process process = new ProcessBuilder(commandLine).start();
+		static int run(List<String> commandLine, Path directory) throws IOException, InterruptedException {
+			Process process = new ProcessBuilder(commandLine).directory(directory.toFile()).start();
 			process.getOutputStream().close();
 			process.getInputStream().readAllBytes();
 			byte[] stderr = process.getErrorStream().readAllBytes();
@@ -141,21 +155,6 @@ record BenchmarkMechanism(String name, List<String> prefix, Function<SandboxSett
 				throw new IllegalStateException("exit " + exit + ": " + new String(stderr).trim());
 			}
 			return exit;
-		}
-
-		static void check(List<String> prefix) {
-			List<String> commandLine = new ArrayList<>(prefix);
-			commandLine.add("/bin/true");
-			try {
-				run(commandLine);
-			}
-			catch (IOException ex) {
-				throw new IllegalStateException(String.join(" ", commandLine) + " did not start: " + ex.getMessage(), ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException("interrupted", ex);
-			}
 		}
 
 	}

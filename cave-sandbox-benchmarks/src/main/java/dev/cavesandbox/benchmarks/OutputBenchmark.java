@@ -14,7 +14,6 @@ import java.util.stream.Stream;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
-import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -73,6 +72,8 @@ public class OutputBenchmark {
 
 	private List<String> commandLine;
 
+	private Path directory;
+
 	private IsolatedExecutor executor;
 
 	private ExecutionRequest request;
@@ -88,9 +89,10 @@ public class OutputBenchmark {
 			default -> throw new IllegalArgumentException("unknown placement " + this.placement);
 		};
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
-		this.commandLine = resolved.commandLine(command);
+		this.directory = Files.createTempDirectory("cave-sandbox-benchmark-");
+		this.commandLine = resolved.commandLine(this.directory, command);
 		if (this.path.startsWith("executor")) {
-			this.executor = resolved.executor().apply(SandboxSettings.defaults());
+			this.executor = resolved.executor(resolved.settings());
 			ExecutionRequest.Builder builder = ExecutionRequest.builder(command);
 			switch (this.path) {
 				case "executor-default-cap" -> {
@@ -120,13 +122,13 @@ public class OutputBenchmark {
 	 */
 	private static void pinThisJvm(String cpus) throws IOException, InterruptedException {
 		String pid = String.valueOf(ProcessHandle.current().pid());
-		BenchmarkMechanism.Raw.run(List.of(TASKSET, "-a", "-p", "-c", cpus, pid));
+		BenchmarkMechanism.Raw.run(List.of(TASKSET, "-a", "-p", "-c", cpus, pid), Path.of("/"));
 		String status = Files.readString(Path.of("/proc/thread-self/status"));
 		expect(status.contains("Cpus_allowed_list:\t" + cpus + "\n"), "not pinned to CPU " + cpus);
 	}
 
 	private long raw(boolean keep) throws IOException, InterruptedException {
-		Process process = new ProcessBuilder(this.commandLine).start();
+		Process process = new ProcessBuilder(this.commandLine).directory(this.directory.toFile()).start();
 		process.getOutputStream().close();
 		long read = keep ? process.getInputStream().readAllBytes().length : discard(process.getInputStream());
 		byte[] stderr = process.getErrorStream().readAllBytes();
@@ -165,10 +167,11 @@ public class OutputBenchmark {
 	}
 
 	@TearDown
-	public void tearDown() {
+	public void tearDown() throws IOException {
 		if (this.executor != null) {
 			this.executor.close();
 		}
+		Files.deleteIfExists(this.directory);
 	}
 
 	private static final class CountingSink extends OutputStream {

@@ -47,6 +47,8 @@ public class PairedSpawnBenchmark {
 	@Param("200")
 	public int pairs;
 
+	private BenchmarkMechanism resolved;
+
 	private List<String> commandLine;
 
 	private IsolatedExecutor executor;
@@ -65,10 +67,10 @@ public class PairedSpawnBenchmark {
 
 	@Setup
 	public void setUp() throws IOException {
-		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
-		this.commandLine = resolved.commandLine("/bin/true");
-		this.executor = resolved.executor().apply(SandboxSettings.defaults());
+		this.resolved = BenchmarkMechanism.resolve(this.mechanism);
+		this.executor = this.resolved.executor(this.resolved.settings());
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
+		this.commandLine = this.resolved.commandLine(this.sharedDirectory, "/bin/true");
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -83,7 +85,7 @@ public class PairedSpawnBenchmark {
 		for (int i = 0; i < this.pairs; i++) {
 			for (int step = 0; step < 5; step++) {
 				switch ((i + step) % 5) {
-					case 0 -> times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine));
+					case 0 -> times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory));
 					case 1 -> times[1][i] = time(() -> check(this.executor.execute(this.request)));
 					case 2 -> times[2][i] = time(() -> check(this.executor.execute(this.sharedDirectoryRequest)));
 					case 3 -> times[6][i] = time(() -> this.threaded.run(threadedBuilder(), true, true));
@@ -114,7 +116,10 @@ public class PairedSpawnBenchmark {
 		long start = System.nanoTime();
 		Path directory = Files.createTempDirectory(this.workDirectory, "cave-sandbox-");
 		long created = System.nanoTime();
-		Process process = new ProcessBuilder(this.commandLine).directory(directory.toFile()).start();
+		// The mechanism's command line names the working directory (bubblewrap binds it).
+		Process process = new ProcessBuilder(this.resolved.commandLine(directory, "/bin/true"))
+			.directory(directory.toFile())
+			.start();
 		process.getOutputStream().close();
 		process.getInputStream().readAllBytes();
 		BenchmarkMechanism.Raw.exited(process, process.getErrorStream().readAllBytes());

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
-import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -70,11 +69,10 @@ public class PairedThroughputBenchmark {
 	@Setup
 	public void setUp() throws IOException {
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
-		this.commandLine = resolved.commandLine("/bin/true");
-		this.executor = resolved.executor().apply(SandboxSettings.defaults());
-		this.tmpfsExecutor = resolved.executor()
-			.apply(SandboxSettings.builder().workDirectory(Path.of("/dev/shm")).build());
+		this.executor = resolved.executor(resolved.settings());
+		this.tmpfsExecutor = resolved.executor(resolved.settings(Path.of("/dev/shm")));
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
+		this.commandLine = resolved.commandLine(this.sharedDirectory, "/bin/true");
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -83,7 +81,7 @@ public class PairedThroughputBenchmark {
 
 	@Benchmark
 	public double phases(Rates rates) throws Exception {
-		List<Callable<Object>> variants = List.of(() -> BenchmarkMechanism.Raw.run(this.commandLine),
+		List<Callable<Object>> variants = List.of(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
 				() -> check(this.executor.execute(this.request)),
 				() -> check(this.executor.execute(this.sharedDirectoryRequest)),
 				() -> check(this.tmpfsExecutor.execute(this.request)));

@@ -8,7 +8,6 @@ import java.util.List;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
-import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -19,8 +18,9 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * Spawning {@code /bin/true} and waiting for it, for each mechanism and each path:
  * <ul>
- * <li>{@code raw}: {@link ProcessBuilder} on the mechanism's exact command line (for {@code none}:
- * plain {@code /bin/true}). The floor.</li>
+ * <li>{@code raw}: {@link ProcessBuilder} on the command line that the mechanism builds for
+ * {@code /bin/true} in a fixed working directory, exactly what the executor spawns (for
+ * {@code none}: plain {@code /bin/true}). The floor.</li>
  * <li>{@code executor}: {@link IsolatedExecutor#execute(ExecutionRequest)} with every value at its
  * default (a private working directory per execution).</li>
  * <li>{@code executor-shared-dir}: the same with a fixed working directory, so the difference to
@@ -58,7 +58,8 @@ public class SpawnBenchmark {
 	@Setup
 	public void setUp() throws IOException {
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
-		this.commandLine = resolved.commandLine("/bin/true");
+		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
+		this.commandLine = resolved.commandLine(this.sharedDirectory, "/bin/true");
 		switch (this.path) {
 			case "raw":
 				break;
@@ -66,17 +67,15 @@ public class SpawnBenchmark {
 				this.threaded = new ThreadedSpawn();
 				break;
 			case "executor":
-				this.executor = resolved.executor().apply(SandboxSettings.defaults());
+				this.executor = resolved.executor(resolved.settings());
 				this.request = ExecutionRequest.of("/bin/true");
 				break;
 			case "executor-tmpfs-workdir":
-				this.executor = resolved.executor()
-					.apply(SandboxSettings.builder().workDirectory(Path.of("/dev/shm")).build());
+				this.executor = resolved.executor(resolved.settings(Path.of("/dev/shm")));
 				this.request = ExecutionRequest.of("/bin/true");
 				break;
 			case "executor-shared-dir":
-				this.executor = resolved.executor().apply(SandboxSettings.defaults());
-				this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
+				this.executor = resolved.executor(resolved.settings());
 				this.request = ExecutionRequest.builder("/bin/true").workingDirectory(this.sharedDirectory).build();
 				break;
 			default:
@@ -94,10 +93,11 @@ public class SpawnBenchmark {
 			return result.exitCode();
 		}
 		if (this.threaded != null) {
-			return this.threaded.run(new ProcessBuilder(this.commandLine), !this.path.equals("raw-drain-threads"),
+			return this.threaded.run(new ProcessBuilder(this.commandLine).directory(this.sharedDirectory.toFile()),
+					!this.path.equals("raw-drain-threads"),
 					!this.path.equals("raw-launcher-thread"));
 		}
-		return BenchmarkMechanism.Raw.run(this.commandLine);
+		return BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory);
 	}
 
 	@TearDown
@@ -108,9 +108,7 @@ public class SpawnBenchmark {
 		if (this.threaded != null) {
 			this.threaded.close();
 		}
-		if (this.sharedDirectory != null) {
-			Files.deleteIfExists(this.sharedDirectory);
-		}
+		Files.deleteIfExists(this.sharedDirectory);
 	}
 
 }
