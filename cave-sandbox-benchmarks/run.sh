@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs every benchmark of BENCHMARKS.md in one go (about 7 minutes on 2 cores) and
+# Builds and runs every benchmark of BENCHMARKS.md in one go (about 8 minutes on 2 cores) and
 # writes the Markdown summary to cave-sandbox-benchmarks/target/benchmark-summary.md.
 #   cave-sandbox-benchmarks/run.sh            the full set
 #   cave-sandbox-benchmarks/run.sh --quick    a short smoke run (not for figures)
