@@ -1,0 +1,162 @@
+package dev.cavesandbox.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.NetworkIsolationProbe;
+import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.SandboxSettings;
+
+/**
+ * A mechanism as the benchmarks see it: the exact command line that the executor spawns for an
+ * argv in a working directory (the "raw" floor), and the executor over the same verified
+ * capability. Every benchmark takes the mechanism as a {@code @Param}.
+ * <ul>
+ * <li>{@code none}: the argv itself (plain {@code ProcessBuilder}) and the unisolated
+ * executor.</li>
+ * <li>{@code unshare}, {@code bwrap}: the mechanism that {@link NetworkIsolationProbe} verified on
+ * this host with {@code cave.sandbox.mechanism} set to it; its command line comes from
+ * {@code capability.sandbox().commandLine(...)}, as in the executor.</li>
+ * </ul>
+ *
+ * @param name the parameter value
+ * @param choice the mechanism setting, {@code null} for {@code none}
+ * @param capability the verified capability, {@code null} for {@code none}
+ */
+record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapability capability) {
+
+	/**
+	 * Resolve a mechanism on this host.
+	 * @param name {@code none}, {@code unshare} or {@code bwrap}
+	 * @return the mechanism
+	 * @throws IllegalStateException if it is not available here (the message says why)
+	 */
+	static BenchmarkMechanism resolve(String name) {
+		MechanismChoice choice = switch (name) {
+			case "none" -> null;
+			case "unshare" -> MechanismChoice.UNSHARE;
+			case "bwrap" -> MechanismChoice.BWRAP;
+			default -> throw new IllegalArgumentException("unknown mechanism " + name + "; use none, unshare or bwrap");
+		};
+		if (choice == null) {
+			return new BenchmarkMechanism(name, null, null);
+		}
+		IsolationCapability capability = new NetworkIsolationProbe(SandboxSettings.builder().mechanism(choice).build())
+			.probe();
+		if (!capability.available()) {
+			throw new IllegalStateException(name + " is not available here: " + capability);
+		}
+		return new BenchmarkMechanism(name, choice, capability);
+	}
+
+	/**
+	 * Return the mechanisms that work on this host, with {@code none} first; print why others are
+	 * skipped.
+	 * @return the names
+	 */
+	static List<String> available() {
+		List<String> names = new ArrayList<>();
+		for (String name : List.of("none", "unshare", "bwrap")) {
+			try {
+				resolve(name);
+				names.add(name);
+			}
+			catch (IllegalStateException ex) {
+				System.out.println("# skipping mechanism " + name + ": " + ex.getMessage());
+			}
+		}
+		return names;
+	}
+
+	/**
+	 * Return the command line that the executor spawns for the argv in the working directory.
+	 * @param workingDirectory the working directory of the spawn
+	 * @param argv the command
+	 * @return the whole command line
+	 */
+	List<String> commandLine(Path workingDirectory, String... argv) {
+		if (this.capability == null) {
+			return List.of(argv);
+		}
+		try {
+			return this.capability.sandbox().commandLine(List.of(argv), workingDirectory.toRealPath(), false);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * Return the settings of the executor: the defaults, with this mechanism.
+	 * @return the settings
+	 */
+	SandboxSettings settings() {
+		return settings(SandboxSettings.defaults().workDirectory());
+	}
+
+	/**
+	 * Return the settings of the executor: the defaults, with this mechanism and the given work
+	 * directory.
+	 * @param workDirectory where private working directories are created
+	 * @return the settings
+	 */
+	SandboxSettings settings(Path workDirectory) {
+		SandboxSettings.Builder builder = SandboxSettings.builder().workDirectory(workDirectory);
+		return (this.choice != null) ? builder.mechanism(this.choice).build() : builder.build();
+	}
+
+	/**
+	 * Build an executor over the same capability.
+	 * @param settings the settings
+	 * @return the executor
+	 */
+	IsolatedExecutor executor(SandboxSettings settings) {
+		return (this.capability != null) ? ProcessIsolatedExecutor.isolated(settings, this.capability)
+				: ProcessIsolatedExecutor.unisolated(settings);
+	}
+
+	/**
+	 * Spawning without the executor.
+	 */
+	static final class Raw {
+
+		private Raw() {
+		}
+
+		/**
+		 * Spawn in the given directory, read both streams to their end, wait: what a caller of
+		 * {@link ProcessBuilder} does at least.
+		 * @param commandLine the command line
+		 * @param directory the working directory
+		 * @return the exit code, always 0
+		 * @throws IOException if the process could not be started
+		 * @throws InterruptedException if interrupted
+		 * @throws IllegalStateException if the command failed
+		 */
+		static int run(List<String> commandLine, Path directory) throws IOException, InterruptedException {
+			Process process = new ProcessBuilder(commandLine).directory(directory.toFile()).start();
+			process.getOutputStream().close();
+			process.getInputStream().readAllBytes();
+			byte[] stderr = process.getErrorStream().readAllBytes();
+			return exited(process, stderr);
+		}
+
+		static int exited(Process process, byte[] stderr) throws IOException, InterruptedException {
+			int exit = process.waitFor();
+			process.getInputStream().close();
+			process.getErrorStream().close();
+			if (exit != 0) {
+				throw new IllegalStateException("exit " + exit + ": " + new String(stderr).trim());
+			}
+			return exit;
+		}
+
+	}
+
+}
