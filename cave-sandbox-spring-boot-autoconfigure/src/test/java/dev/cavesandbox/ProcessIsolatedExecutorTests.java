@@ -184,7 +184,31 @@ class ProcessIsolatedExecutorTests {
 		ExecutionResult result = isolated.execute("sh", "-c", "pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
 		List<String> lines = result.stdoutText().lines().toList();
 		assertThat(lines.get(0)).isEqualTo(lines.get(1)).contains("cave-sandbox-");
-		assertThat(Path.of(lines.get(0))).doesNotExist();
+		// Emptied for reuse, or removed.
+		assertThat(Path.of(lines.get(0))).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
+				(path) -> assertThat(path).isEmptyDirectory());
+	}
+
+	@Test
+	void emptiedPrivateDirectoryIsReusedOnlyEmptyAndOwnerOnly(@TempDir Path directory) throws IOException {
+		SandboxSettings settings = SandboxSettings.builder().maxConcurrent(1).workDirectory(directory).build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+			ExecutionResult first = executor.execute("sh", "-c", "pwd; echo secret > left.txt; mkdir sub; chmod 777 .");
+			Path used = Path.of(first.stdoutText().trim());
+			ExecutionResult second = executor.execute("sh", "-c", "pwd; ls -A; stat -c %a .");
+			assertThat(second.stdoutText()).isEqualTo(used + "\n700\n");
+		}
+		try (var left = Files.list(directory)) {
+			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
+		}
+	}
+
+	@Test
+	void unisolatedPrivateDirectoriesAreNeverReused() {
+		String first = unisolated.execute("pwd").stdoutText();
+		String second = unisolated.execute("pwd").stdoutText();
+		assertThat(first).isNotEqualTo(second);
+		assertThat(Path.of(first.trim())).doesNotExist();
 	}
 
 	@Test
@@ -355,7 +379,8 @@ class ProcessIsolatedExecutorTests {
 				+ "pwd; perl -e 'for (1..30) { mkdir \"d\" x 200 or die; chdir \"d\" x 200 or die } open F, \">deep\" or die'";
 		ExecutionResult result = isolated.execute("sh", "-c", script);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		assertThat(Path.of(result.stdoutText().trim())).doesNotExist();
+		assertThat(Path.of(result.stdoutText().trim())).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
+				(path) -> assertThat(path).isEmptyDirectory());
 	}
 
 	@Test
@@ -465,13 +490,18 @@ class ProcessIsolatedExecutorTests {
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
 			try (var left = Files.list(directory)) {
-				assertThat(left).isEmpty();
+				assertThat(left).as("at most one emptied directory per slot is kept")
+					.hasSizeLessThanOrEqualTo(16)
+					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
 			}
 			await().atMost(Duration.ofSeconds(10)).pollInSameThread().untilAsserted(() -> {
 				assertThat(openDescriptors()).isEqualTo(descriptorsBefore);
 				assertThat(threadsOtherThanReapers()).as("threads now: %s", Thread.getAllStackTraces().keySet())
 					.isLessThanOrEqualTo(threadsBefore);
 			});
+		}
+		try (var left = Files.list(directory)) {
+			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
 		}
 	}
 
