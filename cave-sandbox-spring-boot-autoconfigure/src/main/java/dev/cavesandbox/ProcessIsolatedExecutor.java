@@ -157,11 +157,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			checkWorkingDirectory(directory);
 		}
 		try {
+			Path realDirectory = directory.toRealPath();
 			Map<String, String> environment = environment(request, directory);
-			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), directory);
+			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
 			List<String> argv = insideEnvironment(request.argv(), wrapperEnvironment);
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, directory), directory,
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory), directory,
 					wrapperEnvironment, request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
@@ -187,12 +188,6 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Return what is spawned for the request: its argv unisolated, else the command line that the
-	 * verified mechanism builds from the argv, the working directory (as a real path, so that the
-	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
-	 * settings.
-	 */
-	/**
 	 * The sandbox wrappers (bwrap, setpriv, unshare, the unshare mechanism's setup shell and
 	 * mount) run on the host, before the namespaces close, with the environment of the process
 	 * that is spawned. Variables that steer the dynamic loader or the shell ({@code LD_*}, glibc's
@@ -210,12 +205,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 		List<String> assignments = new ArrayList<>();
 		environment.entrySet().removeIf((variable) -> {
-			boolean steers = steersWrappers(variable.getKey())
-					&& !(variable.getKey().equals("PATH") && variable.getValue().equals(SandboxSettings.BASELINE_PATH));
-			if (steers) {
+			if (!steersWrappers(variable.getKey())) {
+				return false;
+			}
+			if (!(variable.getKey().equals("PATH") && variable.getValue().equals(SandboxSettings.BASELINE_PATH))) {
 				assignments.add(variable.getKey() + "=" + variable.getValue());
 			}
-			return steersWrappers(variable.getKey());
+			return true;
 		});
 		environment.put("PATH", SandboxSettings.BASELINE_PATH);
 		if (assignments.isEmpty()) {
@@ -236,7 +232,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		return name.startsWith("LD_") || WRAPPER_STEERING.contains(name);
 	}
 
-	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path directory) throws IOException {
+	/**
+	 * Return what is spawned for the request: its argv unisolated, else the command line that the
+	 * verified mechanism builds from the argv, the working directory (as a real path, so that the
+	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
+	 * settings.
+	 */
+	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path realDirectory) {
 		if (this.capability == null) {
 			return argv;
 		}
@@ -247,7 +249,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					+ " cannot give a private loopback on this host (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()
 					+ "); leave loopback unset or false");
 		}
-		return mechanism.commandLine(argv, directory.toRealPath(), loopback);
+		return mechanism.commandLine(argv, realDirectory, loopback);
 	}
 
 	/**
@@ -287,12 +289,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * not in the sandbox: report it as not found before anything is spawned, the same way for every
 	 * mechanism, rather than with the wrapper's own exit code.
 	 */
-	private void checkVisible(Path command, Path directory) throws IOException {
+	private void checkVisible(Path command, Path realDirectory) throws IOException {
 		if (this.capability == null) {
 			return;
 		}
 		Path real = command.toRealPath();
-		if (this.capability.sandbox().hides(real) && !real.startsWith(directory.toRealPath())) {
+		if (this.capability.sandbox().hides(real) && !real.startsWith(realDirectory)) {
 			throw new CommandNotFoundException("command " + command + " lies in a directory that the sandbox hides "
 					+ "(cave.sandbox.hidden-directories): put it in the working directory or outside those directories");
 		}
