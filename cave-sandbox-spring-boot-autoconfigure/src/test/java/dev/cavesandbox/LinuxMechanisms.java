@@ -1,0 +1,59 @@
+package dev.cavesandbox;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The one list of Linux mechanisms that every behavioural test of the sandbox runs for: a test
+ * annotated {@link ForEachLinuxMechanism} runs once per entry, so a new mechanism (a rung of the
+ * ladder) joins every such test by being added to {@link #ALL}. A mechanism that the probe does not
+ * verify on the test host fails the test rather than skipping it: CI installs every mechanism.
+ */
+public final class LinuxMechanisms {
+
+	/** Every Linux mechanism, strongest first. */
+	public static final List<MechanismChoice> ALL = List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
+
+	private static final Map<SandboxSettings, IsolationCapability> verdicts = new ConcurrentHashMap<>();
+
+	private LinuxMechanisms() {
+	}
+
+	/**
+	 * The source of {@link ForEachLinuxMechanism}.
+	 * @return every entry of {@link #ALL}
+	 */
+	public static Stream<MechanismChoice> all() {
+		return ALL.stream();
+	}
+
+	/**
+	 * Probe the settings once per test JVM and return the verdict, which must be available.
+	 * @param settings the settings, with the mechanism to probe
+	 * @return the available verdict
+	 */
+	public static IsolationCapability verified(SandboxSettings settings) {
+		IsolationCapability capability = verdicts.computeIfAbsent(settings,
+				(key) -> new NetworkIsolationProbe(key).probe());
+		assertThat(capability.available()).as("probe verdict for %s: %s", settings.mechanism(), capability).isTrue();
+		return capability;
+	}
+
+	/**
+	 * Create an isolated executor for one mechanism, verified by the probe.
+	 * @param mechanism the mechanism
+	 * @param customizer further settings
+	 * @return the executor; the caller closes it
+	 */
+	public static ProcessIsolatedExecutor isolated(MechanismChoice mechanism,
+			UnaryOperator<SandboxSettings.Builder> customizer) {
+		SandboxSettings settings = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
+		return ProcessIsolatedExecutor.isolated(settings, verified(settings));
+	}
+
+}
