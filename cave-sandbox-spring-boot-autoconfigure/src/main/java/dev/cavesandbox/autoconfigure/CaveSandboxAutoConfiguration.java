@@ -1,12 +1,10 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.ProcessIsolatedExecutor;
-import dev.cavesandbox.UnavailableIsolatedExecutor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -20,7 +18,8 @@ import org.springframework.core.env.Environment;
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of
  * cave-sandbox: probes this host's network-isolation capability once and provides the
- * {@link IsolatedExecutor} that fits it and {@code cave.sandbox.mode}:
+ * {@link IsolatedExecutor} that fits it and {@code cave.sandbox.mode}, as the core's policy
+ * ({@link IsolatedExecutors}) decides; this class adds fail-fast startup and the conditions report:
  * <ul>
  * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified mechanism;</li>
  * <li>unavailable, {@code strict} (default): startup fails with a report of the cause and its fixes
@@ -35,8 +34,6 @@ import org.springframework.core.env.Environment;
 @EnableConfigurationProperties(CaveSandboxProperties.class)
 public final class CaveSandboxAutoConfiguration {
 
-	private static final Logger logger = LoggerFactory.getLogger(CaveSandboxAutoConfiguration.class);
-
 	@Bean
 	IsolationCapability caveSandboxIsolationCapability(ConfigurableListableBeanFactory beanFactory,
 			Environment environment) {
@@ -50,7 +47,7 @@ public final class CaveSandboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
-			return ProcessIsolatedExecutor.isolated(properties.toSettings(), capability);
+			return IsolatedExecutors.create(properties.toSettings(), capability);
 		}
 
 	}
@@ -63,11 +60,7 @@ public final class CaveSandboxAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
-			logger.warn("cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
-					+ "IsolatedExecutor CAN reach the network; every result reports isolation 'none'. Fix: {}. "
-					+ "Set cave.sandbox.mode=strict to fail closed instead.", capability.cause().description(),
-					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
-			return ProcessIsolatedExecutor.unisolated(properties.toSettings());
+			return IsolatedExecutors.create(properties.toSettings(), capability);
 		}
 
 	}
@@ -83,7 +76,7 @@ public final class CaveSandboxAutoConfiguration {
 			if (properties.failFast()) {
 				throw new NetworkIsolationUnavailableException(capability);
 			}
-			return new UnavailableIsolatedExecutor(capability);
+			return IsolatedExecutors.create(properties.toSettings(), capability);
 		}
 
 	}
