@@ -1,0 +1,68 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * The policy as a plain Java program uses it: this module's class path holds no Spring (the build's
+ * enforcer rule), so each test here is the core working alone. Unavailable hosts are made for real
+ * by a wrapper that runs the real {@code unshare} where the user namespace limit is 0.
+ */
+@EnabledOnOs(OS.LINUX)
+class IsolatedExecutorsTests {
+
+	private static final ExecutionRequest READ_UID = ExecutionRequest.builder("id", "-u")
+		.timeout(Duration.ofSeconds(20))
+		.build();
+
+	@ForEachLinuxMechanism
+	void whereIsolationIsVerifiedTheExecutorRunsIsolated(MechanismChoice mechanism) throws IOException {
+		int jvmUid = (int) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+		try (IsolatedExecutor executor = IsolatedExecutors.create(SandboxSettings.builder().mechanism(mechanism).build())) {
+			ExecutionResult result = executor.execute(READ_UID);
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(result.stdoutText()).isEqualTo(jvmUid + "\n");
+			assertThat(result.isolation()).isEqualTo(new Isolation(mechanism.name().toLowerCase(java.util.Locale.ROOT), true));
+			assertThat(executor.isolation().networkIsolated()).isTrue();
+		}
+	}
+
+	@Test
+	void strictModeOnAnUnavailableHostFailsClosed(@TempDir Path directory) throws IOException {
+		SandboxSettings settings = refused(directory).mode(SandboxMode.STRICT).build();
+		try (IsolatedExecutor executor = IsolatedExecutors.create(settings)) {
+			assertThat(executor).isInstanceOf(UnavailableIsolatedExecutor.class);
+			assertThatExceptionOfType(NetworkIsolationUnavailableException.class).isThrownBy(() -> executor.execute(READ_UID))
+				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_os_network_isolation_unavailable"))
+				.satisfies((ex) -> assertThat(ex.capability().cause()).isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT));
+		}
+	}
+
+	@Test
+	void fallbackModeOnAnUnavailableHostRunsUnisolatedAndSaysSo(@TempDir Path directory) throws IOException {
+		SandboxSettings settings = refused(directory).mode(SandboxMode.FALLBACK).build();
+		try (IsolatedExecutor executor = IsolatedExecutors.create(settings)) {
+			ExecutionResult result = executor.execute(READ_UID);
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
+			assertThat(executor.isolation()).isEqualTo(Isolation.NONE);
+		}
+	}
+
+	private SandboxSettings.Builder refused(Path directory) throws IOException {
+		return SandboxSettings.builder()
+			.mechanism(MechanismChoice.UNSHARE)
+			.unsharePath(RestrictedHost.unshareWithNamespaceLimitZero(directory));
+	}
+
+}
