@@ -78,19 +78,23 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		passEnvironment = Set.copyOf(passEnvironment);
 		environment = Map.copyOf(environment);
 		environment.forEach((name, value) -> {
-			if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
+			if (!isValidVariableName(name) || value.indexOf('\0') >= 0) {
 				throw new IllegalArgumentException("environment variable '" + name.replace('\0', '?')
 						+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
 			}
 		});
 		passEnvironment.forEach((name) -> {
-			if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
+			if (!isValidVariableName(name)) {
 				throw new IllegalArgumentException("variable name '" + name.replace('\0', '?') + "' to pass is not valid");
 			}
 		});
 		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
+		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
+			throw new IllegalArgumentException("mechanism NONE runs commands without isolation and is only allowed with "
+					+ "mode FALLBACK");
+		}
 		hiddenDirectories = List.copyOf(hiddenDirectories);
 		for (Path directory : hiddenDirectories) {
 			if (!directory.isAbsolute() || directory.getParent() == null) {
@@ -101,6 +105,16 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
 		Objects.requireNonNull(ipPath, "ipPath must not be null");
 		Objects.requireNonNull(sandboxExecPath, "sandboxExecPath must not be null");
+	}
+
+	/**
+	 * Return whether a process environment can hold a variable of this name (environ(7)): not
+	 * empty, no {@code '='} and no NUL byte.
+	 * @param name the name
+	 * @return whether it is valid
+	 */
+	public static boolean isValidVariableName(String name) {
+		return !name.isEmpty() && name.indexOf('=') < 0 && name.indexOf('\0') < 0;
 	}
 
 	private static void requirePositive(String name, Duration value) {

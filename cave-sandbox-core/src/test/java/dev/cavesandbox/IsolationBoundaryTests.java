@@ -50,7 +50,7 @@ class IsolationBoundaryTests {
 			assertThat(capability.privateLoopback()).as("private loopback of %s", mechanism).isTrue();
 			executors.put(mechanism, ProcessIsolatedExecutor.isolated(settings, capability));
 		}
-		unisolated = ProcessIsolatedExecutor.unisolated(settings(MechanismChoice.NONE).build());
+		unisolated = ProcessIsolatedExecutor.unisolated(settings(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 	}
 
 	private static SandboxSettings.Builder settings(MechanismChoice mechanism) {

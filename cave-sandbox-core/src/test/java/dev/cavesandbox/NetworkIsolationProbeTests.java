@@ -299,7 +299,7 @@ class NetworkIsolationProbeTests {
 
 	@Test
 	void mechanismNoneIsReportedAsSwitchedOff() {
-		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.NONE).build());
+		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
 		assertThat(capability.detail()).isEmpty();
 		assertThat(capability.cause().description()).contains("cave.sandbox.mechanism=none");

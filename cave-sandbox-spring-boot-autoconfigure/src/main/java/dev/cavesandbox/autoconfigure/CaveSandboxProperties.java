@@ -59,41 +59,6 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
 		@DefaultValue Macos macos) {
 
-	public CaveSandboxProperties {
-		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
-			throw new IllegalArgumentException("cave.sandbox.mechanism=none runs commands without isolation and is only "
-					+ "allowed with cave.sandbox.mode=fallback; set cave.sandbox.mechanism=auto to isolate");
-		}
-		// Strings, not Paths: Boot would resolve "/" against the class path.
-		for (String directory : hiddenDirectories) {
-			Path path = Path.of(directory);
-			if (!path.isAbsolute() || path.getParent() == null) {
-				throw new IllegalArgumentException(
-						"cave.sandbox.hidden-directories must list absolute paths other than /, but has " + directory);
-			}
-		}
-		requirePositive("cave.sandbox.timeout", timeout);
-		requirePositive("cave.sandbox.kill-grace-period", killGracePeriod);
-		if (env != null) {
-			// Names and values a process environment cannot hold fail here, at startup.
-			SandboxSettings.builder().environment(env.set()).passEnvironment(env.pass()).build();
-		}
-		requirePositive("cave.sandbox.probe-timeout", probeTimeout);
-		requirePositive("cave.sandbox.queue-timeout", queueTimeout);
-		if (maxOutput == null || maxOutput.toBytes() <= 0) {
-			throw new IllegalArgumentException("cave.sandbox.max-output must be positive, but was " + maxOutput);
-		}
-		if (maxConcurrent <= 0) {
-			throw new IllegalArgumentException("cave.sandbox.max-concurrent must be positive, but was " + maxConcurrent);
-		}
-	}
-
-	private static void requirePositive(String name, Duration value) {
-		if (value == null || value.isZero() || value.isNegative()) {
-			throw new IllegalArgumentException(name + " must be positive, but was " + value);
-		}
-	}
-
 	/**
 	 * Return the core settings that these properties describe.
 	 * @return the settings

@@ -225,8 +225,8 @@ class CaveSandboxAutoConfigurationTests {
 		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("cave.sandbox.mechanism=none runs commands without isolation and is only "
-						+ "allowed with cave.sandbox.mode=fallback");
+				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.mechanism'")
+				.hasStackTraceContaining("none runs commands without isolation and is only allowed with cave.sandbox.mode=fallback");
 		});
 	}
 
@@ -234,7 +234,8 @@ class CaveSandboxAutoConfigurationTests {
 	void invalidPropertyFailsStartupWithBootsBindingReport() {
 		this.runner.withPropertyValues("cave.sandbox.timeout=0s").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.timeout must be positive");
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.timeout'")
+				.hasStackTraceContaining("must be positive");
 		});
 	}
 

@@ -10,18 +10,31 @@ import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 
+@ExtendWith(OutputCaptureExtension.class)
 class CaveSandboxPropertiesTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withUserConfiguration(PropertiesConfiguration.class);
+
+	/** Binds as the application does: with the rules of each value, before the probe runs. */
+	private final ApplicationContextRunner startup = new ApplicationContextRunner()
+		.withUserConfiguration(StartupConfiguration.class);
 
 	@Test
 	void defaultsMatchTheCoreDefaults() {
@@ -77,26 +90,27 @@ class CaveSandboxPropertiesTests {
 			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s" })
 	void nonPositiveValuesFailWithTheirName(String property) {
 		String name = property.substring(0, property.indexOf('='));
-		this.runner.withPropertyValues(property).run((context) -> {
+		this.startup.withPropertyValues(property).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'cave.sandbox'")
-				.hasStackTraceContaining(name + " must be positive");
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under '" + name + "'")
+				.hasStackTraceContaining("must be positive");
 		});
 	}
 
 	@ParameterizedTest
 	@ValueSource(strings = { "relative/dir", "/" })
 	void hiddenDirectoriesMustBeAbsoluteAndNotTheRoot(String directory) {
-		this.runner.withPropertyValues("cave.sandbox.hidden-directories=" + directory).run((context) -> {
+		this.startup.withPropertyValues("cave.sandbox.hidden-directories=" + directory).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("cave.sandbox.hidden-directories must list absolute paths other than /");
+				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.hidden-directories'")
+				.hasStackTraceContaining("must list absolute paths other than /");
 		});
 	}
 
 	@Test
 	void mechanismNoneIsOnlyAllowedInFallbackMode() {
-		this.runner.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
+		this.startup.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasStackTraceContaining("only allowed with cave.sandbox.mode=fallback");
 		});
@@ -115,7 +129,7 @@ class CaveSandboxPropertiesTests {
 
 	@Test
 	void variableWithANulByteFailsStartup() {
-		this.runner.withPropertyValues("cave.sandbox.env.set.GREETING=a\0b").run((context) -> {
+		this.startup.withPropertyValues("cave.sandbox.env.set.GREETING=a\0b").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasStackTraceContaining("no NUL byte");
 		});
@@ -127,6 +141,29 @@ class CaveSandboxPropertiesTests {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasStackTraceContaining("cave.sandbox.mode");
 		});
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "cave.sandbox.timeout|-1s|must be positive",
+			"cave.sandbox.mode|banana|failed to convert", "cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
+			"cave.sandbox.max-concurrent|0|must be positive", "cave.sandbox.hidden-directories|relative|absolute path" })
+	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
+			CapturedOutput output) {
+		SpringApplication application = new SpringApplication(StartupConfiguration.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run("--" + property + "=" + value));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Property: " + property)
+			.contains("Value: \"" + value + "\"")
+			.contains("Origin: \"" + property + "\" from property source \"commandLineArgs\"")
+			.containsIgnoringCase(reason)
+			.doesNotContain("Network isolation");
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration(CaveSandboxAutoConfiguration.class)
+	static class StartupConfiguration {
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
