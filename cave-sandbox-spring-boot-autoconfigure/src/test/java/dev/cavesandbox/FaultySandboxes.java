@@ -57,22 +57,34 @@ final class FaultySandboxes {
 	static SandboxSettings.Builder settings(MechanismChoice mechanism, Fault fault) {
 		Path directory = VisibleDirectories.create("faulty-" + mechanism.name().toLowerCase() + "-");
 		try {
-			SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(mechanism);
-			switch (mechanism) {
-				case BWRAP -> settings.bwrapPath(bwrap(directory, fault));
+			return switch (mechanism) {
+				case BWRAP -> withBinary(mechanism, bwrap(directory, fault));
 				case UNSHARE -> {
-					settings.unsharePath(unshare(directory, fault));
-					if (fault == Fault.CAPABILITIES_KEPT) {
-						settings.setprivPath(setprivKeepingCapabilities(directory));
-					}
+					SandboxSettings.Builder settings = withBinary(mechanism, unshare(directory, fault));
+					yield (fault != Fault.CAPABILITIES_KEPT) ? settings
+							: settings.setprivPath(setprivKeepingCapabilities(directory));
 				}
 				default -> throw new IllegalArgumentException("no faulty wrapper for " + mechanism + " yet: add one");
-			}
-			return settings;
+			};
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * Return settings for a mechanism whose own binary (the one named after it) is the given one.
+	 * @param mechanism a Linux mechanism of {@link LinuxMechanisms#ALL}
+	 * @param binary the binary in place of {@code bwrap} or {@code unshare}
+	 * @return the settings
+	 */
+	static SandboxSettings.Builder withBinary(MechanismChoice mechanism, Path binary) {
+		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(mechanism);
+		return switch (mechanism) {
+			case BWRAP -> settings.bwrapPath(binary);
+			case UNSHARE -> settings.unsharePath(binary);
+			default -> throw new IllegalArgumentException("no binary of its own for " + mechanism + " yet: add it");
+		};
 	}
 
 	private static Path bwrap(Path directory, Fault fault) throws IOException {

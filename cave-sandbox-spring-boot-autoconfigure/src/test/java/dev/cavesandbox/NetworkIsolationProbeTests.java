@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import dev.cavesandbox.FaultySandboxes.Fault;
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
@@ -22,15 +23,24 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 class NetworkIsolationProbeTests {
 
 	private static final String MACOS = "Mac OS X";
+
+	private static final Map<String, String> REFUSAL_MESSAGES = Map.of("unshareWithNamespaceLimitZero",
+			"unshare: unshare failed: No space left on device", "bwrapWithNamespaceLimitZero",
+			"bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
+			"unshareWithoutCapabilities", "unshare: write failed /proc/self/uid_map: Operation not permitted",
+			"bwrapWithoutCapabilities", "bwrap: setting up uid map: Operation not permitted");
 
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -165,24 +175,23 @@ class NetworkIsolationProbeTests {
 		assertThat(lines.subList(3, 7)).containsExactly("lo", "1", "written", "0000000000000000");
 	}
 
-	@Test
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void missingUnshareBinaryIsNamed(@TempDir Path directory) {
-		Path missing = directory.resolve("unshare");
-		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(missing).build());
+	void missingBinaryIsNamed(MechanismChoice choice, @TempDir Path directory) {
+		Path missing = directory.resolve("missing");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, missing).build());
 		assertThat(capability.available()).isFalse();
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
-		assertThat(capability.detail()).contains(missing.toString());
+		assertThat(capability.detail()).isEqualTo(choice.name().toLowerCase() + ": " + missing + " does not exist");
 	}
 
-	@Test
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void nonExecutableUnshareBinaryIsNamed(@TempDir Path directory) throws IOException {
-		Path file = Files.writeString(directory.resolve("unshare"), "not a program");
-		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(file).build());
+	void nonExecutableBinaryIsNamed(MechanismChoice choice, @TempDir Path directory) throws IOException {
+		Path file = Files.writeString(directory.resolve("not-a-program"), "not a program");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, file).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_NOT_EXECUTABLE);
+		assertThat(capability.detail()).isEqualTo(choice.name().toLowerCase() + ": " + file + " is not executable");
 	}
 
 	@Test
@@ -199,31 +208,27 @@ class NetworkIsolationProbeTests {
 
 	/**
 	 * The kernel's real answers, produced by running the real binaries where the kernel refuses
-	 * them (see {@link RestrictedHost}).
+	 * them (see {@link RestrictedHost}): every mechanism of {@link LinuxMechanisms#ALL} needs a
+	 * wrapper and its message for each refusal, else the test fails.
 	 */
-	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = {
-			"UNSHARE|unshareWithNamespaceLimitZero|NAMESPACE_LIMIT|unshare: unshare failed: No space left on device",
-			"BWRAP|bwrapWithNamespaceLimitZero|NAMESPACE_LIMIT|bwrap: Creating new namespace failed: nesting depth or "
-					+ "/proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
-			"UNSHARE|unshareWithoutCapabilities|UID_MAP_REFUSED|unshare: write failed /proc/self/uid_map: Operation not "
-					+ "permitted",
-			"BWRAP|bwrapWithoutCapabilities|UID_MAP_REFUSED|bwrap: setting up uid map: Operation not permitted" })
+	@ParameterizedTest(name = "{0} {1}")
+	@MethodSource("realKernelRefusals")
 	@EnabledOnOs(OS.LINUX)
-	void realKernelRefusalsAreClassified(MechanismChoice choice, String wrapper, UnavailabilityCause cause,
-			String message, @TempDir Path directory) throws Exception {
+	void realKernelRefusalsAreClassified(MechanismChoice choice, String refusal, UnavailabilityCause cause,
+			@TempDir Path directory) throws Exception {
+		String wrapper = choice.name().toLowerCase() + refusal;
+		assertThat(REFUSAL_MESSAGES).as("the message of " + wrapper).containsKey(wrapper);
 		Path binary = (Path) RestrictedHost.class.getMethod(wrapper, Path.class).invoke(null, directory);
-		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(choice);
-		if (choice == MechanismChoice.BWRAP) {
-			settings.bwrapPath(binary);
-		}
-		else {
-			settings.unsharePath(binary);
-		}
-		IsolationCapability capability = probe(settings.build());
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, binary).build());
 		assertThat(capability.cause()).isEqualTo(cause);
-		assertThat(capability.detail()).contains(message);
+		assertThat(capability.detail()).contains(REFUSAL_MESSAGES.get(wrapper));
 		assertThat(capability.sandbox()).isNull();
+	}
+
+	static Stream<Arguments> realKernelRefusals() {
+		return LinuxMechanisms.ALL.stream()
+			.flatMap((choice) -> Stream.of(arguments(choice, "WithNamespaceLimitZero", UnavailabilityCause.NAMESPACE_LIMIT),
+					arguments(choice, "WithoutCapabilities", UnavailabilityCause.UID_MAP_REFUSED)));
 	}
 
 	@Test
@@ -352,13 +357,15 @@ class NetworkIsolationProbeTests {
 		}
 	}
 
-	@Test
+	/**
+	 * A wrapper that never answers: the probe gives up at its timeout, which is all this measures
+	 * (the wrapper would sleep 100 times as long).
+	 */
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void probeThatHangsTimesOut(@TempDir Path directory) throws IOException {
-		Path slow = RestrictedHost.script(directory, "bwrap", "exec sleep 30");
-		IsolationCapability capability = probe(SandboxSettings.builder()
-			.mechanism(MechanismChoice.BWRAP)
-			.bwrapPath(slow)
+	void probeThatHangsTimesOut(MechanismChoice choice, @TempDir Path directory) throws IOException {
+		Path slow = RestrictedHost.script(directory, "hanging", "exec sleep 30");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, slow)
 			.probeTimeout(Duration.ofMillis(300))
 			.killGracePeriod(Duration.ofMillis(100))
 			.build());
