@@ -34,7 +34,8 @@ import dev.cavesandbox.mechanism.UnshareMechanism;
  * On Linux, in a working directory created where production ones are, a small script reports what
  * the child sees. Isolation counts as verified only when its network namespace differs from the
  * JVM's and has no interface but {@code lo}, its PID namespace differs from the JVM's (bubblewrap's
- * own init is PID 1 there, the command is not), it holds no capability, every hidden directory is
+ * own init is PID 1 there, the command is not), its IPC namespace differs from the JVM's (System V
+ * IPC and POSIX message queues), it holds no capability, every hidden directory is
  * a different filesystem than the host's one, the working directory is visible and writable, and,
  * where asked, the root is read-only and {@code lo} is up. On macOS the probe runs
  * {@code /usr/bin/true} under the profile (Seatbelt refuses to nest: {@code sandbox_apply}), then
@@ -56,6 +57,7 @@ public final class NetworkIsolationProbe {
 	static final String LINUX_SCRIPT = """
 			echo "net=$(readlink /proc/self/ns/net)"
 			echo "pid=$(readlink /proc/self/ns/pid)"
+			echo "ipc=$(readlink /proc/self/ns/ipc)"
 			echo "uid=$(id -u)"
 			sed -n 's/^CapEff:[[:space:]]*/caps=/p' /proc/self/status
 			echo "marker=$(cat %s)"
@@ -411,7 +413,7 @@ public final class NetworkIsolationProbe {
 		}
 		List<String> verified = new ArrayList<>();
 		String net = first(facts, "net");
-		if (!net.startsWith("net:[") || net.equals(host.netNamespace())) {
+		if (!differs("net", net, host.netNamespace())) {
 			return notVerified("the child's network namespace " + net + " is not a new one (host: "
 					+ host.netNamespace() + ")", took);
 		}
@@ -428,11 +430,17 @@ public final class NetworkIsolationProbe {
 		verified.add(loopbackUp ? "loopback: up, private (the host's loopback is another namespace's)"
 				: "loopback: down");
 		String pid = first(facts, "pid");
-		if (!pid.startsWith("pid:[") || pid.equals(host.pidNamespace())) {
+		if (!differs("pid", pid, host.pidNamespace())) {
 			return notVerified("the child's PID namespace " + pid + " is not a new one (host: " + host.pidNamespace()
 					+ ")", took);
 		}
 		verified.add("PID namespace " + pid + " differs from the JVM's " + host.pidNamespace());
+		String ipc = first(facts, "ipc");
+		if (!differs("ipc", ipc, host.ipcNamespace())) {
+			return notVerified("the child's IPC namespace " + ipc + " is not a new one (host: " + host.ipcNamespace()
+					+ "): the host's System V IPC and POSIX message queues would be in reach", took);
+		}
+		verified.add("IPC namespace " + ipc + " differs from the JVM's " + host.ipcNamespace());
 		String caps = first(facts, "caps");
 		if (!caps.equals(NO_CAPABILITIES)) {
 			return notVerified("the child holds capabilities (CapEff=" + caps + ")", took);
@@ -454,7 +462,8 @@ public final class NetworkIsolationProbe {
 				.map((fact) -> fact.substring(0, fact.length() - expected.length()))
 				.findFirst()
 				.orElse("");
-			if (device.isEmpty() || device.equals(String.valueOf(directory.getValue()))) {
+			// An unknown host device (-1) proves nothing either way.
+			if (device.isEmpty() || directory.getValue() < 0 || device.equals(String.valueOf(directory.getValue()))) {
 				return notVerified("the hidden directory " + directory.getKey() + " is still the host's in the child"
 						+ " (device " + (device.isEmpty() ? "unknown" : device) + ")", took);
 			}
@@ -468,6 +477,15 @@ public final class NetworkIsolationProbe {
 		}
 		verified.add(readOnly ? "root filesystem: read-only" : "root filesystem: writable");
 		return IsolationCapability.available(mechanism, verified, loopbackUp, took);
+	}
+
+	/**
+	 * Whether the child's namespace is another one than the JVM's; never when either could not be
+	 * read, so that a JVM that cannot see its own namespace does not accept any child's.
+	 */
+	private static boolean differs(String type, String child, String jvm) {
+		String prefix = type + ":[";
+		return child.startsWith(prefix) && jvm.startsWith(prefix) && !child.equals(jvm);
 	}
 
 	private static String first(Map<String, List<String>> facts, String key) {
@@ -527,12 +545,13 @@ public final class NetworkIsolationProbe {
 	 *
 	 * @param netNamespace the JVM's network namespace ({@code net:[...]})
 	 * @param pidNamespace the JVM's PID namespace ({@code pid:[...]})
+	 * @param ipcNamespace the JVM's IPC namespace ({@code ipc:[...]})
 	 * @param uid the JVM's uid
 	 * @param gid the JVM's gid
 	 * @param view the hidden directories (resolved, existing) and the root's mode
 	 * @param hiddenDevices the device number of each hidden directory on the host
 	 */
-	record Host(String netNamespace, String pidNamespace, long uid, long gid, FilesystemView view,
+	record Host(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
 			Map<Path, Long> hiddenDevices) {
 
 		static Host current(SandboxSettings settings) {
@@ -554,7 +573,7 @@ public final class NetworkIsolationProbe {
 				devices.put(directory, ((Number) attribute(directory, "unix:dev")).longValue());
 			}
 			Path self = Path.of("/proc/self");
-			return new Host(link("/proc/self/ns/net"), link("/proc/self/ns/pid"),
+			return new Host(link("/proc/self/ns/net"), link("/proc/self/ns/pid"), link("/proc/self/ns/ipc"),
 					((Number) attribute(self, "unix:uid")).longValue(), ((Number) attribute(self, "unix:gid")).longValue(),
 					view, devices);
 		}

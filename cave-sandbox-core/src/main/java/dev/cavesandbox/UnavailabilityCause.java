@@ -103,7 +103,7 @@ public enum UnavailabilityCause {
 
 	/**
 	 * The sandbox started, but the probe could not verify what it must: that the child sees no
-	 * network, its own PID namespace, the hidden directories and no capabilities.
+	 * network, its own PID and IPC namespaces, the hidden directories and no capabilities.
 	 */
 	NOT_VERIFIED("the sandbox started but the probe could not verify that the child is isolated "
 			+ "(no network, hidden host sockets)",

@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
+import dev.cavesandbox.FaultySandboxes.Fault;
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.FilesystemView;
 import dev.cavesandbox.mechanism.SandboxExecMechanism;
@@ -20,16 +23,24 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 class NetworkIsolationProbeTests {
 
 	private static final String MACOS = "Mac OS X";
+
+	private static final Map<String, String> REFUSAL_MESSAGES = Map.of("unshareWithNamespaceLimitZero",
+			"unshare: unshare failed: No space left on device", "bwrapWithNamespaceLimitZero",
+			"bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
+			"unshareWithoutCapabilities", "unshare: write failed /proc/self/uid_map: Operation not permitted",
+			"bwrapWithoutCapabilities", "bwrap: setting up uid map: Operation not permitted");
 
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -42,6 +53,7 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.privateLoopback()).isTrue();
 		assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("network namespace net:["))
 			.anyMatch((fact) -> fact.startsWith("PID namespace pid:["))
+			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["))
 			.anyMatch((fact) -> fact.startsWith("hidden: /tmp, /var/tmp, /run"))
 			.contains("only interface: lo", "capabilities: none", "working directory: visible and writable",
 					"root filesystem: read-only", "loopback: up, private (the host's loopback is another namespace's)");
@@ -55,7 +67,8 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.mechanism()).isEqualTo("unshare");
 		assertThat(capability.privateLoopback()).isTrue();
 		assertThat(capability.verified()).contains("only interface: lo", "loopback: down", "capabilities: none",
-				"root filesystem: read-only", "private loopback on request: lo up, verified");
+				"root filesystem: read-only", "private loopback on request: lo up, verified")
+			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["));
 		assertThat(((UnshareMechanism) capability.sandbox()).keepUid()).isTrue();
 	}
 
@@ -93,43 +106,60 @@ class NetworkIsolationProbeTests {
 
 	/**
 	 * The fact behind that rule, for real: under a PID 1 that reaps only what it started (Perl's
-	 * {@code system}, as a JVM's process API), each bwrap run leaves a zombie, and unshare none.
+	 * {@code system}, as a JVM's process API), each bwrap run leaves a zombie, and no other mechanism
+	 * does. PID 1 counts once nothing else in its PID namespace is still running (bwrap's orphaned
+	 * init exits some time after bwrap): from then on no process is left that could become a zombie,
+	 * so a count of 0 is final, whatever the load.
 	 */
-	@ParameterizedTest
-	@CsvSource({ "BWRAP,1", "UNSHARE,0" })
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void underAPidOneThatDoesNotReapOrphansOnlyBubblewrapLeavesAZombie(MechanismChoice choice, int zombies,
-			@TempDir Path directory) throws Exception {
-		SandboxMechanism mechanism = probe(SandboxSettings.builder().mechanism(choice).build()).sandbox();
+	void underAPidOneThatDoesNotReapOrphansOnlyBubblewrapLeavesAZombie(MechanismChoice choice, @TempDir Path directory)
+			throws Exception {
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.sandbox();
+		String settle = """
+				system(@ARGV) == 0 or die "sandbox failed: $?\n";
+				for (1 .. 1200) {
+					my @others = grep { $_->[0] != $$ && $_->[2] ne 'ps' } map { [split] } `ps -eo pid=,stat=,comm=`;
+					my @zombies = grep { $_->[1] =~ /^Z/ } @others;
+					if (@zombies == @others) { print join(' ', map { $_->[2] } @zombies), "\n"; exit 0; }
+					select(undef, undef, undef, 0.05);
+				}
+				die "processes still running after 60 s\n";
+				""";
 		List<String> command = new ArrayList<>(List.of("/usr/bin/unshare", "--user", "--map-root-user", "--pid",
-				"--fork", "--mount-proc", "perl", "-e", "system(@ARGV) == 0 or die \"sandbox failed: $?\\n\"; "
-						+ "select(undef, undef, undef, 0.3); print scalar(grep { /^Z/ } `ps -eo stat=`), \"\\n\";"));
+				"--fork", "--mount-proc", "perl", "-e", settle));
 		command.addAll(mechanism.commandLine(List.of("true"), directory.toRealPath(), false));
 		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		assertThat(process.waitFor()).as(output).isZero();
-		assertThat(output.trim()).isEqualTo(String.valueOf(zombies));
+		List<String> zombies = output.lines().findFirst().map((line) -> List.of(line.split(" ", -1))).orElseThrow();
+		if (choice == MechanismChoice.BWRAP) {
+			assertThat(zombies).containsExactly("bwrap");
+		}
+		else {
+			assertThat(zombies).containsExactly("");
+		}
 	}
 
 	/**
 	 * The command lines that the probe verified as root also isolate a user without privileges:
 	 * the same builders, with that user's uid, spawned through setpriv.
 	 */
-	@ParameterizedTest
-	@EnumSource(names = { "BWRAP", "UNSHARE" })
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
 	void verifiedCommandLinesAlsoIsolateAnUnprivilegedUser(MechanismChoice choice, @TempDir Path directory)
 			throws Exception {
 		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
-		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(choice).build());
-		SandboxMechanism mechanism = capability.sandbox();
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.sandbox();
 		if (mechanism instanceof UnshareMechanism unshare) {
 			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
 					65534, 65534, true);
 		}
 		UserPrincipal nobody = directory.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
 		Files.setOwner(directory, nobody);
-		String script = "id -u; readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+		String script = "id -u; readlink /proc/self/ns/net; readlink /proc/self/ns/ipc; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
 				+ "ls -A /tmp | wc -l; touch written && echo written; grep CapEff /proc/self/status | cut -f2";
 		List<String> command = new ArrayList<>(
 				List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"));
@@ -137,32 +167,31 @@ class NetworkIsolationProbeTests {
 		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		assertThat(process.waitFor()).as(output).isZero();
-		String hostNamespace = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
 		List<String> lines = output.lines().map(String::trim).toList();
-		assertThat(lines).hasSize(6);
+		assertThat(lines).hasSize(7);
 		assertThat(lines.get(0)).isEqualTo("65534");
-		assertThat(lines.get(1)).startsWith("net:[").isNotEqualTo(hostNamespace);
-		assertThat(lines.subList(2, 6)).containsExactly("lo", "1", "written", "0000000000000000");
+		assertThat(lines.get(1)).startsWith("net:[").isNotEqualTo(namespace("net"));
+		assertThat(lines.get(2)).startsWith("ipc:[").isNotEqualTo(namespace("ipc"));
+		assertThat(lines.subList(3, 7)).containsExactly("lo", "1", "written", "0000000000000000");
 	}
 
-	@Test
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void missingUnshareBinaryIsNamed(@TempDir Path directory) {
-		Path missing = directory.resolve("unshare");
-		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(missing).build());
+	void missingBinaryIsNamed(MechanismChoice choice, @TempDir Path directory) {
+		Path missing = directory.resolve("missing");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, missing).build());
 		assertThat(capability.available()).isFalse();
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
-		assertThat(capability.detail()).contains(missing.toString());
+		assertThat(capability.detail()).isEqualTo(choice.name().toLowerCase() + ": " + missing + " does not exist");
 	}
 
-	@Test
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void nonExecutableUnshareBinaryIsNamed(@TempDir Path directory) throws IOException {
-		Path file = Files.writeString(directory.resolve("unshare"), "not a program");
-		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(file).build());
+	void nonExecutableBinaryIsNamed(MechanismChoice choice, @TempDir Path directory) throws IOException {
+		Path file = Files.writeString(directory.resolve("not-a-program"), "not a program");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, file).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_NOT_EXECUTABLE);
+		assertThat(capability.detail()).isEqualTo(choice.name().toLowerCase() + ": " + file + " is not executable");
 	}
 
 	@Test
@@ -179,31 +208,27 @@ class NetworkIsolationProbeTests {
 
 	/**
 	 * The kernel's real answers, produced by running the real binaries where the kernel refuses
-	 * them (see {@link RestrictedHost}).
+	 * them (see {@link RestrictedHost}): every mechanism of {@link LinuxMechanisms#ALL} needs a
+	 * wrapper and its message for each refusal, else the test fails.
 	 */
-	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = {
-			"UNSHARE|unshareWithNamespaceLimitZero|NAMESPACE_LIMIT|unshare: unshare failed: No space left on device",
-			"BWRAP|bwrapWithNamespaceLimitZero|NAMESPACE_LIMIT|bwrap: Creating new namespace failed: nesting depth or "
-					+ "/proc/sys/user/max_*_namespaces exceeded (ENOSPC)",
-			"UNSHARE|unshareWithoutCapabilities|UID_MAP_REFUSED|unshare: write failed /proc/self/uid_map: Operation not "
-					+ "permitted",
-			"BWRAP|bwrapWithoutCapabilities|UID_MAP_REFUSED|bwrap: setting up uid map: Operation not permitted" })
+	@ParameterizedTest(name = "{0} {1}")
+	@MethodSource("realKernelRefusals")
 	@EnabledOnOs(OS.LINUX)
-	void realKernelRefusalsAreClassified(MechanismChoice choice, String wrapper, UnavailabilityCause cause,
-			String message, @TempDir Path directory) throws Exception {
+	void realKernelRefusalsAreClassified(MechanismChoice choice, String refusal, UnavailabilityCause cause,
+			@TempDir Path directory) throws Exception {
+		String wrapper = choice.name().toLowerCase() + refusal;
+		assertThat(REFUSAL_MESSAGES).as("the message of " + wrapper).containsKey(wrapper);
 		Path binary = (Path) RestrictedHost.class.getMethod(wrapper, Path.class).invoke(null, directory);
-		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(choice);
-		if (choice == MechanismChoice.BWRAP) {
-			settings.bwrapPath(binary);
-		}
-		else {
-			settings.unsharePath(binary);
-		}
-		IsolationCapability capability = probe(settings.build());
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, binary).build());
 		assertThat(capability.cause()).isEqualTo(cause);
-		assertThat(capability.detail()).contains(message);
+		assertThat(capability.detail()).contains(REFUSAL_MESSAGES.get(wrapper));
 		assertThat(capability.sandbox()).isNull();
+	}
+
+	static Stream<Arguments> realKernelRefusals() {
+		return LinuxMechanisms.ALL.stream()
+			.flatMap((choice) -> Stream.of(arguments(choice, "WithNamespaceLimitZero", UnavailabilityCause.NAMESPACE_LIMIT),
+					arguments(choice, "WithoutCapabilities", UnavailabilityCause.UID_MAP_REFUSED)));
 	}
 
 	@Test
@@ -218,27 +243,75 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * Wrappers that skip their options and run the probe's script in the host's namespaces (the
+	 * A wrapper that skips its options and runs the probe's script in the host's namespaces (the
 	 * unshare one also skips its setup script, which must never run on the host): the probe must
 	 * notice.
 	 */
-	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = { "BWRAP|shift", "UNSHARE|shift 5" })
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void aWrapperThatDoesNotIsolateIsNotVerified(MechanismChoice choice, String skip, @TempDir Path directory)
-			throws IOException {
-		Path fake = RestrictedHost.script(directory, "fake",
-				"while [ \"$1\" != \"--\" ]; do shift; done; " + skip + "; exec \"$@\"");
-		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(choice);
-		if (choice == MechanismChoice.BWRAP) {
-			settings.bwrapPath(fake);
-		}
-		else {
-			settings.unsharePath(fake);
-		}
-		IsolationCapability capability = probe(settings.build());
-		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(capability.detail()).contains("is not a new one");
+	void aWrapperThatDoesNotIsolateIsNotVerified(MechanismChoice choice) {
+		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.NO_NAMESPACES).build());
+		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).startsWith("the child's network namespace " + namespace("net"))
+			.contains("is not a new one");
+	}
+
+	/**
+	 * The real sandbox without its new IPC namespace (bwrap without {@code --unshare-ipc}, unshare
+	 * without {@code --ipc}): the child would reach the host's System V IPC and POSIX message queues.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void aSandboxThatKeepsTheHostsIpcNamespaceIsNotVerified(MechanismChoice choice) {
+		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.HOST_IPC_NAMESPACE).build());
+		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).isEqualTo("the child's IPC namespace " + namespace("ipc")
+				+ " is not a new one (host: " + namespace("ipc")
+				+ "): the host's System V IPC and POSIX message queues would be in reach");
+	}
+
+	/**
+	 * The real sandbox without the tmpfs over the hidden directories: the child sees the host's
+	 * {@code /tmp}, where host unix sockets live.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void aSandboxThatLeavesTheHostDirectoriesVisibleIsNotVerified(MechanismChoice choice) throws IOException {
+		IsolationCapability capability = probe(
+				FaultySandboxes.settings(choice, Fault.HOST_DIRECTORIES_VISIBLE).build());
+		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		long device = ((Number) Files.getAttribute(Path.of("/tmp").toRealPath(), "unix:dev")).longValue();
+		assertThat(capability.detail())
+			.isEqualTo("the hidden directory /tmp is still the host's in the child (device " + device + ")");
+	}
+
+	/**
+	 * The real sandbox whose command keeps the capabilities of its user namespace (bwrap with
+	 * {@code --cap-add ALL}; unshare mapping the command to root, without the setpriv that drops
+	 * them): it could unmount the tmpfs over the host's sockets.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void aSandboxWhoseCommandKeepsCapabilitiesIsNotVerified(MechanismChoice choice) {
+		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.CAPABILITIES_KEPT).build());
+		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).startsWith("the child holds capabilities (CapEff=")
+			.doesNotContain("CapEff=0000000000000000");
+	}
+
+	/**
+	 * The real sandbox with an interface besides {@code lo}, added inside its new network namespace
+	 * before the child runs (never in the host's). bwrap's stand-in gives the command the two
+	 * capabilities this takes, which bwrap grants only to root.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void aSandboxWithAnotherInterfaceIsNotVerified(MechanismChoice choice) {
+		assumeThat(choice != MechanismChoice.BWRAP || "root".equals(System.getProperty("user.name")))
+			.as("bwrap adds capabilities for root only").isTrue();
+		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.EXTRA_INTERFACE).build());
+		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(capability.detail()).isEqualTo("the child sees the interfaces [lo, cave0], expected only lo");
 	}
 
 	/**
@@ -284,13 +357,15 @@ class NetworkIsolationProbeTests {
 		}
 	}
 
-	@Test
+	/**
+	 * A wrapper that never answers: the probe gives up at its timeout, which is all this measures
+	 * (the wrapper would sleep 100 times as long).
+	 */
+	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void probeThatHangsTimesOut(@TempDir Path directory) throws IOException {
-		Path slow = RestrictedHost.script(directory, "bwrap", "exec sleep 30");
-		IsolationCapability capability = probe(SandboxSettings.builder()
-			.mechanism(MechanismChoice.BWRAP)
-			.bwrapPath(slow)
+	void probeThatHangsTimesOut(MechanismChoice choice, @TempDir Path directory) throws IOException {
+		Path slow = RestrictedHost.script(directory, "hanging", "exec sleep 30");
+		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, slow)
 			.probeTimeout(Duration.ofMillis(300))
 			.killGracePeriod(Duration.ofMillis(100))
 			.build());
@@ -435,43 +510,42 @@ class NetworkIsolationProbeTests {
 		}
 	}
 
-	@Test
-	void childThatStillSeesAHostDirectoryIsNotVerified() {
-		NetworkIsolationProbe.Host host = host(Map.of(Path.of("/tmp"), 42L));
-		IsolationCapability hidden = verdict(host, "hidden=43 /tmp");
-		assertThat(hidden.available()).as("%s", hidden).isTrue();
-		assertThat(hidden.verified()).contains("hidden: /tmp (private empty tmpfs)");
-		IsolationCapability visible = verdict(host, "hidden=42 /tmp");
-		assertThat(visible.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(visible.detail()).contains("/tmp is still the host's");
+	/**
+	 * A JVM that cannot read its own namespaces or a hidden directory's device (a host this test
+	 * cannot make: the JVM always reads its own {@code /proc/self/ns}) compares the child's with
+	 * nothing: no fact counts as verified. The child's report is right in every respect.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "unknown|pid:[2]|ipc:[5]|42|network namespace",
+			"net:[1]|unknown|ipc:[5]|42|PID namespace", "net:[1]|pid:[2]|unknown|42|IPC namespace",
+			"net:[1]|pid:[2]|ipc:[5]|-1|hidden directory /tmp" })
+	void aJvmThatCannotReadItsOwnFactsVerifiesNothing(String net, String pid, String ipc, long device,
+			String unverified) {
+		NetworkIsolationProbe.Host host = new NetworkIsolationProbe.Host(net, pid, ipc, 1000, 1000,
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), device));
+		IsolationCapability verdict = verdict(host);
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(verdict.detail()).contains(unverified);
+		NetworkIsolationProbe.Host readable = new NetworkIsolationProbe.Host("net:[1]", "pid:[2]", "ipc:[5]", 1000,
+				1000, FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+		assertThat(verdict(readable).available()).as("%s", verdict(readable)).isTrue();
 	}
 
-	@Test
-	void childWithCapabilitiesIsNotVerified() {
-		IsolationCapability verdict = verdict(host(Map.of()), "caps=000001ffffffffff");
-		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(verdict.detail()).contains("holds capabilities");
-	}
-
-	@Test
-	void childWithAnotherInterfaceIsNotVerified() {
-		IsolationCapability verdict = verdict(host(Map.of()), "if=eth0");
-		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(verdict.detail()).contains("[eth0, lo]");
-	}
-
-	private static NetworkIsolationProbe.Host host(Map<Path, Long> hidden) {
-		return new NetworkIsolationProbe.Host("net:[1]", "pid:[2]", 1000, 1000,
-				FilesystemView.of(List.copyOf(hidden.keySet()), true), hidden);
+	private static String namespace(String type) {
+		try {
+			return Files.readSymbolicLink(Path.of("/proc/self/ns", type)).toString();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 	}
 
 	/**
-	 * Judge a child's report that is right in every respect, except where {@code override} sets a
-	 * fact (a key given twice counts by its first value, so the override comes first).
+	 * Judge a child's report that is right in every respect.
 	 */
-	private static IsolationCapability verdict(NetworkIsolationProbe.Host host, String override) {
-		String report = override + "\nnet=net:[3]\npid=pid:[4]\nuid=1000\ncaps=0000000000000000\nmarker="
-				+ NetworkIsolationProbe.MARKER + "\nwrite=ok\nroot=read-only\nlo=down\nif=lo\n";
+	private static IsolationCapability verdict(NetworkIsolationProbe.Host host) {
+		String report = "net=net:[3]\npid=pid:[4]\nipc=ipc:[6]\nuid=1000\ncaps=0000000000000000\nmarker="
+				+ NetworkIsolationProbe.MARKER + "\nwrite=ok\nroot=read-only\nhidden=43 /tmp\nlo=down\nif=lo\n";
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), host.view());

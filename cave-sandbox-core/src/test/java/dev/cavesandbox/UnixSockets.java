@@ -71,6 +71,22 @@ final class UnixSockets {
 		}
 
 		/**
+		 * Wait, with a generous limit, until a connection sent the expected message (for control
+		 * runs that must reach the listener). Connections queue in the order they came, so anything
+		 * an earlier command had sent is returned with it.
+		 * @param expected the message
+		 * @return every message received until then, in order
+		 */
+		List<String> awaitReceived(String expected) {
+			List<String> arrived = new ArrayList<>();
+			await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollDelay(Duration.ZERO).until(() -> {
+				arrived.addAll(received(100));
+				return arrived.contains(expected);
+			});
+			return List.copyOf(arrived);
+		}
+
+		/**
 		 * Return the messages of the connections that arrived within the wait.
 		 */
 		List<String> received(int waitMillis) throws IOException {
@@ -161,21 +177,15 @@ final class UnixSockets {
 			return "@" + this.name;
 		}
 
-		List<String> received(int waitMillis) {
-			try {
-				Thread.sleep(waitMillis);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			return List.copyOf(this.received);
-		}
-
 		/**
-		 * Wait until something arrived (for control runs that must reach the listener).
+		 * Wait, with a generous limit, until the expected message arrived. The listener serves one
+		 * connection after the other in the order they came, so anything an earlier command had
+		 * sent is returned with (before) it.
+		 * @param expected the message
+		 * @return every message received until then, in order
 		 */
-		List<String> awaitReceived() {
-			await().atMost(Duration.ofSeconds(5)).until(() -> !this.received.isEmpty());
+		List<String> awaitReceived(String expected) {
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.received.contains(expected));
 			return List.copyOf(this.received);
 		}
 
