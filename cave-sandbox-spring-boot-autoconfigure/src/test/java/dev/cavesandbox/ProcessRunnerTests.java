@@ -79,9 +79,12 @@ class ProcessRunnerTests {
 
 	@ForEachLinuxMechanism
 	@Timeout(180)
-	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism) throws Exception {
+	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism, @TempDir Path workDirectory)
+			throws Exception {
 		String marker = "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
-		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name()).start();
+		// A work directory of its own: other JVMs' executors clean up the dead JVM's directories in /tmp.
+		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name(), workDirectory.toString())
+			.start();
 		try (BufferedReader out = new BufferedReader(new InputStreamReader(jvm.getInputStream()))) {
 			String ready = out.readLine();
 			assertThat(ready).as("child JVM output").startsWith("READY");
@@ -94,11 +97,10 @@ class ProcessRunnerTests {
 			// The kernel's parent-death signal takes them down; the bound only says "not left running".
 			await().atMost(Duration.ofSeconds(30)).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
 			// The killed JVM never removed its private working directories; the next executor does.
-			Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
-			assertThat(privateDirectories(tmp, prefix)).hasSize(expected);
-			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(tmp).build()).close();
-			assertThat(privateDirectories(tmp, prefix)).isEmpty();
+			assertThat(privateDirectories(workDirectory, prefix)).hasSize(expected);
+			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(workDirectory).build()).close();
+			assertThat(privateDirectories(workDirectory, prefix)).isEmpty();
 		}
 		finally {
 			jvm.destroyForcibly();
