@@ -40,6 +40,8 @@ class ProcessIsolatedExecutorTests {
 
 	private static IsolationCapability capability;
 
+	private static final java.util.Map<MechanismChoice, ProcessIsolatedExecutor> byMechanism = new java.util.concurrent.ConcurrentHashMap<>();
+
 	@BeforeAll
 	static void createExecutors() {
 		SandboxSettings settings = SandboxSettings.builder()
@@ -56,6 +58,13 @@ class ProcessIsolatedExecutorTests {
 	static void closeExecutors() {
 		isolated.close();
 		unisolated.close();
+		byMechanism.values().forEach(ProcessIsolatedExecutor::close);
+	}
+
+	/** An isolated executor of the mechanism, with the settings of {@link #isolated}. */
+	private static ProcessIsolatedExecutor isolated(MechanismChoice mechanism) {
+		return byMechanism.computeIfAbsent(mechanism, (choice) -> LinuxMechanisms.isolated(choice,
+				(settings) -> settings.timeout(Duration.ofSeconds(20)).killGracePeriod(Duration.ofMillis(300))));
 	}
 
 	@Test
@@ -178,21 +187,25 @@ class ProcessIsolatedExecutorTests {
 		assertThat(set.stdoutText()).contains("GREETING=hi");
 	}
 
-	@Test
-	void privateWorkingDirectoryIsHomeAndIsRemovedAfterwards() {
-		ExecutionResult result = isolated.execute("sh", "-c", "pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
+	@ForEachLinuxMechanism
+	void privateWorkingDirectoryIsHomeAndIsRemovedAfterwards(MechanismChoice mechanism) {
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c", "pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		List<String> lines = result.stdoutText().lines().toList();
+		assertThat(lines).hasSize(2);
 		assertThat(lines.get(0)).isEqualTo(lines.get(1)).contains("cave-sandbox-");
 		// Emptied for reuse, or removed.
 		assertThat(Path.of(lines.get(0))).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
 				(path) -> assertThat(path).isEmptyDirectory());
 	}
 
-	@Test
-	void emptiedPrivateDirectoryIsReusedOnlyEmptyAndOwnerOnly(@TempDir Path directory) throws IOException {
-		SandboxSettings settings = SandboxSettings.builder().maxConcurrent(1).workDirectory(directory).build();
-		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+	@ForEachLinuxMechanism
+	void emptiedPrivateDirectoryIsReusedOnlyEmptyAndOwnerOnly(MechanismChoice mechanism, @TempDir Path directory)
+			throws IOException {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.maxConcurrent(1).workDirectory(directory))) {
 			ExecutionResult first = executor.execute("sh", "-c", "pwd; echo secret > left.txt; mkdir sub; chmod 777 .");
+			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			Path used = Path.of(first.stdoutText().trim());
 			ExecutionResult second = executor.execute("sh", "-c", "pwd; ls -A; stat -c %a .");
 			assertThat(second.stdoutText()).isEqualTo(used + "\n700\n");
@@ -219,15 +232,17 @@ class ProcessIsolatedExecutorTests {
 		assertThat(used.get(0)).isNotEqualTo(used.get(1));
 	}
 
-	@Test
-	void namedWorkingDirectoryIsUsedAndKept(@TempDir Path directory) {
-		isolated.execute(ExecutionRequest.builder("sh", "-c", "echo kept > out.txt").workingDirectory(directory).build());
+	@ForEachLinuxMechanism
+	void namedWorkingDirectoryIsUsedAndKept(MechanismChoice mechanism, @TempDir Path directory) {
+		ExecutionResult result = isolated(mechanism)
+			.execute(ExecutionRequest.builder("sh", "-c", "echo kept > out.txt").workingDirectory(directory).build());
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(directory.resolve("out.txt")).hasContent("kept");
 	}
 
-	@Test
-	void outputBeyondTheCapIsDiscardedAndReported() {
-		ExecutionResult result = isolated
+	@ForEachLinuxMechanism
+	void outputBeyondTheCapIsDiscardedAndReported(MechanismChoice mechanism) {
+		ExecutionResult result = isolated(mechanism)
 			.execute(ExecutionRequest.builder("head", "-c", "5000000", "/dev/zero").maxOutputBytes(1000).build());
 		assertThat(result.exitCode()).isZero();
 		assertThat(result.stdout()).hasSize(1000);
@@ -235,10 +250,10 @@ class ProcessIsolatedExecutorTests {
 		assertThat(result.stderrTruncated()).isFalse();
 	}
 
-	@Test
-	void outputCanBeStreamedToASink() {
+	@ForEachLinuxMechanism
+	void outputCanBeStreamedToASink(MechanismChoice mechanism) {
 		ByteArrayOutputStream sink = new ByteArrayOutputStream();
-		ExecutionResult result = isolated
+		ExecutionResult result = isolated(mechanism)
 			.execute(ExecutionRequest.builder("echo", "streamed").stdoutSink(sink).build());
 		assertThat(sink.toString(StandardCharsets.UTF_8)).isEqualTo("streamed\n");
 		assertThat(result.stdout()).isEmpty();
@@ -283,15 +298,16 @@ class ProcessIsolatedExecutorTests {
 			.isThrownBy(() -> isolated.execute(directory.toString()));
 	}
 
-	@Test
-	void commandInAHiddenDirectoryIsNotFoundUnlessItIsInTheWorkingDirectory(@TempDir Path directory)
-			throws IOException {
+	@ForEachLinuxMechanism
+	void commandInAHiddenDirectoryIsNotFoundUnlessItIsInTheWorkingDirectory(MechanismChoice mechanism,
+			@TempDir Path directory) throws IOException {
+		ProcessIsolatedExecutor executor = isolated(mechanism);
 		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
 		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
 		script.toFile().setExecutable(true);
-		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> isolated.execute(script.toString()))
+		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> executor.execute(script.toString()))
 			.withMessageContaining("lies in a directory that the sandbox hides");
-		ExecutionResult inWorkingDirectory = isolated
+		ExecutionResult inWorkingDirectory = executor
 			.execute(ExecutionRequest.builder("./tool.sh").workingDirectory(directory).build());
 		assertThat(inWorkingDirectory.stdoutText()).isEqualTo("ran\n");
 		assertThat(unisolated.execute(script.toString()).stdoutText()).isEqualTo("ran\n");
@@ -349,20 +365,20 @@ class ProcessIsolatedExecutorTests {
 		}
 	}
 
-	@Test
-	void privateDirectoryIsRemovedWhateverTheChildLeftInIt() {
+	@ForEachLinuxMechanism
+	void privateDirectoryIsRemovedWhateverTheChildLeftInIt(MechanismChoice mechanism) {
 		// An unreadable directory with a name that is not UTF-8, and a tree deeper than PATH_MAX.
 		String script = "mkdir \"$(printf 'x\\377')\"; touch \"$(printf 'x\\377')/f\"; chmod 000 \"$(printf 'x\\377')\"; "
 				+ "pwd; perl -e 'for (1..30) { mkdir \"d\" x 200 or die; chdir \"d\" x 200 or die } open F, \">deep\" or die'";
-		ExecutionResult result = isolated.execute("sh", "-c", script);
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(Path.of(result.stdoutText().trim())).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
 				(path) -> assertThat(path).isEmptyDirectory());
 	}
 
-	@Test
-	void stdinSupplierThatFailsStillClosesTheChildsStdin() {
-		ExecutionResult result = isolated.execute(ExecutionRequest.builder("cat").stdin(() -> {
+	@ForEachLinuxMechanism
+	void stdinSupplierThatFailsStillClosesTheChildsStdin(MechanismChoice mechanism) {
+		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder("cat").stdin(() -> {
 			throw new IllegalStateException("no input today");
 		}).timeout(Duration.ofSeconds(20)).build());
 		assertThat(result.timedOut()).isFalse();
@@ -472,10 +488,11 @@ class ProcessIsolatedExecutorTests {
 	 * Thousands of executions from many threads, with bad requests mixed in, leave the JVM as they
 	 * found it: descriptors, threads, working directories and processes.
 	 */
-	@Test
-	void thousandsOfExecutionsFromManyThreadsLeakNothing(@TempDir Path directory) throws Exception {
-		SandboxSettings settings = SandboxSettings.builder().maxConcurrent(16).workDirectory(directory).build();
-		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+	@ForEachLinuxMechanism
+	void thousandsOfExecutionsFromManyThreadsLeakNothing(MechanismChoice mechanism, @TempDir Path directory)
+			throws Exception {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.maxConcurrent(16).workDirectory(directory))) {
 			executor.execute("true");
 			await().atMost(Duration.ofSeconds(60)).until(() -> ioThreads() == 0);
 			long descriptorsBefore = openDescriptors();
