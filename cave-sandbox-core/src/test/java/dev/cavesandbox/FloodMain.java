@@ -5,8 +5,9 @@ import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 
 /**
- * Run in a child JVM with a small heap by {@link ProcessRunnerTests}: a sandboxed command writes
- * 1 GiB to stdout and to stderr; prints the result and the peak heap use.
+ * Run in a child JVM with a small heap by {@link ProcessRunnerTests}, with the mechanism as its
+ * argument: a sandboxed command writes 1 GiB to stdout and to stderr; prints the result and the
+ * peak heap use.
  */
 public final class FloodMain {
 
@@ -14,8 +15,9 @@ public final class FloodMain {
 	}
 
 	public static void main(String[] args) {
-		try (IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(SandboxSettings.defaults(),
-				new NetworkIsolationProbe(SandboxSettings.defaults()).probe())) {
+		SandboxSettings settings = SandboxSettings.builder().mechanism(MechanismChoice.valueOf(args[0])).build();
+		try (IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings,
+				new NetworkIsolationProbe(settings).probe())) {
 			System.gc();
 			long before = heapUsed();
 			ManagementFactory.getMemoryPoolMXBeans().forEach(MemoryPoolMXBean::resetPeakUsage);

@@ -4,54 +4,87 @@ import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Process lifetime and stream handling of the runner, on real sandboxes: JVM death, floods, stdin
- * the child does not read, stdout closed early, graceful termination.
+ * Process lifetime and stream handling of the runner, on real sandboxes of every Linux mechanism
+ * and unisolated: JVM death, floods, stdin the child does not read, stdout closed early, and the
+ * termination of a whole tree on timeout, interrupt and cancellation.
+ * <p>
+ * The termination tests start a tree whose command traps SIGTERM (and writes a marker into its
+ * working directory when it gets it), with a {@code setsid} child and a child that both ignore
+ * SIGTERM. They wait until every child runs, then let the timeout, the interrupt or the cancel
+ * happen, and assert what only the runner's own termination produces: the command's TERM marker
+ * and exit code (the grace period reached it), and no child left (the SIGKILL after the grace
+ * period reached the whole tree). The runner's last-resort reap (a SIGKILL to its direct child
+ * after 5 s) produces neither: it gives no SIGTERM, and unisolated it leaves the children alive.
  */
 @EnabledOnOs(OS.LINUX)
 class ProcessRunnerTests {
 
 	private static final Duration GRACE = Duration.ofMillis(400);
 
-	private static ProcessIsolatedExecutor executor;
+	/**
+	 * The timeout of the timeout tests. It must cover spawning the sandbox and a few shells on a
+	 * loaded machine before it fires; the tests check that everything had started.
+	 */
+	private static final Duration TIMEOUT = Duration.ofSeconds(3);
+
+	/** A generous "it did not hang" limit on a call, far above timeout and grace. */
+	private static final Duration NO_HANG = Duration.ofSeconds(90);
+
+	private static final Map<MechanismChoice, ProcessIsolatedExecutor> isolated = new ConcurrentHashMap<>();
+
+	private static ProcessIsolatedExecutor unisolated;
 
 	@BeforeAll
-	static void createExecutor() {
-		SandboxSettings settings = SandboxSettings.builder().killGracePeriod(GRACE).build();
-		executor = ProcessIsolatedExecutor.isolated(settings, new NetworkIsolationProbe(settings).probe());
+	static void createUnisolatedExecutor() {
+		unisolated = ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().killGracePeriod(GRACE).build());
 	}
 
 	@AfterAll
-	static void closeExecutor() {
-		executor.close();
+	static void closeExecutors() {
+		unisolated.close();
+		isolated.values().forEach(ProcessIsolatedExecutor::close);
 	}
 
-	@ParameterizedTest
-	@EnumSource(names = { "BWRAP", "UNSHARE" })
-	@Timeout(120)
-	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism) throws Exception {
+	private static ProcessIsolatedExecutor isolated(MechanismChoice mechanism) {
+		return isolated.computeIfAbsent(mechanism,
+				(choice) -> LinuxMechanisms.isolated(choice, (settings) -> settings.killGracePeriod(GRACE)));
+	}
+
+	@ForEachLinuxMechanism
+	@Timeout(180)
+	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism, @TempDir Path workDirectory)
+			throws Exception {
 		String marker = "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
-		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name()).start();
+		// A work directory of its own: other JVMs' executors clean up the dead JVM's directories in /tmp.
+		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name(), workDirectory.toString())
+			.start();
 		try (BufferedReader out = new BufferedReader(new InputStreamReader(jvm.getInputStream()))) {
 			String ready = out.readLine();
 			assertThat(ready).as("child JVM output").startsWith("READY");
@@ -60,16 +93,14 @@ class ProcessRunnerTests {
 			Thread.sleep(500);
 			assertThat(SandboxHolderMain.running(marker)).hasSize(expected);
 			jvm.destroyForcibly();
-			assertThat(jvm.waitFor(10, TimeUnit.SECONDS)).isTrue();
-			await().atMost(Duration.ofMillis(1500))
-				.pollInterval(Duration.ofMillis(50))
-				.until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
+			assertThat(jvm.waitFor(60, TimeUnit.SECONDS)).isTrue();
+			// The kernel's parent-death signal takes them down; the bound only says "not left running".
+			await().atMost(Duration.ofSeconds(30)).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
 			// The killed JVM never removed its private working directories; the next executor does.
-			Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
-			assertThat(privateDirectories(tmp, prefix)).hasSize(expected);
-			ProcessIsolatedExecutor.removeOrphanedPrivateDirectories(tmp);
-			assertThat(privateDirectories(tmp, prefix)).isEmpty();
+			assertThat(privateDirectories(workDirectory, prefix)).hasSize(expected);
+			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(workDirectory).build()).close();
+			assertThat(privateDirectories(workDirectory, prefix)).isEmpty();
 		}
 		finally {
 			jvm.destroyForcibly();
@@ -77,9 +108,10 @@ class ProcessRunnerTests {
 		}
 	}
 
-	@Test
-	void floodOfOneGibibytePerStreamRunsInASmallHeapAndKeepsOnlyTheCap() throws Exception {
-		Process jvm = childJvm(List.of("-Xmx48m"), FloodMain.class).redirectErrorStream(true).start();
+	@ForEachLinuxMechanism
+	@Timeout(300)
+	void floodOfOneGibibytePerStreamRunsInASmallHeapAndKeepsOnlyTheCap(MechanismChoice mechanism) throws Exception {
+		Process jvm = childJvm(List.of("-Xmx48m"), FloodMain.class, mechanism.name()).redirectErrorStream(true).start();
 		String output = new String(jvm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		assertThat(jvm.waitFor(120, TimeUnit.SECONDS)).isTrue();
 		assertThat(jvm.exitValue()).as(output).isZero();
@@ -91,55 +123,246 @@ class ProcessRunnerTests {
 		assertThat(growth).as(output).isLessThan(16L * 1024 * 1024);
 	}
 
+	@ForEachLinuxMechanism
+	void stdinLargerThanTheChildReadsNeitherBlocksNorFails(MechanismChoice mechanism) {
+		assertLargeStdinIsNotFatal(isolated(mechanism));
+	}
+
 	@Test
-	void stdinLargerThanTheChildReadsNeitherBlocksNorFails() {
+	void stdinLargerThanTheChildReadsNeitherBlocksNorFailsUnisolated() {
+		assertLargeStdinIsNotFatal(unisolated);
+	}
+
+	private static void assertLargeStdinIsNotFatal(ProcessIsolatedExecutor executor) {
 		byte[] input = new byte[16 * 1024 * 1024];
+		java.util.Arrays.fill(input, (byte) 'x');
 		ExecutionResult result = executor.execute(ExecutionRequest.builder("head", "-c", "3").stdin(input).build());
-		assertThat(result.exitCode()).isZero();
-		assertThat(result.stdout()).hasSize(3);
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		assertThat(result.stdoutText()).isEqualTo("xxx");
 		assertThat(result.timedOut()).isFalse();
 	}
 
-	@Test
-	void stdinCanBeAStreamAndIsClosedAfterIt() {
-		ExecutionResult result = executor.execute(ExecutionRequest.builder("wc", "-c")
+	@ForEachLinuxMechanism
+	void stdinCanBeAStreamAndIsClosedAfterIt(MechanismChoice mechanism) {
+		// wc reads to the end of its input: it would wait for the timeout if stdin stayed open.
+		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder("wc", "-c")
 			.stdin(() -> new ByteArrayInputStream(new byte[123_456]))
 			.build());
+		assertThat(result.timedOut()).isFalse();
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText().trim()).isEqualTo("123456");
 	}
 
-	@Test
-	void commandThatClosesStdoutEarlyButKeepsRunningIsWaitedFor() {
-		ExecutionResult result = executor.execute("sh", "-c", "echo early; exec 1>&-; sleep 1; echo late >&2");
+	@ForEachLinuxMechanism
+	void commandThatClosesStdoutEarlyButKeepsRunningIsWaitedFor(MechanismChoice mechanism) {
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c",
+				"echo early; exec 1>&-; sleep 1; echo late >&2");
 		assertThat(result.exitCode()).isZero();
+		assertThat(result.timedOut()).isFalse();
 		assertThat(result.stdoutText()).isEqualTo("early\n");
 		assertThat(result.stderrText()).isEqualTo("late\n");
 	}
 
-	@Test
-	void commandWithATermHandlerIsTerminatedGracefullyOnTimeout() {
-		ExecutionResult result = executor.execute(ExecutionRequest
-			.builder("sh", "-c", "trap 'echo got-term; exit 3' TERM; echo started; while :; do sleep 0.1; done")
-			.timeout(Duration.ofMillis(500))
-			.build());
-		assertThat(result.timedOut()).isTrue();
-		assertThat(result.stdoutText()).isEqualTo("started\ngot-term\n");
-		assertThat(result.exitCode()).isEqualTo(3);
+	@ForEachLinuxMechanism
+	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTree(MechanismChoice mechanism, @TempDir Path directory)
+			throws Exception {
+		assertTimeoutTerminatesTheTree(isolated(mechanism), directory);
 	}
 
 	@Test
-	void commandIgnoringTermIsKilledAfterTheGracePeriodAndTheCallReturnsPromptly() {
-		Duration timeout = Duration.ofMillis(300);
-		ExecutionResult result = executor.execute(
-				ExecutionRequest.builder("sh", "-c", "trap '' TERM; sleep 60 & wait").timeout(timeout).build());
-		assertThat(result.timedOut()).isTrue();
-		assertThat(result.exitCode()).isEqualTo(137);
-		// Behaviour, not speed: the grace period is honoured and nothing waits for the 60 s sleep.
-		assertThat(result.wallTime()).isBetween(timeout.plus(GRACE), timeout.plus(GRACE).plusSeconds(3));
+	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTreeUnisolated(@TempDir Path directory)
+			throws Exception {
+		assertTimeoutTerminatesTheTree(unisolated, directory);
+	}
+
+	private static void assertTimeoutTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
+			throws Exception {
+		Tree tree = new Tree(directory);
+		try {
+			CompletableFuture<ExecutionResult> call = executor.executeAsync(tree.request(TIMEOUT));
+			tree.awaitRunning();
+			ExecutionResult result = call.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
+			assertThat(result.timedOut()).isTrue();
+			tree.assertTerminatedGracefullyThenKilled();
+			assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(3);
+			assertThat(result.stdoutText()).isEqualTo("started\ngot-term\n");
+			assertThat(result.wallTime()).isGreaterThanOrEqualTo(TIMEOUT);
+		}
+		finally {
+			tree.kill();
+		}
+	}
+
+	@ForEachLinuxMechanism
+	void commandIgnoringTermIsKilledAfterTheGracePeriod(MechanismChoice mechanism, @TempDir Path directory)
+			throws Exception {
+		assertTermIgnoringCommandIsKilledAfterTheGracePeriod(isolated(mechanism), directory);
+	}
+
+	@Test
+	void commandIgnoringTermIsKilledAfterTheGracePeriodUnisolated(@TempDir Path directory) throws Exception {
+		assertTermIgnoringCommandIsKilledAfterTheGracePeriod(unisolated, directory);
+	}
+
+	private static void assertTermIgnoringCommandIsKilledAfterTheGracePeriod(ProcessIsolatedExecutor executor,
+			Path directory) throws Exception {
+		String marker = marker("35");
+		try {
+			CompletableFuture<ExecutionResult> call = executor.executeAsync(ExecutionRequest
+				.builder("sh", "-c", "trap '' TERM; echo ignoring > ignoring; exec sleep " + marker)
+				.workingDirectory(directory)
+				.timeout(TIMEOUT)
+				.build());
+			await().atMost(NO_HANG).until(() -> sleeping(marker).size() == 1);
+			ExecutionResult result = call.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
+			assertThat(directory.resolve("ignoring")).as("the trap was set before the timeout").hasContent("ignoring");
+			assertThat(result.timedOut()).isTrue();
+			assertThat(result.exitCode()).as("killed by SIGKILL").isEqualTo(137);
+			// The grace period is a minimum: the SIGKILL comes only after it.
+			assertThat(result.wallTime()).isGreaterThanOrEqualTo(TIMEOUT.plus(GRACE));
+			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(marker).isEmpty());
+		}
+		finally {
+			processesWith(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	@ForEachLinuxMechanism
+	void interruptingTheCallerKillsTheTree(MechanismChoice mechanism, @TempDir Path directory) throws Exception {
+		assertInterruptTerminatesTheTree(isolated(mechanism), directory);
+	}
+
+	@Test
+	void interruptingTheCallerKillsTheTreeUnisolated(@TempDir Path directory) throws Exception {
+		assertInterruptTerminatesTheTree(unisolated, directory);
+	}
+
+	private static void assertInterruptTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
+			throws Exception {
+		Tree tree = new Tree(directory);
+		AtomicReference<Throwable> thrown = new AtomicReference<>();
+		Thread caller = new Thread(() -> {
+			try {
+				executor.execute(tree.request(NO_HANG));
+			}
+			catch (Throwable ex) {
+				thrown.set(ex);
+			}
+		});
+		try {
+			caller.start();
+			tree.awaitRunning();
+			caller.interrupt();
+			caller.join(NO_HANG.toMillis());
+			assertThat(caller.isAlive()).as("the caller returned").isFalse();
+			assertThat(thrown.get()).isInstanceOf(ExecutionCancelledException.class);
+			assertThat(((CaveSandboxException) thrown.get()).code()).isEqualTo("cave_sandbox_execution_cancelled");
+			tree.assertTerminatedGracefullyThenKilled();
+		}
+		finally {
+			tree.kill();
+		}
+	}
+
+	@ForEachLinuxMechanism
+	void cancellingAnAsynchronousExecutionKillsTheTree(MechanismChoice mechanism, @TempDir Path directory)
+			throws Exception {
+		assertCancelTerminatesTheTree(isolated(mechanism), directory);
+	}
+
+	@Test
+	void cancellingAnAsynchronousExecutionKillsTheTreeUnisolated(@TempDir Path directory) throws Exception {
+		assertCancelTerminatesTheTree(unisolated, directory);
+	}
+
+	private static void assertCancelTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
+			throws Exception {
+		Tree tree = new Tree(directory);
+		try {
+			CompletableFuture<ExecutionResult> call = executor.executeAsync(tree.request(NO_HANG));
+			tree.awaitRunning();
+			assertThat(call.cancel(true)).isTrue();
+			assertThatExceptionOfType(CancellationException.class).isThrownBy(call::join);
+			// The future is done at once; the tree is terminated on the worker thread.
+			tree.assertTerminatedGracefullyThenKilled();
+		}
+		finally {
+			tree.kill();
+		}
+	}
+
+	private static String marker(String prefix) {
+		return prefix + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
+	}
+
+	/**
+	 * A command that traps SIGTERM (writes {@code got-term} into the file {@code term-received} and
+	 * to stdout, exits 3), with three children that sleep "forever": one in a session of its own
+	 * ({@code setsid}) and one in the same session that both ignore SIGTERM, and one that does not.
+	 */
+	private static final class Tree {
+
+		private final String marker = marker("30");
+
+		private final Path directory;
+
+		private final Path termMarker;
+
+		Tree(Path directory) {
+			this.directory = directory;
+			this.termMarker = directory.resolve("term-received");
+		}
+
+		ExecutionRequest request(Duration timeout) {
+			String script = "trap 'echo got-term > term-received; echo got-term; exit 3' TERM\n"
+					+ "setsid sh -c 'trap \"\" TERM; exec sleep " + this.marker + "1' &\n"
+					+ "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "2' &\n"
+					+ "sleep " + this.marker + "3 &\n"
+					+ "echo started\n"
+					+ "wait\n";
+			return ExecutionRequest.builder("sh", "-c", script).workingDirectory(this.directory).timeout(timeout).build();
+		}
+
+		/** Wait until all three children run (their shells have exec'd into sleep). */
+		void awaitRunning() {
+			await().atMost(NO_HANG).until(() -> sleeping(this.marker).size() == 3);
+			assertThat(this.termMarker).doesNotExist();
+		}
+
+		/**
+		 * Every process of the tree (the command's shell names the marker too) is gone, and the
+		 * command had got SIGTERM before that.
+		 */
+		void assertTerminatedGracefullyThenKilled() {
+			// Not a speed bound: a child left alive would stay for ever.
+			await().atMost(Duration.ofSeconds(30)).until(this::allGone);
+			assertThat(this.termMarker).as("the command got SIGTERM before the SIGKILL").hasContent("got-term");
+		}
+
+		boolean allGone() {
+			return processesWith(this.marker).isEmpty();
+		}
+
+		void kill() {
+			processesWith(this.marker).forEach(ProcessHandle::destroyForcibly);
+		}
+
+	}
+
+	/** The {@code sleep} processes (not the shells that start them) whose arguments name the marker. */
+	static List<ProcessHandle> sleeping(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter((process) -> process.info().command().orElse("").endsWith("/sleep"))
+			.filter((process) -> process.info().commandLine().orElse("").contains(marker))
+			.toList();
+	}
+
+	static List<ProcessHandle> processesWith(String marker) {
+		return ProcessIsolatedExecutorTests.processesWith(marker);
 	}
 
 	private static List<Path> privateDirectories(Path directory, String prefix) throws java.io.IOException {
-		try (var files = java.nio.file.Files.list(directory)) {
+		try (var files = Files.list(directory)) {
 			return files.filter((file) -> file.getFileName().toString().startsWith(prefix)).toList();
 		}
 	}

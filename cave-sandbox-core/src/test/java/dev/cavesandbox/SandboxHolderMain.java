@@ -6,8 +6,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 
 /**
- * Run in a child JVM by {@link ProcessRunnerTests}: starts one sandboxed {@code sleep} from a
- * short-lived thread, one from a pooled thread, and (on Java 21+) one from a virtual thread, waits
+ * Run in a child JVM by {@link ProcessRunnerTests} with a marker, a mechanism and a work
+ * directory: starts one sandboxed {@code sleep} from a short-lived thread, one from a pooled thread, and (on Java 21+) one from a virtual thread, waits
  * until all are running, prints {@code READY} and then waits to be killed.
  */
 public final class SandboxHolderMain {
@@ -17,7 +17,10 @@ public final class SandboxHolderMain {
 
 	public static void main(String[] args) throws Exception {
 		String marker = args[0];
-		SandboxSettings settings = SandboxSettings.builder().mechanism(MechanismChoice.valueOf(args[1])).build();
+		SandboxSettings settings = SandboxSettings.builder()
+			.mechanism(MechanismChoice.valueOf(args[1]))
+			.workDirectory(java.nio.file.Path.of(args[2]))
+			.build();
 		IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, new NetworkIsolationProbe(settings).probe());
 		Thread shortLived = new Thread(() -> executor.executeAsync(ExecutionRequest.of("sleep", marker + "1")));
 		shortLived.start();

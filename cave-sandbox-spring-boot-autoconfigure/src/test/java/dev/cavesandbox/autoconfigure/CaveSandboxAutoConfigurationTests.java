@@ -52,6 +52,23 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	void environmentPropertiesReachTheChildrenOfTheExecutorBean() {
+		assertThat(System.getenv("CAVE_SANDBOX_TEST_PASSED")).as("set by surefire").isEqualTo("from-the-jvm");
+		this.runner
+			.withPropertyValues("cave.sandbox.env.pass=CAVE_SANDBOX_TEST_PASSED",
+					"cave.sandbox.env.set.CAVE_SANDBOX_GREETING=from the properties")
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				assertThat(executor.isolation().networkIsolated()).isTrue();
+				ExecutionResult result = executor.execute("env");
+				assertThat(result.exitCode()).as(result.stderrText()).isZero();
+				assertThat(result.stdoutText().lines()).contains("CAVE_SANDBOX_TEST_PASSED=from-the-jvm",
+						"CAVE_SANDBOX_GREETING=from the properties");
+				assertThat(result.stdoutText()).doesNotContain("CAVE_SANDBOX_TEST_SECRET");
+			});
+	}
+
+	@Test
 	void fallbackModeStillIsolatesWhereIsolationIsVerified() {
 		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
 			.run((context) -> assertThat(context.getBean(IsolatedExecutor.class).isolation().networkIsolated()).isTrue());
