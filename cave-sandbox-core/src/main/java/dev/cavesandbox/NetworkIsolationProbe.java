@@ -131,7 +131,7 @@ public final class NetworkIsolationProbe {
 				if (candidate == MechanismChoice.BWRAP && this.jvmPid == 1) {
 					verified.add(BWRAP_UNDER_PID_1);
 				}
-				return IsolationCapability.available(capability.sandbox(), verified, capability.privateLoopback(),
+				return IsolationCapability.available(capability.mechanism(), verified, capability.privateLoopback(),
 						since(start));
 			}
 			rejected.add(name(candidate) + " unavailable, " + capability.cause()

@@ -47,8 +47,8 @@ class NetworkIsolationProbeTests {
 	void autoVerifiesBubblewrapFirstWithEveryFact() {
 		IsolationCapability capability = probe(SandboxSettings.defaults());
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(capability.mechanism()).isEqualTo("bwrap");
-		assertThat(capability.sandbox()).isInstanceOf(BubblewrapMechanism.class);
+		assertThat(capability.mechanismName()).isEqualTo("bwrap");
+		assertThat(capability.mechanism()).isInstanceOf(BubblewrapMechanism.class);
 		assertThat(capability.cause()).isNull();
 		assertThat(capability.privateLoopback()).isTrue();
 		assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("network namespace net:["))
@@ -64,12 +64,12 @@ class NetworkIsolationProbeTests {
 	void unshareIsVerifiedWithLoopbackDownAndAPrivateLoopbackOnRequest() {
 		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).build());
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(capability.mechanism()).isEqualTo("unshare");
+		assertThat(capability.mechanismName()).isEqualTo("unshare");
 		assertThat(capability.privateLoopback()).isTrue();
 		assertThat(capability.verified()).contains("only interface: lo", "loopback: down", "capabilities: none",
 				"root filesystem: read-only", "private loopback on request: lo up, verified")
 			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["));
-		assertThat(((UnshareMechanism) capability.sandbox()).keepUid()).isTrue();
+		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isTrue();
 	}
 
 	@Test
@@ -77,7 +77,7 @@ class NetworkIsolationProbeTests {
 	void autoFallsBackToUnshareWhereBubblewrapIsMissingAndSaysWhy(@TempDir Path directory) {
 		Path missing = directory.resolve("bwrap");
 		IsolationCapability capability = probe(SandboxSettings.builder().bwrapPath(missing).build());
-		assertThat(capability.mechanism()).isEqualTo("unshare");
+		assertThat(capability.mechanismName()).isEqualTo("unshare");
 		assertThat(capability.verified())
 			.contains("not chosen: bwrap unavailable, BINARY_MISSING (bwrap: " + missing + " does not exist)");
 	}
@@ -90,7 +90,7 @@ class NetworkIsolationProbeTests {
 	@EnabledOnOs(OS.LINUX)
 	void jvmThatIsPidOnePrefersUnshareAndIsWarnedAboutBubblewrap(@TempDir Path directory) {
 		IsolationCapability auto = new NetworkIsolationProbe(SandboxSettings.defaults(), "Linux", 1).probe();
-		assertThat(auto.mechanism()).isEqualTo("unshare");
+		assertThat(auto.mechanismName()).isEqualTo("unshare");
 		IsolationCapability bwrap = new NetworkIsolationProbe(
 				SandboxSettings.builder().mechanism(MechanismChoice.BWRAP).build(), "Linux", 1)
 			.probe();
@@ -98,7 +98,7 @@ class NetworkIsolationProbeTests {
 		IsolationCapability fallback = new NetworkIsolationProbe(
 				SandboxSettings.builder().unsharePath(directory.resolve("unshare")).build(), "Linux", 1)
 			.probe();
-		assertThat(fallback.mechanism()).isEqualTo("bwrap");
+		assertThat(fallback.mechanismName()).isEqualTo("bwrap");
 		assertThat(fallback.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1)
 			.anyMatch((fact) -> fact.startsWith("not chosen: unshare unavailable, BINARY_MISSING"));
 		assertThat(probe(SandboxSettings.defaults()).verified()).doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
@@ -116,7 +116,7 @@ class NetworkIsolationProbeTests {
 	void underAPidOneThatDoesNotReapOrphansOnlyBubblewrapLeavesAZombie(MechanismChoice choice, @TempDir Path directory)
 			throws Exception {
 		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
-			.sandbox();
+			.mechanism();
 		String settle = """
 				system(@ARGV) == 0 or die "sandbox failed: $?\n";
 				for (1 .. 1200) {
@@ -152,7 +152,7 @@ class NetworkIsolationProbeTests {
 			throws Exception {
 		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
 		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
-			.sandbox();
+			.mechanism();
 		if (mechanism instanceof UnshareMechanism unshare) {
 			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
 					65534, 65534, true);
@@ -222,7 +222,7 @@ class NetworkIsolationProbeTests {
 		IsolationCapability capability = probe(FaultySandboxes.withBinary(choice, binary).build());
 		assertThat(capability.cause()).isEqualTo(cause);
 		assertThat(capability.detail()).contains(REFUSAL_MESSAGES.get(wrapper));
-		assertThat(capability.sandbox()).isNull();
+		assertThat(capability.mechanism()).isNull();
 	}
 
 	static Stream<Arguments> realKernelRefusals() {
@@ -346,7 +346,7 @@ class NetworkIsolationProbeTests {
 		IsolationCapability capability = probe(
 				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(old).build());
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(((UnshareMechanism) capability.sandbox()).keepUid()).isFalse();
+		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isFalse();
 		assertThat(capability.verified()).contains("capabilities: none", "root filesystem: read-only")
 			.anyMatch((fact) -> fact.startsWith("hidden: /tmp"));
 		if ("root".equals(System.getProperty("user.name"))) {
@@ -463,7 +463,7 @@ class NetworkIsolationProbeTests {
 						+ "shift 4; exec /usr/bin/unshare --user --map-root-user --net \"$@\"");
 		IsolationCapability capability = probeMacos(SandboxSettings.builder().sandboxExecPath(sandboxExec));
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(capability.mechanism()).isEqualTo("sandbox-exec");
+		assertThat(capability.mechanismName()).isEqualTo("sandbox-exec");
 		assertThat(capability.privateLoopback()).isFalse();
 		assertThat(capability.verified()).contains("sandbox-exec applied the deny-network profile (sandbox_apply succeeded)")
 			.anyMatch((fact) -> fact.startsWith("a TCP connect from inside to a listener of the probe on 127.0.0.1 "
@@ -555,7 +555,7 @@ class NetworkIsolationProbeTests {
 	private static IsolationCapability probeMacos(SandboxSettings.Builder settings) {
 		IsolationCapability capability = new NetworkIsolationProbe(settings.build(), MACOS).probe();
 		if (capability.available()) {
-			assertThat(capability.sandbox()).isInstanceOf(SandboxExecMechanism.class);
+			assertThat(capability.mechanism()).isInstanceOf(SandboxExecMechanism.class);
 		}
 		return capability;
 	}
