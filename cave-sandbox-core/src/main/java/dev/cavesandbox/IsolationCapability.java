@@ -8,10 +8,10 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
 
 /**
  * The verdict of the {@link NetworkIsolationProbe}: whether this host can run a command with no
- * network, with which mechanism, and what was actually verified. Exactly one of {@link #sandbox()}
- * and {@link #cause()} is {@code null}.
+ * network, with which mechanism, and what was actually verified. Exactly one of {@link #mechanism()}
+ * and {@link #cause()} is {@code null}; {@link #mechanismName()} names the mechanism.
  *
- * @param sandbox the mechanism whose real command line the probe verified, which builds the
+ * @param mechanism the mechanism whose real command line the probe verified, which builds the
  * command line of every execution; {@code null} when isolation is unavailable
  * @param cause why isolation is unavailable, or {@code null} when it is available
  * @param detail what the wrapper or the child reported (its stderr, trimmed), or a description of
@@ -21,12 +21,12 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
  * loopback, so that requests may ask for one
  * @param probeTime how long the probe took
  */
-public record IsolationCapability(SandboxMechanism sandbox, UnavailabilityCause cause, String detail,
+public record IsolationCapability(SandboxMechanism mechanism, UnavailabilityCause cause, String detail,
 		List<String> verified, boolean privateLoopback, Duration probeTime) {
 
 	public IsolationCapability {
-		if ((sandbox == null) == (cause == null)) {
-			throw new IllegalArgumentException("exactly one of sandbox and cause must be set");
+		if ((mechanism == null) == (cause == null)) {
+			throw new IllegalArgumentException("exactly one of mechanism and cause must be set");
 		}
 		detail = (detail != null) ? detail : "";
 		verified = List.copyOf(verified);
@@ -35,15 +35,15 @@ public record IsolationCapability(SandboxMechanism sandbox, UnavailabilityCause 
 
 	/**
 	 * Create a verdict of verified isolation.
-	 * @param sandbox the verified mechanism
+	 * @param mechanism the verified mechanism
 	 * @param verified what the probe observed
 	 * @param privateLoopback whether a private loopback was verified too
 	 * @param probeTime how long the probe took
 	 * @return the capability
 	 */
-	public static IsolationCapability available(SandboxMechanism sandbox, List<String> verified,
+	public static IsolationCapability available(SandboxMechanism mechanism, List<String> verified,
 			boolean privateLoopback, Duration probeTime) {
-		return new IsolationCapability(Objects.requireNonNull(sandbox, "sandbox must not be null"), null, "", verified,
+		return new IsolationCapability(Objects.requireNonNull(mechanism, "mechanism must not be null"), null, "", verified,
 				privateLoopback, probeTime);
 	}
 
@@ -64,8 +64,8 @@ public record IsolationCapability(SandboxMechanism sandbox, UnavailabilityCause 
 	 * {@code sandbox-exec}).
 	 * @return the name, or {@code null} when isolation is unavailable
 	 */
-	public String mechanism() {
-		return (this.sandbox != null) ? this.sandbox.name() : null;
+	public String mechanismName() {
+		return (this.mechanism != null) ? this.mechanism.name() : null;
 	}
 
 	/**
@@ -73,12 +73,12 @@ public record IsolationCapability(SandboxMechanism sandbox, UnavailabilityCause 
 	 * @return {@code true} if a mechanism is available
 	 */
 	public boolean available() {
-		return this.sandbox != null;
+		return this.mechanism != null;
 	}
 
 	@Override
 	public String toString() {
-		return available() ? "available: " + mechanism() + " " + this.verified
+		return available() ? "available: " + mechanismName() + " " + this.verified
 				: "unavailable: " + this.cause + (this.detail.isEmpty() ? "" : " (" + this.detail + ")");
 	}
 

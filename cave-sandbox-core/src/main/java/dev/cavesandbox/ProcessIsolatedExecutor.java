@@ -99,7 +99,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (!capability.available()) {
 			throw new NetworkIsolationUnavailableException(capability);
 		}
-		return new ProcessIsolatedExecutor(settings, capability, new Isolation(capability.mechanism(), true));
+		return new ProcessIsolatedExecutor(settings, capability, new Isolation(capability.mechanismName(), true));
 	}
 
 	/**
@@ -242,7 +242,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (this.capability == null) {
 			return argv;
 		}
-		SandboxMechanism mechanism = this.capability.sandbox();
+		SandboxMechanism mechanism = this.capability.mechanism();
 		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
 		if (loopback && !this.capability.privateLoopback()) {
 			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
@@ -294,7 +294,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			return;
 		}
 		Path real = command.toRealPath();
-		if (this.capability.sandbox().hides(real) && !real.startsWith(realDirectory)) {
+		if (this.capability.mechanism().hides(real) && !real.startsWith(realDirectory)) {
 			throw new CommandNotFoundException("command " + command + " lies in a directory that the sandbox hides "
 					+ "(cave.sandbox.hidden-directories): put it in the working directory or outside those directories");
 		}

@@ -674,7 +674,7 @@ class IsolationBoundaryTests {
 			throws InterruptedException {
 		String marker = "36" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
 		IsolationCapability capability = LinuxMechanisms.verified(settings(mechanism).build());
-		List<String> commandLine = capability.sandbox()
+		List<String> commandLine = capability.mechanism()
 			.commandLine(List.of("sh", "-c", "sleep " + marker + " & sleep " + marker), directory, false);
 		AtomicBoolean running = new AtomicBoolean();
 		Thread spawner = new Thread(() -> {

@@ -22,7 +22,7 @@ import dev.cavesandbox.SandboxSettings;
  * executor.</li>
  * <li>{@code unshare}, {@code bwrap}: the mechanism that {@link NetworkIsolationProbe} verified on
  * this host with {@code cave.sandbox.mechanism} set to it; its command line comes from
- * {@code capability.sandbox().commandLine(...)}, as in the executor.</li>
+ * {@code capability.mechanism().commandLine(...)}, as in the executor.</li>
  * </ul>
  *
  * @param name the parameter value
@@ -85,7 +85,7 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 			return List.of(argv);
 		}
 		try {
-			return this.capability.sandbox().commandLine(List.of(argv), workingDirectory.toRealPath(), false);
+			return this.capability.mechanism().commandLine(List.of(argv), workingDirectory.toRealPath(), false);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

@@ -26,7 +26,7 @@ class OnNetworkIsolationCondition extends SpringBootCondition {
 				requireAvailable ? "(available)" : "(unavailable)");
 		String verdict = capability.available()
 				? "network isolation verified by the probe in " + capability.probeTime().toMillis() + " ms: "
-						+ capability.mechanism() + " " + capability.verified()
+						+ capability.mechanismName() + " " + capability.verified()
 				: "network isolation unavailable: " + capability.cause() + " ("
 						+ capability.cause().description() + (capability.detail().isEmpty() ? "" : "; " + capability.detail())
 						+ ")";

@@ -39,7 +39,7 @@ final class ProbedCapability {
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
 				logger.info("Network isolation verified in {} ms: mechanism {}, {}", capability.probeTime().toMillis(),
-						capability.mechanism(), capability.verified());
+						capability.mechanismName(), capability.verified());
 			}
 			else {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),

@@ -67,7 +67,7 @@ final class SandboxFacts {
 		Map<String, Object> probe = new LinkedHashMap<>();
 		probe.put("available", this.capability.available());
 		if (this.capability.available()) {
-			probe.put("mechanism", this.capability.mechanism());
+			probe.put("mechanism", this.capability.mechanismName());
 			probe.put("verified", this.capability.verified());
 		}
 		else {

@@ -187,7 +187,7 @@ class CaveSandboxAutoConfigurationTests {
 	@Test
 	void mechanismPropertyChoosesTheVerifiedMechanism() {
 		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare").run((context) -> {
-			assertThat(context.getBean(IsolationCapability.class).mechanism()).isEqualTo("unshare");
+			assertThat(context.getBean(IsolationCapability.class).mechanismName()).isEqualTo("unshare");
 			assertThat(context.getBean(IsolatedExecutor.class).isolation()).isEqualTo(new Isolation("unshare", true));
 		});
 	}
@@ -196,7 +196,7 @@ class CaveSandboxAutoConfigurationTests {
 	void autoFallsBackToUnshareWhereBubblewrapIsMissing(@TempDir Path directory) {
 		this.runner.withPropertyValues("cave.sandbox.linux.bwrap-path=" + directory.resolve("bwrap")).run((context) -> {
 			IsolationCapability capability = context.getBean(IsolationCapability.class);
-			assertThat(capability.mechanism()).isEqualTo("unshare");
+			assertThat(capability.mechanismName()).isEqualTo("unshare");
 			assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("not chosen: bwrap unavailable"));
 		});
 	}

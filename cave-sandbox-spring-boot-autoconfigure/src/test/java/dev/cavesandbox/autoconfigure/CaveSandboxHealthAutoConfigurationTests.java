@@ -48,7 +48,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 			Health health = context.getBean("sandboxHealthIndicator", SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("mode", "strict")
-				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanism());
+				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanismName());
 		});
 	}
 

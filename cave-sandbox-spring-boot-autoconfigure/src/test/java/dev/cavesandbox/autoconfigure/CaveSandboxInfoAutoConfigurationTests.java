@@ -45,7 +45,7 @@ class CaveSandboxInfoAutoConfigurationTests {
 			assertThat(sandbox).containsEntry("state", "isolated")
 				.containsEntry("mode", "strict")
 				.containsEntry("isolated", true)
-				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanism());
+				.containsEntry("mechanism", context.getBean(IsolationCapability.class).mechanismName());
 			assertThat(sandbox.get("probe").toString()).contains("only interface: lo");
 		});
 	}

@@ -49,7 +49,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 			TestObservationRegistryAssert.assertThat(context.getBean(TestObservationRegistry.class))
 				.hasSingleObservationThat()
 				.hasNameEqualTo("cave.sandbox.execution")
-				.hasLowCardinalityKeyValue("mechanism", context.getBean(IsolationCapability.class).mechanism())
+				.hasLowCardinalityKeyValue("mechanism", context.getBean(IsolationCapability.class).mechanismName())
 				.hasLowCardinalityKeyValue("outcome", "SUCCESS");
 		});
 	}
@@ -113,7 +113,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 			executor.execute("sh", "-c", "exit 2");
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			Timer success = meters.get("cave.sandbox.execution")
-				.tag("mechanism", context.getBean(IsolationCapability.class).mechanism())
+				.tag("mechanism", context.getBean(IsolationCapability.class).mechanismName())
 				.tag("isolated", "true")
 				.tag("outcome", "SUCCESS")
 				.tag("error.code", "none")

@@ -70,7 +70,7 @@ class ObservedIsolatedExecutorTests {
 			.hasSingleObservationThat()
 			.hasNameEqualTo(NAME)
 			.hasContextualNameEqualTo("sandbox execution")
-			.hasLowCardinalityKeyValue("mechanism", capability.mechanism())
+			.hasLowCardinalityKeyValue("mechanism", capability.mechanismName())
 			.hasLowCardinalityKeyValue("isolated", "true")
 			.hasLowCardinalityKeyValue("outcome", "SUCCESS")
 			.hasLowCardinalityKeyValue("error.code", "none")
@@ -119,7 +119,7 @@ class ObservedIsolatedExecutorTests {
 			.hasSingleObservationThat()
 			.hasLowCardinalityKeyValue("outcome", "ERROR")
 			.hasLowCardinalityKeyValue("error.code", CommandNotFoundException.CODE)
-			.hasLowCardinalityKeyValue("mechanism", capability.mechanism())
+			.hasLowCardinalityKeyValue("mechanism", capability.mechanismName())
 			.hasHighCardinalityKeyValue("command", "no-such-command-cave5")
 			.doesNotHaveHighCardinalityKeyValueWithKey("exit.code")
 			.hasError()
@@ -208,7 +208,7 @@ class ObservedIsolatedExecutorTests {
 	void isolationAndCloseReachTheDelegate() {
 		ProcessIsolatedExecutor own = ProcessIsolatedExecutor.isolated(settings, capability);
 		IsolatedExecutor executor = observed(own);
-		assertThat(executor.isolation()).isEqualTo(new Isolation(capability.mechanism(), true));
+		assertThat(executor.isolation()).isEqualTo(new Isolation(capability.mechanismName(), true));
 		executor.close();
 		assertThatExceptionOfType(ExecutionCancelledException.class).isThrownBy(() -> own.execute("true"));
 	}

@@ -56,10 +56,10 @@ class SandboxHealthIndicatorTests {
 		assertThat(health.getStatus()).isEqualTo(Status.UP);
 		assertThat(health.getDetails()).containsEntry("mode", "strict")
 			.containsEntry("isolated", true)
-			.containsEntry("mechanism", available.mechanism())
+			.containsEntry("mechanism", available.mechanismName())
 			.doesNotContainKey("error");
 		assertThat(probe(health)).containsEntry("available", true)
-			.containsEntry("mechanism", available.mechanism())
+			.containsEntry("mechanism", available.mechanismName())
 			.containsEntry("verified", available.verified())
 			.containsEntry("time", available.probeTime().toMillis() + "ms")
 			.doesNotContainKey("cause");

@@ -1,0 +1,75 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.mechanism.FilesystemView;
+
+/**
+ * The facts outside the sandbox that the Linux probe compares the child's with.
+ *
+ * @param netNamespace the JVM's network namespace ({@code net:[...]})
+ * @param pidNamespace the JVM's PID namespace ({@code pid:[...]})
+ * @param ipcNamespace the JVM's IPC namespace ({@code ipc:[...]})
+ * @param uid the JVM's uid
+ * @param gid the JVM's gid
+ * @param view the hidden directories (resolved, existing) and the root's mode
+ * @param hiddenDevices the device number of each hidden directory on the host
+ */
+record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid,
+		FilesystemView view, Map<Path, Long> hiddenDevices) {
+
+	/**
+	 * Read the facts of this JVM. What cannot be read is {@code unknown} (a namespace) or
+	 * {@code -1} (a number), which no child's fact matches.
+	 * @param settings the settings that name the hidden directories and the root's mode
+	 * @return the facts
+	 */
+	static HostFacts current(SandboxSettings settings) {
+		List<Path> existing = new ArrayList<>();
+		for (Path directory : settings.hiddenDirectories()) {
+			try {
+				Path real = directory.toRealPath();
+				if (Files.isDirectory(real) && real.getParent() != null) {
+					existing.add(real);
+				}
+			}
+			catch (IOException ex) {
+				// Does not exist on this host: nothing to hide.
+			}
+		}
+		FilesystemView view = FilesystemView.of(existing, settings.readOnlyRoot());
+		Map<Path, Long> devices = new LinkedHashMap<>();
+		for (Path directory : view.hiddenDirectories()) {
+			devices.put(directory, ((Number) attribute(directory, "unix:dev")).longValue());
+		}
+		Path self = Path.of("/proc/self");
+		return new HostFacts(link("/proc/self/ns/net"), link("/proc/self/ns/pid"), link("/proc/self/ns/ipc"),
+				((Number) attribute(self, "unix:uid")).longValue(), ((Number) attribute(self, "unix:gid")).longValue(),
+				view, devices);
+	}
+
+	private static Object attribute(Path path, String name) {
+		try {
+			return Files.getAttribute(path, name);
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			return -1L;
+		}
+	}
+
+	private static String link(String path) {
+		try {
+			return Files.readSymbolicLink(Path.of(path)).toString();
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			return "unknown";
+		}
+	}
+
+}

@@ -1,0 +1,158 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.mechanism.SandboxMechanism;
+
+/**
+ * What the probe of every platform shares: the check that a mechanism's binaries exist, a working
+ * directory created where production ones are (holding a marker file that the child reads), and
+ * running a mechanism's command line there the way an execution does, with a fixed {@code PATH}
+ * and the probe timeout. Closing the session stops what still runs and deletes the directory.
+ */
+final class ProbeSession implements AutoCloseable {
+
+	/** The file in the probe's working directory that the child reads. */
+	static final String MARKER_FILE = "cave-sandbox-probe-marker";
+
+	/** The content of {@link #MARKER_FILE}. */
+	static final String MARKER = "cave-sandbox-probe";
+
+	/** The file that the Linux probe's child writes in its working directory. */
+	static final String WRITE_FILE = "cave-sandbox-probe-write";
+
+	private static final int OUTPUT_LIMIT = 64 * 1024;
+
+	private final SandboxSettings settings;
+
+	private final Path directory;
+
+	private final long start;
+
+	private final ProcessRunner runner;
+
+	private ProbeSession(SandboxSettings settings, Path directory, long start) {
+		this.settings = settings;
+		this.directory = directory;
+		this.start = start;
+		this.runner = new ProcessRunner(settings.killGracePeriod());
+	}
+
+	/**
+	 * Check that every binary of a mechanism exists and is executable.
+	 * @param mechanism the mechanism
+	 * @param start when the platform's probe started ({@link System#nanoTime()})
+	 * @return the verdict that names the first binary missing or not executable, or {@code null}
+	 * when all are there
+	 */
+	static IsolationCapability missingBinary(SandboxMechanism mechanism, long start) {
+		for (Path binary : mechanism.binaries()) {
+			if (!Files.exists(binary)) {
+				return IsolationCapability.unavailable(UnavailabilityCause.BINARY_MISSING,
+						mechanism.name() + ": " + binary + " does not exist", since(start));
+			}
+			if (Files.isDirectory(binary) || !Files.isExecutable(binary)) {
+				return IsolationCapability.unavailable(UnavailabilityCause.BINARY_NOT_EXECUTABLE,
+						mechanism.name() + ": " + binary + " is not executable", since(start));
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Run a platform's checks in a new session, then close it.
+	 * @param settings the settings that name the work directory, the probe timeout and the kill
+	 * grace period
+	 * @param start when the platform's probe started ({@link System#nanoTime()})
+	 * @param checks the checks, which return the verdict
+	 * @return the verdict of the checks; {@link UnavailabilityCause#UNKNOWN} if the working
+	 * directory could not be created, or the cause that a wrapper's launch failure names
+	 * @throws InterruptedException if the thread was interrupted while a command ran
+	 */
+	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks)
+			throws InterruptedException {
+		Path directory;
+		try {
+			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
+			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
+		}
+		catch (IOException ex) {
+			return IsolationCapability.unavailable(UnavailabilityCause.UNKNOWN,
+					"could not create the probe's working directory in " + settings.workDirectory()
+							+ " (workDirectory): " + ex.getMessage(),
+					since(start));
+		}
+		try (ProbeSession session = new ProbeSession(settings, directory, start)) {
+			return checks.run(session);
+		}
+		catch (IOException ex) {
+			return WrapperFailureClassifier.launchFailure(ex, since(start));
+		}
+	}
+
+	/**
+	 * Run a mechanism's command line in the probe's working directory.
+	 * @param mechanism the mechanism that builds the command line
+	 * @param argv the command to run inside
+	 * @param loopback whether to ask for a private loopback
+	 * @return what the wrapper and the command produced
+	 * @throws IOException if the wrapper could not be started
+	 * @throws InterruptedException if the thread was interrupted while it ran
+	 */
+	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback)
+			throws IOException, InterruptedException {
+		return this.runner.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback),
+				this.directory, Map.of("PATH", SandboxSettings.BASELINE_PATH), null, this.settings.probeTimeout(),
+				OUTPUT_LIMIT, null, null, true));
+	}
+
+	/**
+	 * Return how long the platform's probe has taken so far.
+	 * @return the time since it started
+	 */
+	Duration took() {
+		return since(this.start);
+	}
+
+	@Override
+	public void close() {
+		this.runner.close();
+		try {
+			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
+			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+			Files.deleteIfExists(this.directory);
+		}
+		catch (IOException ex) {
+			// A leftover empty probe directory is harmless.
+		}
+	}
+
+	static IsolationCapability notVerified(String detail, Duration took) {
+		return IsolationCapability.unavailable(UnavailabilityCause.NOT_VERIFIED, detail, took);
+	}
+
+	static String text(byte[] bytes) {
+		return new String(bytes, StandardCharsets.UTF_8);
+	}
+
+	static Duration since(long start) {
+		return Duration.ofNanos(System.nanoTime() - start);
+	}
+
+	/**
+	 * A platform's checks, run in a session.
+	 */
+	@FunctionalInterface
+	interface Checks {
+
+		IsolationCapability run(ProbeSession session) throws IOException, InterruptedException;
+
+	}
+
+}

@@ -1,0 +1,84 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it wrote on
+ * stderr or why it could not be started, and turns that into an unavailable
+ * {@link IsolationCapability} whose detail keeps what the wrapper said. A bare exit code would be
+ * ambiguous, since the command itself could return it.
+ */
+final class WrapperFailureClassifier {
+
+	private WrapperFailureClassifier() {
+	}
+
+	/**
+	 * Judge a wrapper run that timed out or exited with another status than 0.
+	 * @param outcome what the wrapper produced
+	 * @param took how long the probe took so far
+	 * @return {@link UnavailabilityCause#PROBE_TIMEOUT} if it timed out, else the cause its stderr
+	 * names, with its exit code and stderr as the detail
+	 */
+	static IsolationCapability failure(ProcessRunner.Outcome outcome, Duration took) {
+		if (outcome.timedOut()) {
+			return IsolationCapability.unavailable(UnavailabilityCause.PROBE_TIMEOUT,
+					"no answer within " + took.toMillis() + " ms", took);
+		}
+		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8).trim();
+		return IsolationCapability.unavailable(classify(stderr), "exit " + outcome.exitCode() + ": " + stderr, took);
+	}
+
+	/**
+	 * Judge a wrapper that could not be started: Java reports the errno as {@code error=N}.
+	 * @param ex what starting it threw
+	 * @param took how long the probe took so far
+	 * @return {@link UnavailabilityCause#BINARY_NOT_EXECUTABLE} for EACCES,
+	 * {@link UnavailabilityCause#BINARY_MISSING} for ENOENT, else {@link UnavailabilityCause#UNKNOWN},
+	 * with the exception's message as the detail
+	 */
+	static IsolationCapability launchFailure(IOException ex, Duration took) {
+		String message = String.valueOf(ex.getMessage());
+		UnavailabilityCause cause = message.contains("error=13") ? UnavailabilityCause.BINARY_NOT_EXECUTABLE
+				: message.contains("error=2") ? UnavailabilityCause.BINARY_MISSING : UnavailabilityCause.UNKNOWN;
+		return IsolationCapability.unavailable(cause, message, took);
+	}
+
+	/**
+	 * Tell the causes apart from what a wrapper wrote on stderr: util-linux reports
+	 * {@code unshare failed: <strerror>} and {@code write failed /proc/self/uid_map}, bubblewrap
+	 * {@code Creating new namespace failed}, {@code No permissions to create new namespace} and
+	 * {@code setting up uid map}, mount(8) {@code mount: ...}, sandbox-exec {@code sandbox_apply}.
+	 * @param stderr the wrapper's stderr
+	 * @return the cause, {@link UnavailabilityCause#UNKNOWN} if none matches
+	 */
+	static UnavailabilityCause classify(String stderr) {
+		if (stderr.contains("sandbox_apply")) {
+			return UnavailabilityCause.NESTED_SANDBOX_REFUSED;
+		}
+		if (stderr.contains("uid_map") || stderr.contains("gid_map") || stderr.contains("setgroups")
+				|| stderr.contains("uid map") || stderr.contains("gid map") || stderr.contains("RTM_NEWADDR")) {
+			return UnavailabilityCause.UID_MAP_REFUSED;
+		}
+		if (stderr.contains("No space left on device") || stderr.contains("(ENOSPC)")) {
+			return UnavailabilityCause.NAMESPACE_LIMIT;
+		}
+		if (stderr.contains("unshare failed: Invalid argument")
+				|| stderr.contains("Creating new namespace failed: Invalid argument")) {
+			return UnavailabilityCause.USER_NAMESPACES_UNSUPPORTED;
+		}
+		if (stderr.contains("unshare failed: Operation not permitted")
+				|| stderr.contains("No permissions to create new namespace")
+				|| stderr.contains("Creating new namespace failed: Operation not permitted")) {
+			return UnavailabilityCause.KERNEL_REFUSED;
+		}
+		if (stderr.startsWith("mount:") || stderr.contains("\nmount:") || stderr.contains("bwrap: Can't mount")
+				|| stderr.contains("bwrap: Can't bind mount") || stderr.contains("bwrap: Can't find source path")) {
+			return UnavailabilityCause.MOUNT_REFUSED;
+		}
+		return UnavailabilityCause.UNKNOWN;
+	}
+
+}
