@@ -28,11 +28,12 @@ public class DefaultSandboxExecutionObservationConvention implements SandboxExec
 	@Override
 	public KeyValues getLowCardinalityKeyValues(SandboxExecutionObservationContext context) {
 		String errorCode = context.getErrorCode();
+		// KeyValue.NONE_VALUE, not withNoneValue(): Micrometer 1.15 (Spring Boot 3.5) lacks that.
 		return KeyValues.of(LowCardinalityKeyNames.MECHANISM.withValue(context.getIsolation().mechanism()),
 				LowCardinalityKeyNames.ISOLATED.withValue(String.valueOf(context.getIsolation().networkIsolated())),
 				LowCardinalityKeyNames.OUTCOME.withValue(context.getOutcome().name()),
 				(errorCode != null) ? LowCardinalityKeyNames.ERROR_CODE.withValue(errorCode)
-						: LowCardinalityKeyNames.ERROR_CODE.withNoneValue());
+						: LowCardinalityKeyNames.ERROR_CODE.withValue(KeyValue.NONE_VALUE));
 	}
 
 	@Override

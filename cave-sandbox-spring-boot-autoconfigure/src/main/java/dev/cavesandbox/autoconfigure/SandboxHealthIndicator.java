@@ -20,7 +20,8 @@ import org.springframework.boot.health.contributor.Status;
  * </ul>
  * Details: {@code mode}, {@code isolated}, {@code mechanism}, {@code error} (when refused) and
  * {@code probe} (its verdict: what it verified, or the cause, its description, the fix and what the
- * wrapper reported; and how long it took).
+ * wrapper reported; and how long it took). Spring Boot 4 ({@code spring-boot-health}); on Spring
+ * Boot 3.5 {@code SandboxBoot3HealthIndicator} reports the same.
  */
 public final class SandboxHealthIndicator implements HealthIndicator {
 
@@ -30,8 +31,8 @@ public final class SandboxHealthIndicator implements HealthIndicator {
 	 * status, and maps to HTTP 200 unless {@code management.endpoint.health.status.http-mapping}
 	 * says otherwise.
 	 */
-	public static final Status UNISOLATED = new Status("UNISOLATED",
-			"commands run WITHOUT network isolation (cave.sandbox.mode=fallback)");
+	public static final Status UNISOLATED = new Status(SandboxHealthStatus.UNISOLATED_CODE,
+			SandboxHealthStatus.UNISOLATED_DESCRIPTION);
 
 	private final SandboxFacts facts;
 
