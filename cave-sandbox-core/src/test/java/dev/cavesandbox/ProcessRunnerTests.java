@@ -68,7 +68,7 @@ class ProcessRunnerTests {
 			Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
 			assertThat(privateDirectories(tmp, prefix)).hasSize(expected);
-			ProcessIsolatedExecutor.removeOrphanedPrivateDirectories(tmp);
+			PrivateDirectories.removeOrphans(tmp);
 			assertThat(privateDirectories(tmp, prefix)).isEmpty();
 		}
 		finally {
