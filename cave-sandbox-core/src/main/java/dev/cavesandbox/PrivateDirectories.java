@@ -17,6 +17,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 /**
@@ -37,8 +38,9 @@ import java.util.regex.Pattern;
  * same file, whatever its PID namespace. A directory is therefore removed only if this JVM can
  * take the lock of its owner, and only if it and its lock file belong to this JVM's user; anything
  * else (another user's directories, a live JVM's, directories without a lock file) is left alone,
- * silently. A JVM that exits normally leaves its (empty) lock file; the next executor created on
- * the same work directory removes it.
+ * silently. When the last executor of this JVM on a work directory is closed and none of this
+ * JVM's directories is left there, the lock file is removed and the lock let go; a lock file left
+ * by a JVM that ended without that is removed by the next executor created on the work directory.
  */
 final class PrivateDirectories {
 
@@ -61,7 +63,10 @@ final class PrivateDirectories {
 
 	private final Queue<Path> emptied = new ConcurrentLinkedQueue<>();
 
-	private volatile boolean closed;
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	/** This JVM's lock on the work directory, once taken; this instance counts as one of its users. */
+	private volatile OwnerLock lock;
 
 	/**
 	 * Create the directories of one executor and remove the orphaned ones in the work directory.
@@ -74,7 +79,14 @@ final class PrivateDirectories {
 		this.workDirectory = workDirectory;
 		this.maxKept = maxKept;
 		this.reuse = reuse;
-		removeOrphans(workDirectory);
+		try {
+			this.lock = OwnerLock.register(workDirectory);
+		}
+		catch (IOException | RuntimeException ex) {
+			// an unusable work directory shows up on the first execution, with its cause
+			return;
+		}
+		removeOrphans(workDirectory, this.lock);
 	}
 
 	/**
@@ -84,14 +96,18 @@ final class PrivateDirectories {
 	 * emptied directory costs a few microseconds.
 	 * @return an empty, owner-only directory
 	 * @throws SandboxLaunchException if none can be created
+	 * @throws ExecutionCancelledException if this is closed
 	 */
 	Path create() {
+		if (this.closed.get()) {
+			throw new ExecutionCancelledException("the executor is closed", null);
+		}
 		Path reused = this.emptied.poll();
 		if (reused != null) {
 			return reused;
 		}
 		try {
-			return Files.createTempDirectory(this.workDirectory, lock(this.workDirectory).directoryPrefix());
+			return Files.createTempDirectory(this.workDirectory, registered().directoryPrefix());
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not create a private working directory in " + this.workDirectory
@@ -108,18 +124,44 @@ final class PrivateDirectories {
 	 * @param directory a directory from {@link #create()}
 	 */
 	void release(Path directory) {
-		if (this.reuse && !this.closed && this.emptied.size() < this.maxKept && empty(directory)) {
+		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && empty(directory)) {
 			this.emptied.offer(directory);
 			return;
 		}
 		DirectoryTrees.delete(directory);
 	}
 
-	/** Delete the kept directories; every later release deletes its directory. */
+	private OwnerLock registered() throws IOException {
+		OwnerLock own = this.lock;
+		if (own == null) {
+			synchronized (this) {
+				if (this.lock == null) {
+					this.lock = OwnerLock.register(this.workDirectory);
+				}
+				own = this.lock;
+			}
+		}
+		return own;
+	}
+
+	/**
+	 * Delete the kept directories; every later release deletes its directory. The last user of
+	 * this JVM's lock on the work directory removes the lock file and lets the lock go if no
+	 * directory of this JVM is left there; otherwise it stays until the JVM ends.
+	 */
 	void close() {
-		this.closed = true;
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
 		for (Path directory = this.emptied.poll(); directory != null; directory = this.emptied.poll()) {
 			DirectoryTrees.delete(directory);
+		}
+		OwnerLock own;
+		synchronized (this) {
+			own = this.lock;
+		}
+		if (own != null) {
+			own.unregister(this.workDirectory);
 		}
 	}
 
@@ -148,19 +190,23 @@ final class PrivateDirectories {
 	static void removeOrphans(Path workDirectory) {
 		OwnerLock own;
 		try {
-			own = lock(workDirectory);
+			own = OwnerLock.of(workDirectory);
 		}
 		catch (IOException | RuntimeException ex) {
 			// an unusable work directory shows up on the first execution, with its cause
 			return;
 		}
+		removeOrphans(workDirectory, own);
+	}
+
+	private static void removeOrphans(Path workDirectory, OwnerLock own) {
 		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(workDirectory, LOCK_PREFIX + "*")) {
 			for (Path lockFile : lockFiles) {
 				String name = lockFile.getFileName().toString();
 				// Never open a lock file of this JVM: closing any descriptor of a file releases
 				// the process's fcntl(2) locks on it.
 				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name)) {
-					removeIfOrphaned(workDirectory, lockFile, own.owner());
+					removeIfOrphaned(workDirectory, lockFile, own.owner);
 				}
 			}
 		}
@@ -170,7 +216,7 @@ final class PrivateDirectories {
 	}
 
 	private static boolean ownLockName(String name) {
-		return LOCKS.values().stream().anyMatch((lock) -> lock.file().getFileName().toString().equals(name));
+		return LOCKS.values().stream().anyMatch((lock) -> lock.file.getFileName().toString().equals(name));
 	}
 
 	private static void removeIfOrphaned(Path workDirectory, Path lockFile, UserPrincipal owner) {
@@ -207,22 +253,6 @@ final class PrivateDirectories {
 		return Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).equals(owner);
 	}
 
-	private static OwnerLock lock(Path workDirectory) throws IOException {
-		Path key = realPath(workDirectory);
-		OwnerLock lock = LOCKS.get(key);
-		if (lock != null) {
-			return lock;
-		}
-		synchronized (LOCKS) {
-			lock = LOCKS.get(key);
-			if (lock == null) {
-				lock = OwnerLock.acquire(key);
-				LOCKS.put(key, lock);
-			}
-			return lock;
-		}
-	}
-
 	private static Path realPath(Path directory) {
 		try {
 			return directory.toRealPath();
@@ -233,18 +263,88 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * This JVM's lock on a work directory, never released: the kernel releases it when the JVM
-	 * ends.
-	 * @param file the lock file
-	 * @param lock the exclusive lock on it
-	 * @param owner the user that created it, which is this JVM's
-	 * @param directoryPrefix the name prefix of the private directories it covers
+	 * This JVM's lock on a work directory: held while an executor of this JVM uses the directory
+	 * or a directory of this JVM is left in it, and in any case released by the kernel when the
+	 * JVM ends.
 	 */
-	private record OwnerLock(Path file, FileLock lock, UserPrincipal owner, String directoryPrefix) {
+	private static final class OwnerLock {
 
 		private static final int ATTEMPTS = 10;
 
-		static OwnerLock acquire(Path workDirectory) throws IOException {
+		private final Path key;
+
+		private final Path file;
+
+		private final FileLock lock;
+
+		/** The user that created the lock file, which is this JVM's. */
+		private final UserPrincipal owner;
+
+		/** The name prefix of the private directories it covers. */
+		private final String directoryPrefix;
+
+		/** Guarded by {@link #LOCKS}. */
+		private int users;
+
+		private OwnerLock(Path key, Path file, FileLock lock, UserPrincipal owner, String directoryPrefix) {
+			this.key = key;
+			this.file = file;
+			this.lock = lock;
+			this.owner = owner;
+			this.directoryPrefix = directoryPrefix;
+		}
+
+		String directoryPrefix() {
+			return this.directoryPrefix;
+		}
+
+		/** This JVM's lock on the work directory, taken if it is not held yet. */
+		static OwnerLock of(Path workDirectory) throws IOException {
+			Path key = realPath(workDirectory);
+			OwnerLock lock = LOCKS.get(key);
+			if (lock != null) {
+				return lock;
+			}
+			synchronized (LOCKS) {
+				lock = LOCKS.get(key);
+				if (lock == null) {
+					lock = acquire(key);
+					LOCKS.put(key, lock);
+				}
+				return lock;
+			}
+		}
+
+		/** Count one more user of this JVM's lock on the work directory. */
+		static OwnerLock register(Path workDirectory) throws IOException {
+			synchronized (LOCKS) {
+				OwnerLock lock = of(workDirectory);
+				lock.users++;
+				return lock;
+			}
+		}
+
+		void unregister(Path workDirectory) {
+			synchronized (LOCKS) {
+				this.users--;
+				if (this.users > 0 || LOCKS.get(this.key) != this) {
+					return;
+				}
+				try (DirectoryStream<Path> left = Files.newDirectoryStream(workDirectory, this.directoryPrefix + "*")) {
+					if (left.iterator().hasNext()) {
+						return;
+					}
+					Files.deleteIfExists(this.file);
+					LOCKS.remove(this.key);
+					this.lock.channel().close();
+				}
+				catch (IOException | RuntimeException ex) {
+					// kept until the JVM ends
+				}
+			}
+		}
+
+		private static OwnerLock acquire(Path workDirectory) throws IOException {
 			for (int attempt = 1;; attempt++) {
 				String id = ProcessHandle.current().pid() + "-" + Long.toString(RANDOM.nextLong() & Long.MAX_VALUE, 36);
 				Path file = workDirectory.resolve(LOCK_PREFIX + id);
@@ -257,7 +357,8 @@ final class PrivateDirectories {
 					// Another JVM's cleanup may have taken the new, still unlocked file for an
 					// orphaned one and removed it: then take another name.
 					if (lock != null && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-						return new OwnerLock(file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS), PREFIX + id + "-");
+						return new OwnerLock(workDirectory, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
+								PREFIX + id + "-");
 					}
 				}
 				catch (IOException | RuntimeException ex) {

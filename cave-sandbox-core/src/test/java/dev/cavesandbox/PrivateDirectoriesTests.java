@@ -18,6 +18,7 @@ import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -51,6 +52,28 @@ class PrivateDirectoriesTests {
 		Path directory = directories.create();
 		directories.release(directory);
 		assertThat(directory).doesNotExist();
+	}
+
+	@Test
+	void lastUserLetsTheLockGoOnlyWhenNoDirectoryIsLeft() throws IOException {
+		PrivateDirectories first = new PrivateDirectories(this.workDirectory, 1, false);
+		PrivateDirectories second = new PrivateDirectories(this.workDirectory, 1, false);
+		Path directory = second.create();
+		first.close();
+		second.close();
+		// A directory still in use when its executor closed stays provable: the lock stays.
+		assertThat(lockFiles()).hasSize(1);
+		DirectoryTrees.delete(directory);
+		PrivateDirectories third = new PrivateDirectories(this.workDirectory, 1, false);
+		third.close();
+		assertThat(this.workDirectory).isEmptyDirectory();
+	}
+
+	@Test
+	void closedDirectoriesCreateNoMore() {
+		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 1, false);
+		directories.close();
+		assertThatExceptionOfType(ExecutionCancelledException.class).isThrownBy(directories::create);
 	}
 
 	@Test
@@ -141,6 +164,12 @@ class PrivateDirectoriesTests {
 		Path directory = Files.createDirectory(this.workDirectory.resolve("cave-sandbox-" + deadPid() + "-123"));
 		ProcessIsolatedExecutor.unisolated(settings()).close();
 		assertThat(directory).exists();
+	}
+
+	private List<Path> lockFiles() throws IOException {
+		try (Stream<Path> files = Files.list(this.workDirectory)) {
+			return files.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-lock-")).toList();
+		}
 	}
 
 	private SandboxSettings settings() {

@@ -364,7 +364,7 @@ class ProcessIsolatedExecutorTests {
 			assertThat(succeeded.get()).isEqualTo(executions * 8 / 10);
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
-			try (var left = Files.list(directory)) {
+			try (var left = Files.list(directory).filter(Files::isDirectory)) { // the JVM's lock file stays while the executor is open
 				assertThat(left).as("at most one emptied directory per slot is kept")
 					.hasSizeLessThanOrEqualTo(16)
 					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
