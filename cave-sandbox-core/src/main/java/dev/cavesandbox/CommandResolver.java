@@ -8,17 +8,27 @@ import java.nio.file.Path;
  * a name with a slash is a path (relative to the working directory), a bare name is looked up in
  * each directory of the child's {@code PATH}. This gives a clear, coded error instead of the
  * wrapper's exit code 126 or 127, which a command could also return on its own.
+ * <p>
+ * An internal building block of {@link ProcessIsolatedExecutor}, public only so that the
+ * project's benchmarks can measure the executor's own code; it is not part of the supported API
+ * and may change without notice.
  */
-final class CommandResolver {
+public final class CommandResolver {
 
 	private CommandResolver() {
 	}
 
 	/**
 	 * Check the command and return the file it names.
+	 * @param command {@code argv[0]}
+	 * @param directory the working directory, against which relative paths and {@code PATH}
+	 * entries resolve
+	 * @param path the child's {@code PATH}, or {@code null}
 	 * @return the absolute path of the command
+	 * @throws CommandNotFoundException if there is no such file
+	 * @throws CommandNotExecutableException if it is a directory or not executable
 	 */
-	static Path check(String command, Path directory, String path) {
+	public static Path check(String command, Path directory, String path) {
 		if (command.indexOf('/') >= 0) {
 			Path file = directory.resolve(command);
 			if (!Files.exists(file)) {

@@ -1,23 +1,12 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -36,22 +25,15 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
  * {@link #isolated(SandboxSettings, IsolationCapability)} or
  * {@link #unisolated(SandboxSettings)}.
  * <p>
- * Each execution: waits for one of {@code maxConcurrent} slots; creates a fresh private working
- * directory unless the request names one; builds the environment from the baseline ({@code PATH},
- * {@code HOME} and {@code TMPDIR} set to the working directory, {@code LANG=C.UTF-8}) plus the
- * named parent variables and the set ones, and nothing else; checks that {@code argv[0]} exists and
- * is executable; runs; and removes the private working directory whatever happened.
+ * Each execution: waits for one of {@code maxConcurrent} slots; takes a private working directory
+ * ({@code PrivateDirectories}) unless the request names one, which it checks; builds the
+ * environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists, is executable
+ * ({@link CommandResolver}) and is visible in the sandbox; runs it behind the mechanism's command
+ * line ({@code ProcessRunner}); and gives the private working directory back whatever happened.
+ * This class keeps the slots, the asynchronous executions and the orchestration; each concern
+ * lives in the class named.
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
-
-	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
-
-	private static final String PRIVATE_PREFIX = "cave-sandbox-";
-
-	/** Besides every LD_* variable: what steers the loader, libc or the shell of a wrapper. */
-	private static final Set<String> WRAPPER_STEERING = Set.of("PATH", "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES",
-			"HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF",
-			"RES_OPTIONS", "TZDIR", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "PS4");
 
 	private final SandboxSettings settings;
 
@@ -61,9 +43,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ProcessRunner runner;
 
-	private final java.util.Queue<Path> emptiedDirectories = new java.util.concurrent.ConcurrentLinkedQueue<>();
-
-	private volatile boolean closed;
+	private final PrivateDirectories privateDirectories;
 
 	private final Semaphore slots;
 
@@ -82,7 +62,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					thread.setDaemon(true);
 					return thread;
 				});
-		removeOrphanedPrivateDirectories(settings.workDirectory());
+		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
+				capability != null);
 	}
 
 	/**
@@ -103,8 +84,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Create an executor that runs every command WITHOUT network isolation (fallback mode). Every
-	 * result reports {@link Isolation#NONE}.
+	 * Create the fallback executor: no isolation at all. Every command runs as a plain child
+	 * process of the JVM, with the host's network, file system and processes; only the environment,
+	 * the private working directory, the limits and the tree teardown still apply. Every result
+	 * reports {@link Isolation#NONE}. Meant for mode FALLBACK ({@link IsolatedExecutors} uses it
+	 * when isolation is unavailable and the settings allow it); do not use it to run untrusted
+	 * commands.
 	 * @param settings the settings
 	 * @return the executor
 	 */
@@ -147,7 +132,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		Path directory = request.workingDirectory();
 		boolean privateDirectory = (directory == null);
 		if (privateDirectory) {
-			directory = createPrivateDirectory();
+			directory = this.privateDirectories.create();
 		}
 		else if (!Files.isDirectory(directory)) {
 			throw new InvalidExecutionRequestException("working directory " + directory
@@ -158,10 +143,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 		try {
 			Path realDirectory = directory.toRealPath();
-			Map<String, String> environment = environment(request, directory);
+			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
 			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
-			List<String> argv = insideEnvironment(request.argv(), wrapperEnvironment);
+			List<String> argv = (this.capability != null)
+					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
 			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory), directory,
 					wrapperEnvironment, request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
@@ -182,54 +168,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 		finally {
 			if (privateDirectory) {
-				releasePrivateDirectory(directory);
+				this.privateDirectories.release(directory);
 			}
 		}
-	}
-
-	/**
-	 * The sandbox wrappers (bwrap, setpriv, unshare, the unshare mechanism's setup shell and
-	 * mount) run on the host, before the namespaces close, with the environment of the process
-	 * that is spawned. Variables that steer the dynamic loader or the shell ({@code LD_*}, glibc's
-	 * list of variables it ignores for setuid programs, {@code BASH_ENV}, {@code PATH}, ...) would
-	 * let a library or program planted by an earlier execution run there, with the host's network.
-	 * So the wrappers get a baseline {@code PATH} and none of them, and the command gets them back
-	 * inside the sandbox through {@code env(1)} on its command line.
-	 * @param argv the command
-	 * @param environment the command's environment, changed in place into the wrappers'
-	 * @return the command, behind {@code env NAME=VALUE...} if any variable was moved
-	 */
-	private List<String> insideEnvironment(List<String> argv, Map<String, String> environment) {
-		if (this.capability == null) {
-			return argv;
-		}
-		List<String> assignments = new ArrayList<>();
-		environment.entrySet().removeIf((variable) -> {
-			if (!steersWrappers(variable.getKey())) {
-				return false;
-			}
-			if (!(variable.getKey().equals("PATH") && variable.getValue().equals(SandboxSettings.BASELINE_PATH))) {
-				assignments.add(variable.getKey() + "=" + variable.getValue());
-			}
-			return true;
-		});
-		environment.put("PATH", SandboxSettings.BASELINE_PATH);
-		if (assignments.isEmpty()) {
-			return argv;
-		}
-		if (argv.get(0).indexOf('=') >= 0) {
-			throw new InvalidExecutionRequestException("argv[0] " + argv.get(0) + " contains '=', which env(1) would take "
-					+ "for a variable; give it as ./" + argv.get(0));
-		}
-		List<String> command = new ArrayList<>(assignments.size() + argv.size() + 1);
-		command.add("/usr/bin/env");
-		command.addAll(assignments);
-		command.addAll(argv);
-		return command;
-	}
-
-	private static boolean steersWrappers(String name) {
-		return name.startsWith("LD_") || WRAPPER_STEERING.contains(name);
 	}
 
 	/**
@@ -300,197 +241,6 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		}
 	}
 
-	private Map<String, String> environment(ExecutionRequest request, Path directory) {
-		Map<String, String> environment = new LinkedHashMap<>();
-		environment.put("PATH", SandboxSettings.BASELINE_PATH);
-		environment.put("HOME", directory.toString());
-		environment.put("TMPDIR", directory.toString());
-		environment.put("LANG", "C.UTF-8");
-		Map<String, String> parent = System.getenv();
-		for (String name : this.settings.passEnvironment()) {
-			passIfSet(environment, parent, name);
-		}
-		for (String name : request.passEnvironment()) {
-			passIfSet(environment, parent, name);
-		}
-		environment.putAll(this.settings.environment());
-		environment.putAll(request.environment());
-		return environment;
-	}
-
-	private static void passIfSet(Map<String, String> environment, Map<String, String> parent, String name) {
-		String value = parent.get(name);
-		if (value != null) {
-			environment.put(name, value);
-		}
-	}
-
-	/**
-	 * After an isolated execution the whole PID namespace is gone, so nothing can still write into
-	 * its private directory: it is emptied, given back its owner-only permissions, and kept for the
-	 * next execution if it really is empty (at most {@code maxConcurrent} are kept). Anything else,
-	 * and every directory of an unisolated execution, whose background processes may live on, is
-	 * deleted.
-	 */
-	private void releasePrivateDirectory(Path directory) {
-		if (this.capability != null && !this.closed && this.emptiedDirectories.size() < this.settings.maxConcurrent()
-				&& empty(directory)) {
-			this.emptiedDirectories.offer(directory);
-			return;
-		}
-		deleteTree(directory);
-	}
-
-	private static boolean empty(Path directory) {
-		try {
-			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
-			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-				for (Path child : children) {
-					deleteTree(child);
-				}
-			}
-			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-				return !children.iterator().hasNext();
-			}
-		}
-		catch (IOException | RuntimeException ex) {
-			return false;
-		}
-	}
-
-	/**
-	 * Remove the private working directories that a JVM which no longer runs left behind: one that
-	 * was killed (SIGKILL, OOM killer) never reached its {@code finally}. The directory name carries
-	 * the JVM's pid; a directory whose pid is alive (this JVM, another one, or a reused pid) is
-	 * kept.
-	 */
-	static void removeOrphanedPrivateDirectories(Path workDirectory) {
-		try (DirectoryStream<Path> directories = Files.newDirectoryStream(workDirectory, PRIVATE_PREFIX + "*")) {
-			for (Path directory : directories) {
-				String name = directory.getFileName().toString();
-				int end = name.indexOf('-', PRIVATE_PREFIX.length());
-				if (end < 0) {
-					continue;
-				}
-				try {
-					long pid = Long.parseLong(name.substring(PRIVATE_PREFIX.length(), end));
-					if (ProcessHandle.of(pid).isEmpty() && Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-						deleteTree(directory);
-					}
-				}
-				catch (NumberFormatException ex) {
-					// not ours, or not removable by us: leave it
-				}
-			}
-		}
-		catch (IOException ex) {
-			// an unreadable work directory shows up on the first execution, with its cause
-		}
-	}
-
-	/**
-	 * Take an emptied private directory of an earlier isolated execution, or create one. Creating
-	 * and deleting a directory per execution costs more than the rest of the executor together
-	 * where the work directory's filesystem discards freed blocks online (measured in
-	 * BENCHMARKS.md); an emptied directory costs a few microseconds.
-	 */
-	private Path createPrivateDirectory() {
-		Path reused = this.emptiedDirectories.poll();
-		if (reused != null) {
-			return reused;
-		}
-		try {
-			return Files.createTempDirectory(this.settings.workDirectory(), PRIVATE_PREFIX + ProcessHandle.current().pid() + "-");
-		}
-		catch (IOException ex) {
-			throw new SandboxLaunchException("could not create a private working directory in "
-					+ this.settings.workDirectory() + " (cave.sandbox.work-directory): " + ex.getMessage(), ex);
-		}
-	}
-
-	/**
-	 * Remove a private working directory without following symbolic links (a child may leave a
-	 * link to anywhere) and after restoring permissions the child may have taken away. A tree the
-	 * JDK cannot remove (deeper than {@code PATH_MAX}, or deep enough to exhaust the stack) is
-	 * handed to coreutils {@code chmod -R} and {@code rm -rf --one-file-system}, which walk it
-	 * relative to each directory. Never throws: a directory that cannot be removed is logged and
-	 * left, and the execution's result is not lost.
-	 */
-	static void deleteTree(Path root) {
-		try {
-			Files.walkFileTree(root, new SimpleFileVisitor<>() {
-
-				@Override
-				public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-					Files.deleteIfExists(file);
-					return FileVisitResult.CONTINUE;
-				}
-
-				@Override
-				public FileVisitResult visitFileFailed(Path file, IOException ex) throws IOException {
-					if (ex instanceof NoSuchFileException) {
-						return FileVisitResult.CONTINUE;
-					}
-					if (ex instanceof AccessDeniedException && ownerOnly(file)) {
-						// A directory the child made unreadable: open it up once and walk it.
-						Files.walkFileTree(file, this);
-						return FileVisitResult.CONTINUE;
-					}
-					throw ex;
-				}
-
-				@Override
-				public FileVisitResult postVisitDirectory(Path dir, IOException ex) throws IOException {
-					if (ex != null && !(ex instanceof NoSuchFileException)) {
-						throw ex;
-					}
-					Files.deleteIfExists(dir);
-					return FileVisitResult.CONTINUE;
-				}
-
-			});
-		}
-		catch (IOException | UncheckedIOException | StackOverflowError ex) {
-			removeWithCoreutils(root);
-		}
-		if (Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
-			logger.warn("Could not remove the private working directory {}; remove it by hand", root);
-		}
-	}
-
-	private static boolean ownerOnly(Path directory) {
-		try {
-			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
-			return true;
-		}
-		catch (IOException | UnsupportedOperationException ex) {
-			return false;
-		}
-	}
-
-	private static void removeWithCoreutils(Path root) {
-		for (List<String> command : List.of(List.of("chmod", "-R", "u+rwX", "--", root.toString()),
-				List.of("rm", "-rf", "--one-file-system", "--", root.toString()))) {
-			try {
-				ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-				builder.environment().clear();
-				builder.environment().put("PATH", SandboxSettings.BASELINE_PATH);
-				Process process = builder.start();
-				process.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
-				if (!process.waitFor(60, TimeUnit.SECONDS)) {
-					process.destroyForcibly();
-				}
-			}
-			catch (IOException ex) {
-				// logged below if the directory remains
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return;
-			}
-		}
-	}
-
 	@Override
 	public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
 		AtomicReference<Thread> worker = new AtomicReference<>();
@@ -531,13 +281,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	@Override
 	public void close() {
-		this.closed = true;
+		this.privateDirectories.close();
 		this.async.shutdownNow();
 		this.runner.close();
-		for (Path directory = this.emptiedDirectories.poll(); directory != null; directory = this.emptiedDirectories
-			.poll()) {
-			deleteTree(directory);
-		}
 	}
 
 	@Override

@@ -134,11 +134,11 @@ final class ProcessRunner implements AutoCloseable {
 		try {
 			if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
-				terminate(process, spec.wrapped());
+				terminate(process, spec.sandboxed());
 			}
 		}
 		catch (InterruptedException ex) {
-			terminate(process, spec.wrapped());
+			terminate(process, spec.sandboxed());
 			finish(process, tasks, feeder);
 			throw ex;
 		}
@@ -199,15 +199,15 @@ final class ProcessRunner implements AutoCloseable {
 
 	/**
 	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox wrapper
-	 * (our direct child when {@code wrapped}) gets no SIGTERM: bwrap would die at once and take the
+	 * (our direct child when {@code sandboxed}) gets no SIGTERM: bwrap would die at once and take the
 	 * namespace with it, leaving the command no grace period; it gets the SIGKILL. Inside a PID namespace
 	 * the command is PID 1 and ignores SIGTERM unless it installed a handler (pid_namespaces(7));
 	 * the SIGKILL to the wrapper then takes the whole namespace down ({@code unshare --kill-child}).
 	 */
-	private void terminate(Process process, boolean wrapped) {
+	private void terminate(Process process, boolean sandboxed) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
-		if (!wrapped) {
+		if (!sandboxed) {
 			// Signal through the handle: Process.destroy() would also close our ends of the pipes
 			// and lose what the tree writes while it shuts down.
 			process.toHandle().destroy();
@@ -289,10 +289,12 @@ final class ProcessRunner implements AutoCloseable {
 
 	/**
 	 * What to run.
+	 * @param sandboxed whether the direct child is a sandbox wrapper (bwrap, unshare) rather than
+	 * the command itself: a wrapper gets no SIGTERM on timeout, see {@code terminate}
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
 			Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes, OutputStream stdoutSink,
-			OutputStream stderrSink, boolean wrapped) {
+			OutputStream stderrSink, boolean sandboxed) {
 	}
 
 	/**

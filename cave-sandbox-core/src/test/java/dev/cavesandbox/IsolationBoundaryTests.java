@@ -418,7 +418,7 @@ class IsolationBoundaryTests {
 		assertThat(result.stdoutText()).isEqualTo(directory.toRealPath() + "\n");
 		assertThat(directory.resolve("out.txt")).hasContent("kept");
 		assertThat(parent.resolve("pwned")).doesNotExist();
-		ProcessIsolatedExecutor.deleteTree(parent);
+		DirectoryTrees.delete(parent);
 	}
 
 	@ForEachLinuxMechanism

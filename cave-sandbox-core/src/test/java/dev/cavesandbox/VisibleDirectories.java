@@ -44,7 +44,7 @@ final class VisibleDirectories {
 					? Files.createTempDirectory(
 							Files.createDirectories(Path.of(System.getProperty("user.home"), ".cache")), "cave-sandbox-tests-")
 					: Files.createDirectories(target.resolve("visible"));
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> ProcessIsolatedExecutor.deleteTree(root)));
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> DirectoryTrees.delete(root)));
 			return root;
 		}
 		catch (IOException ex) {

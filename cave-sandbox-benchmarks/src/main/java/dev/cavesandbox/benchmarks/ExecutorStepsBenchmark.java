@@ -17,7 +17,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
-import dev.cavesandbox.ExecutorSteps;
+import dev.cavesandbox.CommandResolver;
+import dev.cavesandbox.DirectoryTrees;
 import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -32,8 +33,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The steps that {@code ProcessIsolatedExecutor} and {@code ProcessRunner} add around a spawn, each
  * alone and without a spawn, so that the spawn-level differences in {@link SpawnBenchmark} can be
- * attributed. Directory removal and the command check call the executor's own code
- * ({@link ExecutorSteps}); the thread hand-offs and the environment are copies of the production
+ * attributed. Directory removal and the command check call the executor's own code through the
+ * core's public building blocks ({@link DirectoryTrees}, {@link CommandResolver}); the thread hand-offs and the environment are copies of the production
  * code at the time of writing (named in each method): keep them in step when it changes.
  */
 @State(Scope.Benchmark)
@@ -66,13 +67,13 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * ProcessIsolatedExecutor.createPrivateDirectory() and deleteTree(): one empty directory, in
+	 * PrivateDirectories.create() and DirectoryTrees.delete(): one empty directory, in
 	 * {@code java.io.tmpdir} (the default work directory) or on the tmpfs {@code /dev/shm}.
 	 */
 	@Benchmark
 	public Path privateDirectory(WorkDirectory workDirectory) throws IOException {
 		Path directory = Files.createTempDirectory(workDirectory.path, "cave-sandbox-");
-		ExecutorSteps.deleteTree(directory);
+		DirectoryTrees.delete(directory);
 		return directory;
 	}
 
@@ -131,7 +132,7 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * ProcessIsolatedExecutor.environment() with the default settings (the four baseline variables,
+	 * ChildEnvironment.of() with the default settings (the four baseline variables,
 	 * nothing passed) and ProcessRunner.run()'s ProcessBuilder set-up, which copies the JVM's whole
 	 * environment before clearing it.
 	 */
@@ -150,7 +151,7 @@ public class ExecutorStepsBenchmark {
 	/** CommandResolver.check() for an absolute argv[0]. */
 	@Benchmark
 	public Path commandCheck() {
-		ExecutorSteps.checkCommand(this.bin.toString(), this.settings.workDirectory(), SandboxSettings.BASELINE_PATH);
+		CommandResolver.check(this.bin.toString(), this.settings.workDirectory(), SandboxSettings.BASELINE_PATH);
 		return this.bin;
 	}
 

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.DirectoryTrees;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
-import dev.cavesandbox.ExecutorSteps;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -124,7 +124,7 @@ public class PairedSpawnBenchmark {
 		process.getInputStream().readAllBytes();
 		BenchmarkMechanism.Raw.exited(process, process.getErrorStream().readAllBytes());
 		long ran = System.nanoTime();
-		ExecutorSteps.deleteTree(directory);
+		DirectoryTrees.delete(directory);
 		long deleted = System.nanoTime();
 		times[3][i] = ran - created;
 		times[4][i] = created - start;

@@ -1,0 +1,378 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.security.SecureRandom;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+
+/**
+ * The private working directories of one executor, in its work directory: created owner-only for
+ * an execution that names no working directory, emptied and kept for the next execution where
+ * nothing can still write into them, deleted otherwise; and the private directories that a JVM
+ * which no longer runs left behind, removed when the executor is created.
+ * <p>
+ * <strong>Whose directories are orphaned.</strong> A JVM that was killed (SIGKILL, the OOM
+ * killer) never reached its {@code finally}, so its directories stay. The pid in a name cannot
+ * tell whether they are still in use: a JVM in another PID namespace (a container sharing the
+ * directory) has a pid that means nothing here, and pids are reused. So each JVM creates, per
+ * work directory, a lock file {@code cave-sandbox-lock-<pid>-<token>} (owner-only) and holds an
+ * exclusive lock on it for its whole life; its directories are named
+ * {@code cave-sandbox-<pid>-<token>-<random>}. The kernel releases a record lock when the process
+ * that holds it ends, however it ends (fcntl(2), which {@link FileChannel#tryLock()} uses on
+ * Linux; flock(2) locks behave the same way), and a lock is seen by every process that opens the
+ * same file, whatever its PID namespace. A directory is therefore removed only if this JVM can
+ * take the lock of its owner, and only if it and its lock file belong to this JVM's user; anything
+ * else (another user's directories, a live JVM's, directories without a lock file) is left alone,
+ * silently. When the last executor of this JVM on a work directory is closed and none of this
+ * JVM's directories is left there, the lock file is removed and the lock let go; a lock file left
+ * by a JVM that ended without that is removed by the next executor created on the work directory.
+ */
+final class PrivateDirectories {
+
+	private static final String PREFIX = "cave-sandbox-";
+
+	private static final String LOCK_PREFIX = PREFIX + "lock-";
+
+	private static final Pattern LOCK_NAME = Pattern.compile(Pattern.quote(LOCK_PREFIX) + "[0-9]+-[0-9a-z]+");
+
+	/** This JVM's lock per work directory (by real path), held until the JVM ends. */
+	private static final Map<Path, OwnerLock> LOCKS = new ConcurrentHashMap<>();
+
+	private static final SecureRandom RANDOM = new SecureRandom();
+
+	private final Path workDirectory;
+
+	private final int maxKept;
+
+	private final boolean reuse;
+
+	private final Queue<Path> emptied = new ConcurrentLinkedQueue<>();
+
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	/** This JVM's lock on the work directory, once taken; this instance counts as one of its users. */
+	private volatile OwnerLock lock;
+
+	/**
+	 * Create the directories of one executor and remove the orphaned ones in the work directory.
+	 * @param workDirectory where the directories are created
+	 * @param maxKept how many emptied directories are kept at most
+	 * @param reuse whether emptied directories are kept at all: only where nothing of an execution
+	 * outlives it (an isolated execution, whose PID namespace is gone)
+	 */
+	PrivateDirectories(Path workDirectory, int maxKept, boolean reuse) {
+		this.workDirectory = workDirectory;
+		this.maxKept = maxKept;
+		this.reuse = reuse;
+		try {
+			this.lock = OwnerLock.register(workDirectory);
+		}
+		catch (IOException | RuntimeException ex) {
+			// an unusable work directory shows up on the first execution, with its cause
+			return;
+		}
+		removeOrphans(workDirectory, this.lock);
+	}
+
+	/**
+	 * Take an emptied private directory of an earlier execution, or create one. Creating and
+	 * deleting a directory per execution costs more than the rest of the executor together where
+	 * the work directory's filesystem discards freed blocks online (measured in BENCHMARKS.md); an
+	 * emptied directory costs a few microseconds.
+	 * @return an empty, owner-only directory
+	 * @throws SandboxLaunchException if none can be created
+	 * @throws ExecutionCancelledException if this is closed
+	 */
+	Path create() {
+		if (this.closed.get()) {
+			throw new ExecutionCancelledException("the executor is closed", null);
+		}
+		Path reused = this.emptied.poll();
+		if (reused != null) {
+			return reused;
+		}
+		try {
+			return Files.createTempDirectory(this.workDirectory, registered().directoryPrefix());
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not create a private working directory in " + this.workDirectory
+					+ ", the work directory (workDirectory): " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * After an isolated execution the whole PID namespace is gone, so nothing can still write into
+	 * its private directory: it is emptied, given back its owner-only permissions, and kept for the
+	 * next execution if it really is empty (at most {@code maxKept} are kept). Anything else, and
+	 * every directory when reuse is off (an unisolated execution's background processes may live
+	 * on), is deleted.
+	 * @param directory a directory from {@link #create()}
+	 */
+	void release(Path directory) {
+		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && empty(directory)) {
+			this.emptied.offer(directory);
+			return;
+		}
+		DirectoryTrees.delete(directory);
+	}
+
+	private OwnerLock registered() throws IOException {
+		OwnerLock own = this.lock;
+		if (own == null) {
+			synchronized (this) {
+				if (this.lock == null) {
+					this.lock = OwnerLock.register(this.workDirectory);
+				}
+				own = this.lock;
+			}
+		}
+		return own;
+	}
+
+	/**
+	 * Delete the kept directories; every later release deletes its directory. The last user of
+	 * this JVM's lock on the work directory removes the lock file and lets the lock go if no
+	 * directory of this JVM is left there; otherwise it stays until the JVM ends.
+	 */
+	void close() {
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
+		for (Path directory = this.emptied.poll(); directory != null; directory = this.emptied.poll()) {
+			DirectoryTrees.delete(directory);
+		}
+		OwnerLock own;
+		synchronized (this) {
+			own = this.lock;
+		}
+		if (own != null) {
+			own.unregister(this.workDirectory);
+		}
+	}
+
+	private static boolean empty(Path directory) {
+		try {
+			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
+			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
+				for (Path child : children) {
+					DirectoryTrees.delete(child);
+				}
+			}
+			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
+				return !children.iterator().hasNext();
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * Remove the private directories in the work directory whose JVM has ended, as the class
+	 * comment describes. Never throws; what cannot be proven orphaned and this user's is left.
+	 * @param workDirectory the work directory
+	 */
+	static void removeOrphans(Path workDirectory) {
+		OwnerLock own;
+		try {
+			own = OwnerLock.of(workDirectory);
+		}
+		catch (IOException | RuntimeException ex) {
+			// an unusable work directory shows up on the first execution, with its cause
+			return;
+		}
+		removeOrphans(workDirectory, own);
+	}
+
+	private static void removeOrphans(Path workDirectory, OwnerLock own) {
+		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(workDirectory, LOCK_PREFIX + "*")) {
+			for (Path lockFile : lockFiles) {
+				String name = lockFile.getFileName().toString();
+				// Never open a lock file of this JVM: closing any descriptor of a file releases
+				// the process's fcntl(2) locks on it.
+				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name)) {
+					removeIfOrphaned(workDirectory, lockFile, own.owner);
+				}
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			// unreadable: nothing of ours can be in it
+		}
+	}
+
+	private static boolean ownLockName(String name) {
+		return LOCKS.values().stream().anyMatch((lock) -> lock.file.getFileName().toString().equals(name));
+	}
+
+	private static void removeIfOrphaned(Path workDirectory, Path lockFile, UserPrincipal owner) {
+		try {
+			if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS) || !ownedBy(lockFile, owner)) {
+				return;
+			}
+			try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+					FileLock lock = channel.tryLock()) {
+				if (lock == null) {
+					return; // its JVM runs
+				}
+				String prefix = PREFIX + lockFile.getFileName().toString().substring(LOCK_PREFIX.length()) + "-";
+				boolean left = false;
+				try (DirectoryStream<Path> directories = Files.newDirectoryStream(workDirectory, prefix + "*")) {
+					for (Path directory : directories) {
+						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
+							DirectoryTrees.delete(directory);
+						}
+						left |= Files.exists(directory, LinkOption.NOFOLLOW_LINKS);
+					}
+				}
+				if (!left) {
+					Files.deleteIfExists(lockFile);
+				}
+			}
+		}
+		catch (IOException | OverlappingFileLockException ex) {
+			// not ours to open or lock: leave it
+		}
+	}
+
+	private static boolean ownedBy(Path file, UserPrincipal owner) throws IOException {
+		return Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).equals(owner);
+	}
+
+	private static Path realPath(Path directory) {
+		try {
+			return directory.toRealPath();
+		}
+		catch (IOException ex) {
+			return directory.toAbsolutePath().normalize();
+		}
+	}
+
+	/**
+	 * This JVM's lock on a work directory: held while an executor of this JVM uses the directory
+	 * or a directory of this JVM is left in it, and in any case released by the kernel when the
+	 * JVM ends.
+	 */
+	private static final class OwnerLock {
+
+		private static final int ATTEMPTS = 10;
+
+		private final Path key;
+
+		private final Path file;
+
+		private final FileLock lock;
+
+		/** The user that created the lock file, which is this JVM's. */
+		private final UserPrincipal owner;
+
+		/** The name prefix of the private directories it covers. */
+		private final String directoryPrefix;
+
+		/** Guarded by {@link #LOCKS}. */
+		private int users;
+
+		private OwnerLock(Path key, Path file, FileLock lock, UserPrincipal owner, String directoryPrefix) {
+			this.key = key;
+			this.file = file;
+			this.lock = lock;
+			this.owner = owner;
+			this.directoryPrefix = directoryPrefix;
+		}
+
+		String directoryPrefix() {
+			return this.directoryPrefix;
+		}
+
+		/** This JVM's lock on the work directory, taken if it is not held yet. */
+		static OwnerLock of(Path workDirectory) throws IOException {
+			Path key = realPath(workDirectory);
+			OwnerLock lock = LOCKS.get(key);
+			if (lock != null) {
+				return lock;
+			}
+			synchronized (LOCKS) {
+				lock = LOCKS.get(key);
+				if (lock == null) {
+					lock = acquire(key);
+					LOCKS.put(key, lock);
+				}
+				return lock;
+			}
+		}
+
+		/** Count one more user of this JVM's lock on the work directory. */
+		static OwnerLock register(Path workDirectory) throws IOException {
+			synchronized (LOCKS) {
+				OwnerLock lock = of(workDirectory);
+				lock.users++;
+				return lock;
+			}
+		}
+
+		void unregister(Path workDirectory) {
+			synchronized (LOCKS) {
+				this.users--;
+				if (this.users > 0 || LOCKS.get(this.key) != this) {
+					return;
+				}
+				try (DirectoryStream<Path> left = Files.newDirectoryStream(workDirectory, this.directoryPrefix + "*")) {
+					if (left.iterator().hasNext()) {
+						return;
+					}
+					Files.deleteIfExists(this.file);
+					LOCKS.remove(this.key);
+					this.lock.channel().close();
+				}
+				catch (IOException | RuntimeException ex) {
+					// kept until the JVM ends
+				}
+			}
+		}
+
+		private static OwnerLock acquire(Path workDirectory) throws IOException {
+			for (int attempt = 1;; attempt++) {
+				String id = ProcessHandle.current().pid() + "-" + Long.toString(RANDOM.nextLong() & Long.MAX_VALUE, 36);
+				Path file = workDirectory.resolve(LOCK_PREFIX + id);
+				FileChannel channel = FileChannel.open(file,
+						Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+						PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+				FileLock lock = null;
+				try {
+					lock = channel.tryLock();
+					// Another JVM's cleanup may have taken the new, still unlocked file for an
+					// orphaned one and removed it: then take another name.
+					if (lock != null && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+						return new OwnerLock(workDirectory, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
+								PREFIX + id + "-");
+					}
+				}
+				catch (IOException | RuntimeException ex) {
+					channel.close();
+					Files.deleteIfExists(file);
+					throw ex;
+				}
+				channel.close();
+				if (attempt == ATTEMPTS) {
+					throw new IOException("could not lock a new file in " + workDirectory);
+				}
+			}
+		}
+
+	}
+
+}
