@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -343,6 +344,7 @@ class ProcessIsolatedExecutorTests {
 	 * Thousands of executions from many threads, with bad requests mixed in, leave the JVM as they
 	 * found it: descriptors, threads, working directories and processes.
 	 */
+	@Tag("slow")
 	@ForEachLinuxMechanism
 	void thousandsOfExecutionsFromManyThreadsLeakNothing(MechanismChoice mechanism, @TempDir Path directory)
 			throws Exception {

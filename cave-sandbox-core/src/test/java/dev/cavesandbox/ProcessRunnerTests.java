@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -108,6 +109,7 @@ class ProcessRunnerTests {
 		}
 	}
 
+	@Tag("slow")
 	@ForEachLinuxMechanism
 	@Timeout(300)
 	void floodOfOneGibibytePerStreamRunsInASmallHeapAndKeepsOnlyTheCap(MechanismChoice mechanism) throws Exception {

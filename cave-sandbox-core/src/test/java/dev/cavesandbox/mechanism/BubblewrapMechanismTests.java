@@ -6,6 +6,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 class BubblewrapMechanismTests {
 
@@ -59,6 +60,33 @@ class BubblewrapMechanismTests {
 			.isEqualTo(mechanism.commandLine(List.of("true"), Path.of("/w"), false));
 		assertThat(mechanism.binaries()).containsExactly(Path.of("/opt/bwrap"));
 		assertThat(mechanism.name()).isEqualTo("bwrap");
+	}
+
+	@Test
+	void hidesWhatLiesInAHiddenDirectoryAndNothingElse() {
+		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN);
+		assertThat(mechanism.hides(Path.of("/tmp"))).isTrue();
+		assertThat(mechanism.hides(Path.of("/run/docker.sock"))).isTrue();
+		assertThat(mechanism.hides(Path.of("/srv/work/socket"))).isFalse();
+		assertThat(mechanism.hides(Path.of("/tmpfoo"))).isFalse();
+	}
+
+	@Test
+	void nullBinaryOrFilesystemIsRejected() {
+		assertThatNullPointerException().isThrownBy(() -> new BubblewrapMechanism(null, HIDE_TMP_AND_RUN))
+			.withMessage("bwrap must not be null");
+		assertThatNullPointerException().isThrownBy(() -> new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), null))
+			.withMessage("filesystem must not be null");
+	}
+
+	@Test
+	void writableRootStillBindsAWorkingDirectoryInAHiddenDirectory() {
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				FilesystemView.of(List.of(Path.of("/run")), false))
+			.commandLine(List.of("true"), Path.of("/run/cave-sandbox-1"), false);
+		assertThat(String.join(" ", command)).contains("--bind / / --dev /dev")
+			.endsWith("--perms 1777 --tmpfs /run --bind /run/cave-sandbox-1 /run/cave-sandbox-1 "
+					+ "--chdir /run/cave-sandbox-1 -- true");
 	}
 
 }

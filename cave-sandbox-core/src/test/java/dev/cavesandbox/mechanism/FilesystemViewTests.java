@@ -29,7 +29,7 @@ class FilesystemViewTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "/", "tmp", "/tmp/../etc" })
+	@ValueSource(strings = { "/", "tmp", "run/user", "/tmp/../etc", "/run/./user" })
 	void rootRelativeAndUnnormalizedPathsAreRejected(String directory) {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new FilesystemView(List.of(Path.of(directory)), true))

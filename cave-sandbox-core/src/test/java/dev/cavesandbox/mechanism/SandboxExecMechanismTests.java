@@ -42,4 +42,11 @@ class SandboxExecMechanismTests {
 		assertThat(mechanism.binaries()).containsExactly(Path.of("/usr/bin/sandbox-exec"));
 	}
 
+	@Test
+	void hidesNoPathBecauseItDeniesSocketsRatherThanMountingOverThem() {
+		SandboxExecMechanism mechanism = new SandboxExecMechanism(Path.of("/usr/bin/sandbox-exec"), true);
+		assertThat(mechanism.hides(Path.of("/tmp"))).isFalse();
+		assertThat(mechanism.hides(Path.of("/private/var/run/mDNSResponder"))).isFalse();
+	}
+
 }

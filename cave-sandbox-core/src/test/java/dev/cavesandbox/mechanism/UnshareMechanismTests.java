@@ -11,6 +11,7 @@ import org.junit.jupiter.api.condition.OS;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 class UnshareMechanismTests {
 
@@ -105,6 +106,63 @@ class UnshareMechanismTests {
 		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
 		assertThat(mechanism.binaries()).containsExactly(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"));
 		assertThat(mechanism.name()).isEqualTo("unshare");
+	}
+
+	@Test
+	void hidesWhatLiesInAHiddenDirectoryAndNothingElse() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		assertThat(mechanism.hides(Path.of("/run"))).isTrue();
+		assertThat(mechanism.hides(Path.of("/tmp/.X11-unix/X0"))).isTrue();
+		assertThat(mechanism.hides(Path.of("/var/lib/socket"))).isFalse();
+		assertThat(mechanism.hides(Path.of("/runner"))).isFalse();
+	}
+
+	@Test
+	void nullBinaryOrFilesystemIsRejectedButIpIsOptional() {
+		assertThatNullPointerException()
+			.isThrownBy(() -> new UnshareMechanism(null, Path.of("/usr/bin/unshare"), null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.withMessage("setpriv must not be null");
+		assertThatNullPointerException()
+			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), null, null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.withMessage("unshare must not be null");
+		assertThatNullPointerException()
+			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null, null,
+					0, 0, true))
+			.withMessage("filesystem must not be null");
+	}
+
+	@Test
+	void readOnlyRootBindsTheWorkingDirectoryBackSoThatItStaysWritable() {
+		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
+		assertThat(script).contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+				+ "mkdir -p '/srv/work'\nmount -n -c --bind . '/srv/work'\nwhile read -r")
+			.contains("\ncd '/srv/work'\nexec 3<&0\n");
+	}
+
+	@Test
+	void writableRootStillBindsAWorkingDirectoryInAHiddenDirectory() {
+		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
+			.setupScript(Path.of("/run/cave-sandbox-1"), false);
+		assertThat(script).contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+				+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\ncd '/run/cave-sandbox-1'\n")
+			.doesNotContain("remount");
+	}
+
+	@Test
+	void commandLineWithLoopbackRunsTheScriptThatBringsLoUp() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		List<String> command = mechanism.commandLine(List.of("true"), Path.of("/srv/work"), true);
+		assertThat(command.get(command.indexOf("-c") + 1)).isEqualTo(mechanism.setupScript(Path.of("/srv/work"), true))
+			.contains("'/sbin/ip' link set lo up\n");
+	}
+
+	@Test
+	void withoutIpEverythingButALoopbackStillWorks() {
+		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null,
+				HIDE_TMP_AND_RUN, 1000, 1000, true);
+		List<String> command = withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), false);
+		assertThat(command).endsWith("cave-sandbox", "true");
+		assertThat(command.get(command.indexOf("-c") + 1)).doesNotContain("link set lo up");
 	}
 
 }

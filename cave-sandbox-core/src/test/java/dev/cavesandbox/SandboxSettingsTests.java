@@ -1,0 +1,213 @@
+package dev.cavesandbox;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class SandboxSettingsTests {
+
+	@Test
+	void defaultsAreThoseOfTheProperties() {
+		SandboxSettings settings = SandboxSettings.defaults();
+		assertThat(settings.mode()).isEqualTo(SandboxMode.STRICT);
+		assertThat(settings.timeout()).isEqualTo(Duration.ofSeconds(30));
+		assertThat(settings.maxOutputBytes()).isEqualTo(1024 * 1024);
+		assertThat(settings.killGracePeriod()).isEqualTo(Duration.ofSeconds(1));
+		assertThat(settings.probeTimeout()).isEqualTo(Duration.ofSeconds(10));
+		assertThat(settings.maxConcurrent()).isEqualTo(16);
+		assertThat(settings.queueTimeout()).isEqualTo(Duration.ofSeconds(30));
+		assertThat(settings.workDirectory()).isEqualTo(Path.of(System.getProperty("java.io.tmpdir")));
+		assertThat(settings.passEnvironment()).isEmpty();
+		assertThat(settings.environment()).isEmpty();
+		assertThat(settings.unsharePath()).isEqualTo(Path.of("/usr/bin/unshare"));
+		assertThat(settings.setprivPath()).isEqualTo(Path.of("/usr/bin/setpriv"));
+		assertThat(settings.mechanism()).isEqualTo(MechanismChoice.AUTO);
+		assertThat(settings.loopback()).isFalse();
+		assertThat(settings.readOnlyRoot()).isTrue();
+		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/run"),
+				Path.of("/var/run"), Path.of("/dev/shm"));
+		assertThat(settings.bwrapPath()).isEqualTo(Path.of("/usr/bin/bwrap"));
+		assertThat(settings.ipPath()).isEqualTo(Path.of("/sbin/ip"));
+		assertThat(settings.sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
+		assertThat(SandboxSettings.builder().build()).isEqualTo(settings);
+	}
+
+	@Test
+	void builderSetsEveryValue() {
+		SandboxSettings settings = SandboxSettings.builder()
+			.mode(SandboxMode.FALLBACK)
+			.timeout(Duration.ofSeconds(5))
+			.maxOutputBytes(7)
+			.killGracePeriod(Duration.ofMillis(250))
+			.probeTimeout(Duration.ofSeconds(3))
+			.maxConcurrent(2)
+			.queueTimeout(Duration.ofMillis(1500))
+			.workDirectory(Path.of("/srv/work"))
+			.passEnvironment(List.of("LANG"))
+			.environment(Map.of("A", "1"))
+			.unsharePath(Path.of("/opt/unshare"))
+			.setprivPath(Path.of("/opt/setpriv"))
+			.mechanism(MechanismChoice.UNSHARE)
+			.loopback(true)
+			.readOnlyRoot(false)
+			.hiddenDirectories(List.of(Path.of("/run")))
+			.bwrapPath(Path.of("/opt/bwrap"))
+			.ipPath(Path.of("/opt/ip"))
+			.sandboxExecPath(Path.of("/opt/sandbox-exec"))
+			.build();
+		assertThat(settings).isEqualTo(new SandboxSettings(SandboxMode.FALLBACK, Duration.ofSeconds(5), 7,
+				Duration.ofMillis(250), Duration.ofSeconds(3), 2, Duration.ofMillis(1500), Path.of("/srv/work"),
+				Set.of("LANG"), Map.of("A", "1"), Path.of("/opt/unshare"), Path.of("/opt/setpriv"),
+				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")), Path.of("/opt/bwrap"),
+				Path.of("/opt/ip"), Path.of("/opt/sandbox-exec")));
+	}
+
+	@Test
+	void variablesAccumulateButHiddenDirectoriesAreReplaced() {
+		SandboxSettings settings = SandboxSettings.builder()
+			.passEnvironment(List.of("LANG"))
+			.passEnvironment(List.of("TZ"))
+			.environment(Map.of("A", "1"))
+			.environment(Map.of("B", "2"))
+			.hiddenDirectories(List.of(Path.of("/run")))
+			.hiddenDirectories(List.of(Path.of("/srv/sockets")))
+			.build();
+		assertThat(settings.passEnvironment()).containsExactlyInAnyOrder("LANG", "TZ");
+		assertThat(settings.environment()).containsExactlyInAnyOrderEntriesOf(Map.of("A", "1", "B", "2"));
+		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/srv/sockets"));
+	}
+
+	@Test
+	void settingsAreACopyThatNeitherTheCallerNorTheBuilderCanChange() {
+		List<String> names = new ArrayList<>(List.of("LANG"));
+		Map<String, String> variables = new HashMap<>(Map.of("A", "1"));
+		List<Path> hidden = new ArrayList<>(List.of(Path.of("/run")));
+		SandboxSettings.Builder builder = SandboxSettings.builder()
+			.passEnvironment(names)
+			.environment(variables)
+			.hiddenDirectories(hidden);
+		SandboxSettings settings = builder.build();
+		names.add("TZ");
+		variables.put("B", "2");
+		hidden.add(Path.of("/tmp"));
+		builder.passEnvironment(List.of("HOME")).environment(Map.of("C", "3"));
+		assertThat(settings.passEnvironment()).containsExactly("LANG");
+		assertThat(settings.environment()).containsExactlyEntriesOf(Map.of("A", "1"));
+		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> settings.passEnvironment().add("TZ"));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> settings.environment().put("B", "2"));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> settings.hiddenDirectories().add(Path.of("/tmp")));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "timeout", "killGracePeriod", "probeTimeout", "queueTimeout" })
+	void durationsMustBePositive(String name) {
+		for (Duration invalid : new Duration[] { Duration.ZERO, Duration.ofMillis(-1) }) {
+			assertThatIllegalArgumentException().isThrownBy(() -> withDuration(name, invalid).build())
+				.withMessage(name + " must be positive, but was " + invalid);
+		}
+		assertThatIllegalArgumentException().isThrownBy(() -> withDuration(name, null).build())
+			.withMessage(name + " must be positive, but was null");
+		assertThat(withDuration(name, Duration.ofNanos(1)).build()).isNotNull();
+	}
+
+	private static SandboxSettings.Builder withDuration(String name, Duration value) {
+		SandboxSettings.Builder builder = SandboxSettings.builder();
+		return switch (name) {
+			case "timeout" -> builder.timeout(value);
+			case "killGracePeriod" -> builder.killGracePeriod(value);
+			case "probeTimeout" -> builder.probeTimeout(value);
+			case "queueTimeout" -> builder.queueTimeout(value);
+			default -> throw new IllegalArgumentException(name);
+		};
+	}
+
+	@Test
+	void outputCapAndConcurrencyMustBePositive() {
+		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxOutputBytes(0).build())
+			.withMessage("maxOutputBytes must be positive, but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxOutputBytes(-1).build())
+			.withMessage("maxOutputBytes must be positive, but was -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxConcurrent(0).build())
+			.withMessage("maxConcurrent must be positive, but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxConcurrent(-1).build())
+			.withMessage("maxConcurrent must be positive, but was -1");
+		SandboxSettings smallest = SandboxSettings.builder().maxOutputBytes(1).maxConcurrent(1).build();
+		assertThat(smallest.maxOutputBytes()).isEqualTo(1);
+		assertThat(smallest.maxConcurrent()).isEqualTo(1);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "A=B", "=A", "A\0B", "\0A" })
+	void environmentVariableNamesMustBeNonEmptyWithoutEqualsOrNul(String name) {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder().environment(Map.of(name, "value")).build())
+			.withMessage("environment variable '" + name.replace('\0', '?')
+					+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
+	}
+
+	@Test
+	void environmentVariableValuesMustHaveNoNulButMayHaveEqualsAndBeEmpty() {
+		for (String value : List.of("x\0y", "\0x")) {
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> SandboxSettings.builder().environment(Map.of("A", value)).build())
+				.withMessage("environment variable 'A' must have a non-empty name without '=' and no NUL byte in its "
+						+ "name or value");
+		}
+		assertThat(SandboxSettings.builder().environment(Map.of("A", "b=c", "E", "")).build().environment())
+			.containsExactlyInAnyOrderEntriesOf(Map.of("A", "b=c", "E", ""));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "A=B", "=A", "A\0B", "\0A" })
+	void namesToPassMustBeNonEmptyWithoutEqualsOrNul(String name) {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder().passEnvironment(List.of(name)).build())
+			.withMessage("variable name '" + name.replace('\0', '?') + "' to pass is not valid");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/", "tmp", "run/user", "" })
+	void hiddenDirectoriesMustBeAbsoluteAndNotTheRoot(String directory) {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder()
+				.hiddenDirectories(List.of(Path.of("/run"), Path.of(directory)))
+				.build())
+			.withMessage("a hidden directory must be an absolute path other than /, but was " + directory);
+	}
+
+	@Test
+	void requiredValuesMustNotBeNull() {
+		assertNullRejected("mode", (builder) -> builder.mode(null));
+		assertNullRejected("workDirectory", (builder) -> builder.workDirectory(null));
+		assertNullRejected("unsharePath", (builder) -> builder.unsharePath(null));
+		assertNullRejected("setprivPath", (builder) -> builder.setprivPath(null));
+		assertNullRejected("mechanism", (builder) -> builder.mechanism(null));
+		assertNullRejected("bwrapPath", (builder) -> builder.bwrapPath(null));
+		assertNullRejected("ipPath", (builder) -> builder.ipPath(null));
+		assertNullRejected("sandboxExecPath", (builder) -> builder.sandboxExecPath(null));
+	}
+
+	private static void assertNullRejected(String name, UnaryOperator<SandboxSettings.Builder> customizer) {
+		assertThatExceptionOfType(NullPointerException.class)
+			.isThrownBy(() -> customizer.apply(SandboxSettings.builder()).build())
+			.withMessage(name + " must not be null");
+	}
+
+}
