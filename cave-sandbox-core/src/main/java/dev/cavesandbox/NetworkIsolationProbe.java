@@ -25,7 +25,7 @@ import dev.cavesandbox.mechanism.UnshareMechanism;
 /**
  * Measures, rather than assumes, whether this host can isolate a command from the network: it runs
  * the real production command line of each candidate mechanism once and checks what the child saw.
- * With {@code cave.sandbox.mechanism=auto} the candidates are, strongest first, bubblewrap then
+ * With {@link MechanismChoice#AUTO} the candidates are, strongest first, bubblewrap then
  * unshare on Linux (unshare first when this JVM is PID 1: bwrap leaves its sandbox's init for PID 1
  * to reap, and a JVM does not reap processes it did not start), and sandbox-exec on macOS; the
  * first one verified wins. Other systems
@@ -76,7 +76,7 @@ public final class NetworkIsolationProbe {
 	 */
 	static final String BWRAP_UNDER_PID_1 = "warning: this JVM is PID 1, and bwrap leaves one exited process per "
 			+ "execution for PID 1 to reap, which a JVM does not: run the container with an init (docker run --init, "
-			+ "tini) or use cave.sandbox.mechanism=unshare";
+			+ "tini) or use mechanism UNSHARE";
 
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
@@ -107,7 +107,7 @@ public final class NetworkIsolationProbe {
 
 	/**
 	 * Run the probe. Takes a few tens of milliseconds on a host that isolates; never longer than
-	 * the probe timeout ({@code cave.sandbox.probe-timeout}) per candidate.
+	 * the probe timeout ({@link SandboxSettings#probeTimeout()}) per candidate.
 	 * @return the verdict, never {@code null}
 	 */
 	public IsolationCapability probe() {
@@ -161,7 +161,7 @@ public final class NetworkIsolationProbe {
 	private String unsupportedDetail() {
 		String detail = "os.name=" + this.osName;
 		if (this.settings.mechanism() != MechanismChoice.AUTO) {
-			detail += ", cave.sandbox.mechanism=" + name(this.settings.mechanism());
+			detail += ", mechanism " + this.settings.mechanism();
 		}
 		if (this.osName.toLowerCase(Locale.ROOT).startsWith("windows")) {
 			detail += ": Windows has no network namespace or Seatbelt equivalent for one child process";
@@ -203,7 +203,7 @@ public final class NetworkIsolationProbe {
 		catch (IOException ex) {
 			return IsolationCapability.unavailable(UnavailabilityCause.UNKNOWN,
 					"could not create the probe's working directory in " + this.settings.workDirectory()
-							+ " (cave.sandbox.work-directory): " + ex.getMessage(),
+							+ " (workDirectory): " + ex.getMessage(),
 					since(start));
 		}
 		try (ProcessRunner runner = new ProcessRunner(this.settings.killGracePeriod())) {
@@ -234,7 +234,7 @@ public final class NetworkIsolationProbe {
 				}
 				else {
 					loopbackFact = "private loopback unavailable: no ip binary at " + this.settings.ipPath()
-							+ " (cave.sandbox.linux.ip-path)";
+							+ " (ipPath)";
 				}
 				verified.add(loopbackFact);
 				if (this.settings.loopback() && !privateLoopback) {
@@ -315,7 +315,7 @@ public final class NetworkIsolationProbe {
 						+ (stderr.isEmpty() ? "exit " + connect.exitCode() : stderr) + ")",
 				"host unix sockets: denied by (deny network*), which covers unix-socket connects",
 				mechanism.readOnlyRoot() ? "root filesystem: writes denied except the working directory and /dev"
-						: "root filesystem: writable (cave.sandbox.read-only-root=false)");
+						: "root filesystem: writable (readOnlyRoot false)");
 		return IsolationCapability.available(mechanism, verified, false, took);
 	}
 
