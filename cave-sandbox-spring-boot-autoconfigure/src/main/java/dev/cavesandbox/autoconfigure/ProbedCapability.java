@@ -46,8 +46,10 @@ final class ProbedCapability {
 						capability.mechanism(), capability.verified());
 			}
 			else {
-				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),
-						capability.cause(), capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")");
+				logger.info("Network isolation unavailable (probe took {} ms): {}{}; fix: {}",
+						capability.probeTime().toMillis(), capability.cause(),
+						capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")",
+						PropertyFixes.fix(capability.cause()));
 			}
 			beanFactory.registerSingleton(BEAN_NAME, new ProbedCapability(capability));
 			return capability;

@@ -277,7 +277,9 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 		});
 		assertThat(marker).exists();
-		assertThat(output).contains("isolation is switched off by mechanism NONE");
+		assertThat(output).contains("isolation is switched off by mechanism NONE")
+			.contains("Network isolation unavailable (probe took")
+			.contains("MECHANISM_DISABLED; fix: set cave.sandbox.mechanism=auto");
 	}
 
 	@Test
