@@ -55,7 +55,7 @@ public final class CommandResolver {
 					"command " + command + " was found on PATH but is not executable (no execute permission)");
 		}
 		throw new CommandNotFoundException("command " + command + " was not found on the child's PATH (" + path
-				+ "); give its absolute path, or set PATH in cave.sandbox.env.set or the request");
+				+ "); give its absolute path, or set PATH in the variables of the settings (environment) or of the request");
 	}
 
 }

@@ -2,7 +2,7 @@ package dev.cavesandbox;
 
 /**
  * Thrown when an execution waited for a free slot longer than the configured queue timeout
- * ({@code cave.sandbox.queue-timeout}) because {@code cave.sandbox.max-concurrent} executions
+ * ({@link SandboxSettings#queueTimeout()}) because {@link SandboxSettings#maxConcurrent()} executions
  * were already running. Its code is {@value #CODE}. Nothing was run.
  */
 public class ConcurrencyLimitExceededException extends CaveSandboxException {

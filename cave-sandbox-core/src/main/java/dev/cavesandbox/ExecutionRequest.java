@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 /**
  * One command to run in the sandbox. Immutable; create it with {@link #of(String...)} or
  * {@link #builder(List)}. Unset optional values take the executor's defaults
- * ({@code cave.sandbox.*}).
+ * ({@link SandboxSettings}).
  * <p>
  * The command is an argv list, never a shell string: {@code argv[0]} is a path (absolute, or
  * relative to the working directory) or a bare name looked up on the child's {@code PATH}.
@@ -116,7 +116,7 @@ public final class ExecutionRequest {
 
 	/**
 	 * Return the names of parent variables to pass to the child, in addition to
-	 * {@code cave.sandbox.env.pass}.
+	 * {@link SandboxSettings#passEnvironment()}.
 	 * @return the names, possibly empty
 	 */
 	public Set<String> passEnvironment() {
@@ -132,7 +132,7 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the timeout, or {@code null} for the executor's default ({@code cave.sandbox.timeout}).
+	 * Return the timeout, or {@code null} for the executor's default ({@link SandboxSettings#timeout()}).
 	 * @return the timeout or {@code null}
 	 */
 	public Duration timeout() {
@@ -141,7 +141,7 @@ public final class ExecutionRequest {
 
 	/**
 	 * Return the cap of each output stream in bytes, or {@code null} for the executor's default
-	 * ({@code cave.sandbox.max-output}).
+	 * ({@link SandboxSettings#maxOutputBytes()}).
 	 * @return the cap in bytes or {@code null}
 	 */
 	public Long maxOutputBytes() {
@@ -167,7 +167,7 @@ public final class ExecutionRequest {
 	/**
 	 * Return whether the command gets a private loopback interface that is up (a server it starts
 	 * on {@code 127.0.0.1} is reachable from inside the sandbox, the host's loopback still is not),
-	 * or {@code null} for the executor's default ({@code cave.sandbox.loopback}).
+	 * or {@code null} for the executor's default ({@link SandboxSettings#loopback()}).
 	 * @return whether to bring up a private loopback, or {@code null}
 	 */
 	public Boolean loopback() {

@@ -1,7 +1,7 @@
 package dev.cavesandbox;
 
 /**
- * Which mechanism isolates the commands ({@code cave.sandbox.mechanism}). Whatever is chosen, the
+ * Which mechanism isolates the commands ({@link SandboxSettings#mechanism()}). Whatever is chosen, the
  * {@link NetworkIsolationProbe} verifies it on the host before anything runs.
  */
 public enum MechanismChoice {

@@ -8,7 +8,7 @@ import java.util.Locale;
 /**
  * Measures, rather than assumes, whether this host can isolate a command from the network: it runs
  * the real production command line of each candidate mechanism once and checks what the child saw.
- * With {@code cave.sandbox.mechanism=auto} the candidates are, strongest first, bubblewrap then
+ * With {@link MechanismChoice#AUTO} the candidates are, strongest first, bubblewrap then
  * unshare on Linux (unshare first when this JVM is PID 1: bwrap leaves its sandbox's init for PID 1
  * to reap, and a JVM does not reap processes it did not start), and sandbox-exec on macOS; the
  * first one verified wins. Other systems
@@ -29,7 +29,7 @@ public final class NetworkIsolationProbe {
 	 */
 	static final String BWRAP_UNDER_PID_1 = "warning: this JVM is PID 1, and bwrap leaves one exited process per "
 			+ "execution for PID 1 to reap, which a JVM does not: run the container with an init (docker run --init, "
-			+ "tini) or use cave.sandbox.mechanism=unshare";
+			+ "tini) or use mechanism UNSHARE";
 
 	private final SandboxSettings settings;
 
@@ -58,7 +58,7 @@ public final class NetworkIsolationProbe {
 
 	/**
 	 * Run the probe. Takes a few tens of milliseconds on a host that isolates; never longer than
-	 * the probe timeout ({@code cave.sandbox.probe-timeout}) per candidate.
+	 * the probe timeout ({@link SandboxSettings#probeTimeout()}) per candidate.
 	 * @return the verdict, never {@code null}
 	 */
 	public IsolationCapability probe() {
@@ -112,7 +112,7 @@ public final class NetworkIsolationProbe {
 	private String unsupportedDetail() {
 		String detail = "os.name=" + this.osName;
 		if (this.settings.mechanism() != MechanismChoice.AUTO) {
-			detail += ", cave.sandbox.mechanism=" + name(this.settings.mechanism());
+			detail += ", mechanism " + this.settings.mechanism();
 		}
 		if (this.osName.toLowerCase(Locale.ROOT).startsWith("windows")) {
 			detail += ": Windows has no network namespace or Seatbelt equivalent for one child process";

@@ -123,8 +123,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		Duration wait = this.settings.queueTimeout();
 		if (!this.slots.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
 			throw new ConcurrencyLimitExceededException("all " + this.settings.maxConcurrent()
-					+ " execution slots stayed busy for " + wait.toMillis() + " ms; raise cave.sandbox.max-concurrent "
-					+ "or cave.sandbox.queue-timeout, or submit less work at once");
+					+ " execution slots stayed busy for " + wait.toMillis() + " ms; raise the limit (maxConcurrent) "
+					+ "or the queue timeout (queueTimeout), or submit less work at once");
 		}
 	}
 
@@ -221,7 +221,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			.anyMatch((hidden) -> hidden.toAbsolutePath().normalize().startsWith(real));
 		if (containsHidden) {
 			throw new InvalidExecutionRequestException("working directory " + real + " is the root or contains a hidden "
-					+ "directory (cave.sandbox.hidden-directories), which it would uncover; use a directory of its own");
+					+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
 	}
 
@@ -237,7 +237,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		Path real = command.toRealPath();
 		if (this.capability.mechanism().hides(real) && !real.startsWith(realDirectory)) {
 			throw new CommandNotFoundException("command " + command + " lies in a directory that the sandbox hides "
-					+ "(cave.sandbox.hidden-directories): put it in the working directory or outside those directories");
+					+ "(hiddenDirectories): put it in the working directory or outside those directories");
 		}
 	}
 

@@ -4,7 +4,9 @@ package dev.cavesandbox;
  * Why OS-level network isolation is unavailable on a host, as detected by the
  * {@link NetworkIsolationProbe}. A closed set: each constant names the cause and the fix that
  * applies to it. Every cause also allows the general remedies: use a container or VM as the
- * boundary, or accept unisolated runs with {@code cave.sandbox.mode=fallback}.
+ * boundary, or accept unisolated runs with {@link SandboxMode#FALLBACK}. The texts name settings
+ * by their {@link SandboxSettings} component; the Spring Boot starter has its own texts that name
+ * its properties.
  */
 public enum UnavailabilityCause {
 
@@ -12,7 +14,7 @@ public enum UnavailabilityCause {
 	UNSUPPORTED_OS("this operating system, or this operating system with the chosen mechanism, has no "
 			+ "network-isolation primitive that cave-sandbox supports (Windows has no per-process network "
 			+ "namespace that a process can create for its child)",
-			"run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with cave.sandbox.mechanism=auto "
+			"run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with mechanism AUTO "
 					+ "or a mechanism of that system; on Windows run the JVM in WSL2 or a Linux container; "
 					+ "or use a container or VM as the network boundary"),
 
@@ -20,13 +22,13 @@ public enum UnavailabilityCause {
 	BINARY_MISSING("the sandbox wrapper binary does not exist",
 			"install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf install bubblewrap) "
 					+ "or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add util-linux-misc setpriv), "
-					+ "or point cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path "
-					+ "(macOS: cave.sandbox.macos.sandbox-exec-path) at the binaries"),
+					+ "or point the mechanism's binaries (bwrapPath, unsharePath, setprivPath; macOS: sandboxExecPath) "
+					+ "at them"),
 
 	/** The wrapper binary exists but cannot be executed (error=13, Permission denied). */
 	BINARY_NOT_EXECUTABLE("the sandbox wrapper binary is not executable",
 			"make the binary executable for the user that runs the JVM (chmod a+x), or point "
-					+ "cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path at one that is"),
+					+ "the mechanism's binaries (bwrapPath, unsharePath, setprivPath) at ones that are"),
 
 	/**
 	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp profile, a
@@ -68,24 +70,24 @@ public enum UnavailabilityCause {
 	 * not be set up ({@code mount: ...}, {@code bwrap: Can't mount ...}).
 	 */
 	MOUNT_REFUSED("the sandbox could not set up the private mounts that hide the host's unix sockets",
-			"check that every directory of cave.sandbox.hidden-directories exists and is a plain directory, "
+			"check that every hidden directory (hiddenDirectories) exists and is a plain directory, "
 					+ "that the working directory is on a mount the sandbox can bind, and that no security module "
 					+ "(SELinux, AppArmor) forbids mounts in user namespaces"),
 
 	/**
-	 * A private loopback is required ({@code cave.sandbox.loopback=true}) but the mechanism cannot
+	 * A private loopback is required ({@link SandboxSettings#loopback()}) but the mechanism cannot
 	 * provide one here: the unshare mechanism has no {@code ip} binary, and macOS has no network
 	 * namespaces.
 	 */
-	PRIVATE_LOOPBACK_UNAVAILABLE("cave.sandbox.loopback=true, but the mechanism cannot give the command a "
+	PRIVATE_LOOPBACK_UNAVAILABLE("a private loopback is required (loopback), but the mechanism cannot give the command a "
 			+ "private loopback on this host",
 			"install bubblewrap (it always brings up a private loopback) or iproute2 for the unshare mechanism "
-					+ "(cave.sandbox.linux.ip-path), or set cave.sandbox.loopback=false; macOS cannot isolate a "
+					+ "(ipPath), or switch the private loopback off (loopback); macOS cannot isolate a "
 					+ "loopback"),
 
-	/** Isolation was switched off with {@code cave.sandbox.mechanism=none}. */
-	MECHANISM_DISABLED("isolation is switched off by cave.sandbox.mechanism=none",
-			"set cave.sandbox.mechanism=auto (or bwrap, unshare, sandbox-exec) to isolate commands"),
+	/** Isolation was switched off with {@link MechanismChoice#NONE}. */
+	MECHANISM_DISABLED("isolation is switched off by mechanism NONE",
+			"choose mechanism AUTO (or BWRAP, UNSHARE, SANDBOX_EXEC) to isolate commands"),
 
 	/**
 	 * macOS refused to apply a Seatbelt profile because the process is already sandboxed
@@ -95,11 +97,11 @@ public enum UnavailabilityCause {
 	NESTED_SANDBOX_REFUSED("sandbox-exec refused to apply the Seatbelt profile (sandbox_apply: Operation not "
 			+ "permitted): this process already runs inside a Seatbelt sandbox, and Seatbelt sandboxes do not nest",
 			"run the JVM outside the App Sandbox and outside any tool that wraps its children in sandbox-exec; "
-					+ "or, if that outer sandbox already denies the network, use cave.sandbox.mode=fallback"),
+					+ "or, if that outer sandbox already denies the network, use mode FALLBACK"),
 
 	/** The probe did not finish within its time limit. */
 	PROBE_TIMEOUT("the isolation probe did not finish in time",
-			"check that the host is not overloaded, or raise cave.sandbox.probe-timeout"),
+			"check that the host is not overloaded, or raise the probe timeout (probeTimeout)"),
 
 	/**
 	 * The sandbox started, but the probe could not verify what it must: that the child sees no

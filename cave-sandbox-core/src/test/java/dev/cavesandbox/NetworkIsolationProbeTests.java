@@ -376,7 +376,7 @@ class NetworkIsolationProbeTests {
 		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
 		assertThat(capability.detail()).isEmpty();
-		assertThat(capability.cause().description()).contains("cave.sandbox.mechanism=none");
+		assertThat(capability.cause().description()).contains("mechanism NONE");
 	}
 
 	@ParameterizedTest
@@ -389,7 +389,7 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.UNSUPPORTED_OS);
 		assertThat(capability.detail()).contains("os.name=" + osName);
 		if (choice != MechanismChoice.AUTO) {
-			assertThat(capability.detail()).contains("cave.sandbox.mechanism=" + choice.name().toLowerCase().replace('_', '-'));
+			assertThat(capability.detail()).contains("mechanism " + choice.name());
 		}
 	}
 

@@ -289,7 +289,7 @@ class ProcessIsolatedExecutorTests {
 			CompletableFuture<ExecutionResult> running = executor.executeAsync(ExecutionRequest.of("sleep", marker));
 			await().atMost(Duration.ofSeconds(60)).until(() -> !processesWith(marker).isEmpty());
 			assertThatExceptionOfType(ConcurrencyLimitExceededException.class).isThrownBy(() -> executor.execute("true"))
-				.withMessageContaining("cave.sandbox.max-concurrent")
+				.withMessageContaining("(maxConcurrent)")
 				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_concurrency_limit_exceeded"));
 			running.cancel(true);
 			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(marker).isEmpty());

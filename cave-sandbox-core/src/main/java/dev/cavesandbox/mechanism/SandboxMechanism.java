@@ -17,8 +17,8 @@ import java.util.List;
 public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMechanism, SandboxExecMechanism {
 
 	/**
-	 * Return the name of this mechanism, as reported in results, health and logs, and as accepted
-	 * by {@code cave.sandbox.mechanism}.
+	 * Return the name of this mechanism, as reported in results, health and logs: the name of
+	 * its {@link dev.cavesandbox.MechanismChoice} in lower case, with {@code -} for {@code _}.
 	 * @return the name
 	 */
 	String name();

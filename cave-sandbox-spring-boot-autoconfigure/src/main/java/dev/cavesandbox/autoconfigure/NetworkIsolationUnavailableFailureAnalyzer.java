@@ -8,7 +8,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
  * Explains a startup that failed closed because network isolation is unavailable in strict mode:
- * the detected cause, the probe detail, and every way out.
+ * the detected cause, the probe detail, and every way out, in terms of the {@code cave.sandbox.*}
+ * properties ({@link PropertyFixes}).
  */
 class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer<NetworkIsolationUnavailableException> {
 
@@ -17,14 +18,14 @@ class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer
 		IsolationCapability capability = cause.capability();
 		String description = String.format("cave-sandbox could not verify OS-level network isolation on this host, "
 				+ "and cave.sandbox.mode is strict, so it failed closed (%s).%n%nCause: %s: %s.%n%s",
-				NetworkIsolationUnavailableException.CODE, capability.cause(), capability.cause().description(),
+				NetworkIsolationUnavailableException.CODE, capability.cause(), PropertyFixes.description(capability.cause()),
 				capability.detail().isEmpty() ? "" : "Probe detail: " + capability.detail());
 		String action = String.format("Fix the host: %s.%n%nOr, if another boundary (a container or VM without "
 				+ "network) already blocks egress:%n"
 				+ "    - set cave.sandbox.mode=fallback to run commands unisolated (a warning is logged and every "
 				+ "result reports isolation 'none'), or%n"
 				+ "    - set cave.sandbox.fail-fast=false to start anyway; every execution then fails with %s.",
-				capability.cause().fix(), NetworkIsolationUnavailableException.CODE);
+				PropertyFixes.fix(capability.cause()), NetworkIsolationUnavailableException.CODE);
 		return new FailureAnalysis(description, action, cause);
 	}
 

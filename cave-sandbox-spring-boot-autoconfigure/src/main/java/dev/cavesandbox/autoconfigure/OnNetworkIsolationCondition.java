@@ -28,8 +28,9 @@ class OnNetworkIsolationCondition extends SpringBootCondition {
 				? "network isolation verified by the probe in " + capability.probeTime().toMillis() + " ms: "
 						+ capability.mechanismName() + " " + capability.verified()
 				: "network isolation unavailable: " + capability.cause() + " ("
-						+ capability.cause().description() + (capability.detail().isEmpty() ? "" : "; " + capability.detail())
-						+ ")";
+						+ PropertyFixes.description(capability.cause())
+						+ (capability.detail().isEmpty() ? "" : "; " + capability.detail()) + "); fix: "
+						+ PropertyFixes.fix(capability.cause());
 		return new ConditionOutcome(capability.available() == requireAvailable, message.because(verdict));
 	}
 

@@ -16,6 +16,10 @@ import org.springframework.core.env.Environment;
  * Runs the network-isolation probe once per application context and keeps the verdict as a
  * singleton of the bean factory, so that conditions (evaluated before any bean exists) and beans
  * share one measurement.
+ * <p>
+ * Tests of this package that only need a verdict of unavailable isolation supply it with
+ * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict of
+ * available isolation: only the probe verifies it.
  */
 final class ProbedCapability {
 
@@ -42,11 +46,35 @@ final class ProbedCapability {
 						capability.mechanismName(), capability.verified());
 			}
 			else {
-				logger.info("Network isolation unavailable (probe took {} ms): {}{}", capability.probeTime().toMillis(),
-						capability.cause(), capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")");
+				logger.info("Network isolation unavailable (probe took {} ms): {}{}; fix: {}",
+						capability.probeTime().toMillis(), capability.cause(),
+						capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")",
+						PropertyFixes.fix(capability.cause()));
 			}
 			beanFactory.registerSingleton(BEAN_NAME, new ProbedCapability(capability));
 			return capability;
+		}
+	}
+
+	/**
+	 * Test seam: make a bean factory use the given verdict of unavailable isolation instead of
+	 * probing, as if the probe had returned it. Call it before the context is refreshed (for
+	 * example from an {@code ApplicationContextInitializer}). It refuses a verdict of available
+	 * isolation, so it cannot make the starter claim isolation that the probe did not verify.
+	 * @param beanFactory the bean factory of a context that is not refreshed yet
+	 * @param capability a verdict of unavailable isolation
+	 * @throws IllegalArgumentException if the verdict says isolation is available
+	 * @throws IllegalStateException if the bean factory already holds a verdict
+	 */
+	static void supplyUnavailable(ConfigurableListableBeanFactory beanFactory, IsolationCapability capability) {
+		if (capability.available()) {
+			throw new IllegalArgumentException("only the probe can verify isolation, but was given " + capability);
+		}
+		synchronized (beanFactory) {
+			if (beanFactory.containsSingleton(BEAN_NAME)) {
+				throw new IllegalStateException("this bean factory already holds a verdict");
+			}
+			beanFactory.registerSingleton(BEAN_NAME, new ProbedCapability(capability));
 		}
 	}
 

@@ -17,7 +17,8 @@ import org.springframework.boot.convert.DurationStyle;
 /**
  * What the health indicator, the info contributor and the gauge report about the sandbox of this
  * instance: the {@link State state} of the boundary and the facts behind it, read from the
- * {@link IsolatedExecutor} actually in use and the probe verdict.
+ * {@link IsolatedExecutor} actually in use and the probe verdict. Causes are described and fixed in
+ * terms of the {@code cave.sandbox.*} properties ({@link PropertyFixes}).
  */
 final class SandboxFacts {
 
@@ -72,8 +73,8 @@ final class SandboxFacts {
 		}
 		else {
 			probe.put("cause", this.capability.cause().name());
-			probe.put("description", this.capability.cause().description());
-			probe.put("fix", this.capability.cause().fix());
+			probe.put("description", PropertyFixes.description(this.capability.cause()));
+			probe.put("fix", PropertyFixes.fix(this.capability.cause()));
 			if (!this.capability.detail().isEmpty()) {
 				probe.put("detail", this.capability.detail());
 			}

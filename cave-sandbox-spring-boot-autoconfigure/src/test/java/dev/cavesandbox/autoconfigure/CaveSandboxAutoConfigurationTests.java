@@ -13,6 +13,8 @@ import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.RestrictedHost;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
+import org.assertj.core.api.InstanceOfAssertFactories;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -28,9 +30,17 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
+/**
+ * The auto-configuration in an application context. Two groups: the tests tagged
+ * {@value HostSandboxes#SANDBOX} need a working sandbox on this host (the real probe verifies
+ * isolation, commands run isolated); the others need none: they take a real verdict of
+ * unavailable isolation through {@link ProbedCapability#supplyUnavailable} instead of probing, or
+ * fail before anything is probed. {@code ./mvnw verify} runs both.
+ */
 @EnabledOnOs(OS.LINUX)
 @ExtendWith(OutputCaptureExtension.class)
 class CaveSandboxAutoConfigurationTests {
@@ -39,6 +49,7 @@ class CaveSandboxAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(CaveSandboxAutoConfiguration.class));
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void verifiedHostGetsAnIsolatingExecutorThatRunsCommands() {
 		this.runner.run((context) -> {
 			assertThat(context).hasSingleBean(IsolatedExecutor.class);
@@ -52,6 +63,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void environmentPropertiesReachTheChildrenOfTheExecutorBean() {
 		assertThat(System.getenv("CAVE_SANDBOX_TEST_PASSED")).as("set by surefire").isEqualTo("from-the-jvm");
 		this.runner
@@ -69,12 +81,14 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void fallbackModeStillIsolatesWhereIsolationIsVerified() {
 		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
 			.run((context) -> assertThat(context.getBean(IsolatedExecutor.class).isolation().networkIsolated()).isTrue());
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void conditionsReportSaysWhichExecutorWasChosenAndWhy() {
 		this.runner.run((context) -> {
 			ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
@@ -91,6 +105,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void probeRunsOncePerContextAndIsExposedAsABean(CapturedOutput output) {
 		this.runner.run((context) -> {
 			IsolationCapability capability = context.getBean(IsolationCapability.class);
@@ -101,6 +116,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void usersOwnExecutorWins() {
 		this.runner.withUserConfiguration(UserExecutorConfiguration.class).run((context) -> {
 			assertThat(context).hasSingleBean(IsolatedExecutor.class);
@@ -109,32 +125,74 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
-	void usersOwnExecutorWinsEvenInStrictModeWithoutIsolation(@TempDir Path directory) {
-		this.runner.withUserConfiguration(UserExecutorConfiguration.class)
-			.withPropertyValues("cave.sandbox.mechanism=unshare",
-					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
-			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IsolatedExecutor.class));
+	void usersOwnExecutorWinsEvenInStrictModeWithoutIsolation() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withUserConfiguration(UserExecutorConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(IsolatedExecutor.class);
+				assertThat(context.getBean(IsolatedExecutor.class)).isSameAs(context.getBean("userExecutor"));
+			});
 	}
 
 	@Test
-	void strictModeFailsStartupWhenUnshareIsMissing(@TempDir Path directory) {
-		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare",
-					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"))
+	void strictModeFailsStartupWithoutIsolation() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation()).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(NetworkIsolationUnavailableException.class)
+				.hasMessageContaining("cave_sandbox_os_network_isolation_unavailable")
+				.hasMessageContaining("does not exist");
+		});
+	}
+
+	@Test
+	void conditionsReportSaysWhyIsolationIsUnavailableAndWhichPropertiesFixIt() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.fail-fast=false")
 			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure()).rootCause()
-					.isInstanceOf(NetworkIsolationUnavailableException.class)
-					.hasMessageContaining("cave_sandbox_os_network_isolation_unavailable")
-					.hasMessageContaining("does not exist");
+				ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
+				String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
+				assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isTrue();
+				assertThat(report.getConditionAndOutcomesBySource().get(strict).stream())
+					.map((outcome) -> outcome.getOutcome().getMessage())
+					.filteredOn((message) -> message.startsWith("@ConditionalOnNetworkIsolation"))
+					.singleElement(as(InstanceOfAssertFactories.STRING))
+					.contains("@ConditionalOnNetworkIsolation (unavailable)")
+					.contains("network isolation unavailable: BINARY_MISSING")
+					.contains(HostSandboxes.MISSING_UNSHARE + " does not exist")
+					.contains("fix: install bubblewrap")
+					.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
+					.doesNotContain("bwrapPath");
+				String isolated = CaveSandboxAutoConfiguration.IsolatedExecutorConfiguration.class.getName();
+				assertThat(report.getConditionAndOutcomesBySource().get(isolated).isFullMatch()).isFalse();
 			});
+	}
+
+	@Test
+	void suppliedVerdictReplacesTheProbe(CapturedOutput output) {
+		IsolationCapability verdict = HostSandboxes.missingUnshare();
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(context.getBean(IsolationCapability.class)).isSameAs(verdict));
+		assertThat(output).doesNotContain("Network isolation verified in").doesNotContain("Network isolation unavailable (probe took");
+	}
+
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void onlyTheProbeCanVerifyIsolation() {
+		IsolationCapability verified = HostSandboxes.verified();
+		this.runner.withInitializer((context) -> ProbedCapability.supplyUnavailable(context.getBeanFactory(), verified))
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.isInstanceOf(IllegalArgumentException.class)
+				.hasMessageContaining("only the probe can verify isolation"));
 	}
 
 	@Test
 	void strictModeWithoutFailFastStartsAndRunsNothing(@TempDir Path directory) {
 		Path marker = directory.resolve("marker");
-		this.runner
-			.withPropertyValues("cave.sandbox.mechanism=unshare",
-					"cave.sandbox.linux.unshare-path=" + directory.resolve("missing"), "cave.sandbox.fail-fast=false")
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.fail-fast=false")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
 				assertThat(executor).isInstanceOf(UnavailableIsolatedExecutor.class);
@@ -149,6 +207,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void strictModeRunsNothingWhenTheKernelRefusesNamespaces(@TempDir Path directory) throws IOException {
 		Path marker = directory.resolve("marker");
 		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
@@ -166,13 +225,10 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
-	void fallbackModeRunsUnisolatedSaysSoAndWarnsOnce(@TempDir Path directory, CapturedOutput output)
-			throws IOException {
+	void fallbackModeRunsUnisolatedSaysSoAndWarnsOnce(@TempDir Path directory, CapturedOutput output) {
 		Path marker = directory.resolve("marker");
-		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
-		this.runner
-			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
-					"cave.sandbox.mode=fallback")
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
 				ExecutionResult result = executor.execute("touch", marker.toString());
@@ -181,10 +237,12 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(marker).exists();
 			});
 		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
-		assertThat(output).contains("user namespace limit").contains("No space left on device");
+		assertThat(output).contains(UnavailabilityCause.BINARY_MISSING.description())
+			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void mechanismPropertyChoosesTheVerifiedMechanism() {
 		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare").run((context) -> {
 			assertThat(context.getBean(IsolationCapability.class).mechanismName()).isEqualTo("unshare");
@@ -193,6 +251,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void autoFallsBackToUnshareWhereBubblewrapIsMissing(@TempDir Path directory) {
 		this.runner.withPropertyValues("cave.sandbox.linux.bwrap-path=" + directory.resolve("bwrap")).run((context) -> {
 			IsolationCapability capability = context.getBean(IsolationCapability.class);
@@ -202,6 +261,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void loopbackPropertyGivesEveryCommandAPrivateLoopback() {
 		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.loopback=true").run((context) -> {
 			ExecutionResult result = context.getBean(IsolatedExecutor.class)
@@ -211,6 +271,7 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void hiddenDirectoriesAndReadOnlyRootReachTheProbe(@TempDir Path directory) {
 		this.runner
 			.withPropertyValues("cave.sandbox.hidden-directories=/run", "cave.sandbox.read-only-root=false",
@@ -234,7 +295,9 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 		});
 		assertThat(marker).exists();
-		assertThat(output).contains("isolation is switched off by cave.sandbox.mechanism=none");
+		assertThat(output).contains("isolation is switched off by mechanism NONE")
+			.contains("Network isolation unavailable (probe took")
+			.contains("MECHANISM_DISABLED; fix: set cave.sandbox.mechanism=auto");
 	}
 
 	@Test

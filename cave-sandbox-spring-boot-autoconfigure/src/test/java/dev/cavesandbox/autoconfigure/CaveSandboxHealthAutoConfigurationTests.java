@@ -3,6 +3,7 @@ package dev.cavesandbox.autoconfigure;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -27,8 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The {@code sandbox} health indicator in an application context, in each mode and with each
- * verdict of the real probe: isolation is made unavailable for real by pointing
- * {@code cave.sandbox.linux.unshare-path} at a path that does not exist.
+ * verdict of the real probe. The tests tagged {@value HostSandboxes#SANDBOX} need a working
+ * sandbox on this host (the probe verifies isolation in the context); the others take the real
+ * verdict of a probe whose unshare binary does not exist ({@link HostSandboxes#withoutIsolation()})
+ * instead of probing, and need none. {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 class CaveSandboxHealthAutoConfigurationTests {
@@ -43,6 +46,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 			.postProcessEnvironment(context.getEnvironment(), new SpringApplication()));
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void verifiedIsolationIsUp() {
 		this.runner.run((context) -> {
 			Health health = context.getBean("sandboxHealthIndicator", SandboxHealthIndicator.class).health();
@@ -53,6 +57,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void verifiedIsolationInFallbackModeIsUp() {
 		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
 			.run((context) -> assertThat(context.getBean(SandboxHealthIndicator.class).health().getStatus())
@@ -61,17 +66,18 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void fallbackWithoutIsolationIsUnisolated() {
-		this.runner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.mode=fallback").run((context) -> {
 			Health health = context.getBean(SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
 			assertThat(health.getDetails()).containsEntry("mode", "fallback").containsEntry("isolated", false);
-			assertThat(health.getDetails().get("probe").toString()).contains("cause=BINARY_MISSING");
+			assertThat(health.getDetails().get("probe").toString()).contains("cause=BINARY_MISSING")
+				.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path");
 		});
 	}
 
 	@Test
 	void strictWithoutIsolationAndWithoutFailFastIsDown() {
-		this.runner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.fail-fast=false").run((context) -> {
 			Health health = context.getBean(SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
 			assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
@@ -80,7 +86,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void strictWithoutIsolationAndWithFailFastNeverStarts() {
-		this.runner.withPropertyValues(HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY)
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
@@ -89,20 +95,24 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void canBeSwitchedOff() {
-		this.runner.withPropertyValues("management.health.sandbox.enabled=false")
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback", "management.health.sandbox.enabled=false")
 			.run((context) -> assertThat(context).hasSingleBean(IsolatedExecutor.class)
 				.doesNotHaveBean(SandboxHealthIndicator.class));
 	}
 
 	@Test
 	void followsTheDefaultOfAllIndicators() {
-		this.runner.withPropertyValues("management.health.defaults.enabled=false")
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback", "management.health.defaults.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(SandboxHealthIndicator.class));
 	}
 
 	@Test
 	void backsOffWithoutSpringBootHealth() {
-		this.runner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
 			.run((context) -> assertThat(context).hasNotFailed()
 				.hasSingleBean(IsolatedExecutor.class)
 				.doesNotHaveBean("sandboxHealthIndicator"));
@@ -110,12 +120,15 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void backsOffFromAnIndicatorOfTheSameName() {
-		this.runner.withUserConfiguration(OwnIndicatorConfiguration.class)
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.withUserConfiguration(OwnIndicatorConfiguration.class)
 			.run((context) -> assertThat(context).doesNotHaveBean(SandboxHealthIndicator.class)
 				.hasBean("sandboxHealthIndicator"));
 	}
 
 	@Test
+	@Tag(HostSandboxes.SANDBOX)
 	void appearsAsTheSandboxComponentOfTheHealthEndpoint() {
 		this.endpointRunner.run((context) -> {
 			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
@@ -128,7 +141,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void unisolatedIsTheAggregateStatusAndStillServesHttp200() {
-		this.endpointRunner.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.mode=fallback").run((context) -> {
 			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
 				.health();
 			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
@@ -140,8 +153,8 @@ class CaveSandboxHealthAutoConfigurationTests {
 	@Test
 	void unisolatedCanBeMappedToAnotherHttpStatus() {
 		this.endpointRunner
-			.withPropertyValues("cave.sandbox.mode=fallback", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY,
-					"management.endpoint.health.status.http-mapping.unisolated=503")
+			.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback", "management.endpoint.health.status.http-mapping.unisolated=503")
 			.run((context) -> assertThat(
 					context.getBean(HttpCodeStatusMapper.class).getStatusCode(SandboxHealthIndicator.UNISOLATED))
 				.isEqualTo(503));
@@ -149,7 +162,7 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void downInStrictModeIsTheAggregateStatusAndHttp503() {
-		this.endpointRunner.withPropertyValues("cave.sandbox.fail-fast=false", HostSandboxes.ONLY_UNSHARE, HostSandboxes.MISSING_UNSHARE_PROPERTY).run((context) -> {
+		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.fail-fast=false").run((context) -> {
 			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
 				.health();
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);

@@ -9,13 +9,25 @@ import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Verdicts of real probes on this host, for the tests of this package: one that verifies
- * isolation, and one made unavailable for real by an unshare path that does not exist.
+ * isolation, and one made unavailable for real by an unshare path that does not exist (which
+ * needs no working sandbox on the host).
  */
 final class HostSandboxes {
+
+	/**
+	 * The JUnit tag of the tests that need a working sandbox on this host: a context with the real
+	 * probe that verifies isolation, or real isolated execution.
+	 */
+	static final String SANDBOX = "sandbox";
+
+	private static IsolationCapability missingUnshare;
 
 	static final Path MISSING_UNSHARE = Path.of("/nonexistent/cave5/unshare");
 
@@ -38,12 +50,26 @@ final class HostSandboxes {
 		return capability;
 	}
 
-	static IsolationCapability missingUnshare() {
-		IsolationCapability capability = new NetworkIsolationProbe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(MISSING_UNSHARE).build())
-			.probe();
-		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
-		return capability;
+	static synchronized IsolationCapability missingUnshare() {
+		if (missingUnshare == null) {
+			IsolationCapability capability = new NetworkIsolationProbe(
+					SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(MISSING_UNSHARE).build())
+				.probe();
+			assertThat(capability.cause()).isEqualTo(UnavailabilityCause.BINARY_MISSING);
+			missingUnshare = capability;
+		}
+		return missingUnshare;
+	}
+
+	/**
+	 * Return an initializer with which a context takes the real verdict of {@link #missingUnshare()}
+	 * instead of probing ({@link ProbedCapability#supplyUnavailable}): for the tests that only need
+	 * a verdict of unavailable isolation, not a sandbox.
+	 * @return the initializer
+	 */
+	static ApplicationContextInitializer<ConfigurableApplicationContext> withoutIsolation() {
+		IsolationCapability verdict = missingUnshare();
+		return (context) -> ProbedCapability.supplyUnavailable(context.getBeanFactory(), verdict);
 	}
 
 }

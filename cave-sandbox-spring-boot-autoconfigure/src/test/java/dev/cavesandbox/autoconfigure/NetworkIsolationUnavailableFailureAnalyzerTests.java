@@ -32,6 +32,20 @@ class NetworkIsolationUnavailableFailureAnalyzerTests {
 	}
 
 	@Test
+	void actionNamesThePropertiesThatFixTheCause() {
+		IsolationCapability capability = HostSandboxes.missingUnshare();
+		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
+			.analyze(new BeanCreationException("isolatedExecutor", new NetworkIsolationUnavailableException(capability)));
+		assertThat(analysis.getDescription()).contains("BINARY_MISSING")
+			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
+		assertThat(analysis.getAction()).contains("install bubblewrap")
+			.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
+			.contains("cave.sandbox.macos.sandbox-exec-path")
+			.doesNotContain("bwrapPath")
+			.doesNotContain("sandboxExecPath");
+	}
+
+	@Test
 	void otherFailuresAreLeftToOtherAnalyzers() {
 		assertThat(new NetworkIsolationUnavailableFailureAnalyzer().analyze(new IllegalStateException("x"))).isNull();
 	}

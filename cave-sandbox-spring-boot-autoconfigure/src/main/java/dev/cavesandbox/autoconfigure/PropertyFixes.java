@@ -1,0 +1,115 @@
+package dev.cavesandbox.autoconfigure;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+
+/**
+ * The one place where the core's neutral texts become texts for a Spring Boot application: the
+ * property ({@code cave.sandbox.*}) behind each {@link SandboxSettings} component, and the
+ * description and fix of each {@link UnavailabilityCause} in terms of those properties. The core
+ * names settings by their component ({@code unsharePath}, {@code mechanism NONE}); the failure
+ * analysis, the conditions report and the health and info details use these texts instead.
+ */
+final class PropertyFixes {
+
+	private static final Map<String, String> PROPERTIES = properties();
+
+	private PropertyFixes() {
+	}
+
+	private static Map<String, String> properties() {
+		Map<String, String> properties = new LinkedHashMap<>();
+		properties.put("mode", "cave.sandbox.mode");
+		properties.put("timeout", "cave.sandbox.timeout");
+		properties.put("maxOutputBytes", "cave.sandbox.max-output");
+		properties.put("killGracePeriod", "cave.sandbox.kill-grace-period");
+		properties.put("probeTimeout", "cave.sandbox.probe-timeout");
+		properties.put("maxConcurrent", "cave.sandbox.max-concurrent");
+		properties.put("queueTimeout", "cave.sandbox.queue-timeout");
+		properties.put("workDirectory", "cave.sandbox.work-directory");
+		properties.put("passEnvironment", "cave.sandbox.env.pass");
+		properties.put("environment", "cave.sandbox.env.set");
+		properties.put("unsharePath", "cave.sandbox.linux.unshare-path");
+		properties.put("setprivPath", "cave.sandbox.linux.setpriv-path");
+		properties.put("mechanism", "cave.sandbox.mechanism");
+		properties.put("loopback", "cave.sandbox.loopback");
+		properties.put("readOnlyRoot", "cave.sandbox.read-only-root");
+		properties.put("hiddenDirectories", "cave.sandbox.hidden-directories");
+		properties.put("bwrapPath", "cave.sandbox.linux.bwrap-path");
+		properties.put("ipPath", "cave.sandbox.linux.ip-path");
+		properties.put("sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
+		return Map.copyOf(properties);
+	}
+
+	/**
+	 * Return the property that sets a component of {@link SandboxSettings}.
+	 * @param setting the name of the component, for example {@code unsharePath}
+	 * @return the property, for example {@code cave.sandbox.linux.unshare-path}
+	 * @throws IllegalArgumentException if no property sets it
+	 */
+	static String property(String setting) {
+		String property = PROPERTIES.get(setting);
+		if (property == null) {
+			throw new IllegalArgumentException("no property sets the setting '" + setting + "'");
+		}
+		return property;
+	}
+
+	/**
+	 * Return the description of a cause, naming properties where the core names settings.
+	 * @param cause the cause
+	 * @return the description
+	 */
+	static String description(UnavailabilityCause cause) {
+		return switch (cause) {
+			case PRIVATE_LOOPBACK_UNAVAILABLE -> property("loopback") + "=true, but the mechanism cannot give the "
+					+ "command a private loopback on this host";
+			case MECHANISM_DISABLED -> "isolation is switched off by " + property("mechanism") + "=none";
+			default -> cause.description();
+		};
+	}
+
+	/**
+	 * Return what an operator of a Spring Boot application can do about a cause, with the
+	 * properties to set.
+	 * @param cause the cause
+	 * @return the fix
+	 */
+	static String fix(UnavailabilityCause cause) {
+		return switch (cause) {
+			case UNSUPPORTED_OS -> "run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with "
+					+ property("mechanism") + "=auto or a mechanism of that system; on Windows run the JVM in WSL2 "
+					+ "or a Linux container; or use a container or VM as the network boundary";
+			case BINARY_MISSING -> "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf "
+					+ "install bubblewrap) or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add "
+					+ "util-linux-misc setpriv), or point " + binaryProperties() + " (macOS: "
+					+ property("sandboxExecPath") + ") at the binaries";
+			case BINARY_NOT_EXECUTABLE -> "make the binary executable for the user that runs the JVM (chmod a+x), or "
+					+ "point " + binaryProperties() + " at one that is";
+			case MOUNT_REFUSED -> "check that every directory of " + property("hiddenDirectories") + " exists and is a "
+					+ "plain directory, that the working directory is on a mount the sandbox can bind, and that no "
+					+ "security module (SELinux, AppArmor) forbids mounts in user namespaces";
+			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "
+					+ "iproute2 for the unshare mechanism (" + property("ipPath") + "), or set " + property("loopback")
+					+ "=false; macOS cannot isolate a loopback";
+			case MECHANISM_DISABLED -> "set " + property("mechanism") + "=auto (or bwrap, unshare, sandbox-exec) to "
+					+ "isolate commands";
+			case NESTED_SANDBOX_REFUSED -> "run the JVM outside the App Sandbox and outside any tool that wraps its "
+					+ "children in sandbox-exec; or, if that outer sandbox already denies the network, use "
+					+ property("mode") + "=fallback";
+			case PROBE_TIMEOUT -> "check that the host is not overloaded, or raise " + property("probeTimeout");
+			// These fixes name no setting: the core's text is the whole fix.
+			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, NOT_VERIFIED,
+					UNKNOWN ->
+				cause.fix();
+		};
+	}
+
+	private static String binaryProperties() {
+		return property("bwrapPath") + " / unshare-path / setpriv-path";
+	}
+
+}
