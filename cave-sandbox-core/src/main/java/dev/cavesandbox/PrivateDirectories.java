@@ -7,11 +7,17 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -165,17 +171,33 @@ final class PrivateDirectories {
 		}
 	}
 
+	/**
+	 * Empty a directory for reuse: whether it is empty, owner-only and carries nothing the last
+	 * command left on the directory itself (its own extended attributes, its timestamps) for the
+	 * next one to read.
+	 */
 	private static boolean empty(Path directory) {
 		try {
 			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
+			UserDefinedFileAttributeView attributes = Files.getFileAttributeView(directory,
+					UserDefinedFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+			if (attributes == null || !attributes.list().isEmpty()) {
+				return false;
+			}
 			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
 				for (Path child : children) {
 					DirectoryTrees.delete(child);
 				}
 			}
 			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-				return !children.iterator().hasNext();
+				if (children.iterator().hasNext()) {
+					return false;
+				}
 			}
+			FileTime now = FileTime.from(Instant.now());
+			Files.getFileAttributeView(directory, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.setTimes(now, now, null);
+			return true;
 		}
 		catch (IOException | RuntimeException ex) {
 			return false;
@@ -205,7 +227,7 @@ final class PrivateDirectories {
 				String name = lockFile.getFileName().toString();
 				// Never open a lock file of this JVM: closing any descriptor of a file releases
 				// the process's fcntl(2) locks on it.
-				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name)) {
+				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
 					removeIfOrphaned(workDirectory, lockFile, own.owner);
 				}
 			}
@@ -217,6 +239,20 @@ final class PrivateDirectories {
 
 	private static boolean ownLockName(String name) {
 		return LOCKS.values().stream().anyMatch((lock) -> lock.file.getFileName().toString().equals(name));
+	}
+
+	/**
+	 * Whether a file is one of this JVM's lock files under another name (a hard link): opening it
+	 * and closing it again would release this JVM's lock, as any descriptor's close does.
+	 */
+	private static boolean ownLockFile(Path file) {
+		try {
+			Object key = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+			return key == null || LOCKS.values().stream().anyMatch((lock) -> key.equals(lock.fileKey));
+		}
+		catch (IOException | RuntimeException ex) {
+			return true;
+		}
 	}
 
 	private static void removeIfOrphaned(Path workDirectory, Path lockFile, UserPrincipal owner) {
@@ -236,7 +272,8 @@ final class PrivateDirectories {
 						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
 							DirectoryTrees.delete(directory);
 						}
-						left |= Files.exists(directory, LinkOption.NOFOLLOW_LINKS);
+						// Another user's look-alike names do not keep the lock file.
+						left |= Files.exists(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner);
 					}
 				}
 				if (!left) {
@@ -280,14 +317,19 @@ final class PrivateDirectories {
 		/** The user that created the lock file, which is this JVM's. */
 		private final UserPrincipal owner;
 
+		/** The lock file's identity (device and inode), whatever name it is reached by. */
+		private final Object fileKey;
+
 		/** The name prefix of the private directories it covers. */
 		private final String directoryPrefix;
 
 		/** Guarded by {@link #LOCKS}. */
 		private int users;
 
-		private OwnerLock(Path key, Path file, FileLock lock, UserPrincipal owner, String directoryPrefix) {
+		private OwnerLock(Path key, Path file, FileLock lock, UserPrincipal owner, Object fileKey,
+				String directoryPrefix) {
 			this.key = key;
+			this.fileKey = fileKey;
 			this.file = file;
 			this.lock = lock;
 			this.owner = owner;
@@ -356,9 +398,10 @@ final class PrivateDirectories {
 					lock = channel.tryLock();
 					// Another JVM's cleanup may have taken the new, still unlocked file for an
 					// orphaned one and removed it: then take another name.
-					if (lock != null && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+					BasicFileAttributes attributes = (lock != null) ? attributesIfPresent(file) : null;
+					if (attributes != null && attributes.isRegularFile()) {
 						return new OwnerLock(workDirectory, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
-								PREFIX + id + "-");
+								attributes.fileKey(), PREFIX + id + "-");
 					}
 				}
 				catch (IOException | RuntimeException ex) {
@@ -370,6 +413,15 @@ final class PrivateDirectories {
 				if (attempt == ATTEMPTS) {
 					throw new IOException("could not lock a new file in " + workDirectory);
 				}
+			}
+		}
+
+		private static BasicFileAttributes attributesIfPresent(Path file) throws IOException {
+			try {
+				return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+			}
+			catch (NoSuchFileException ex) {
+				return null;
 			}
 		}
 
