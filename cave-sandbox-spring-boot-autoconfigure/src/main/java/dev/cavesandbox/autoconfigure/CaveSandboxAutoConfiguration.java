@@ -1,11 +1,15 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.util.List;
+
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.SandboxSettings;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,7 +31,8 @@ import org.springframework.core.env.Environment;
  * {@link NetworkIsolationUnavailableException} ({@code fail-fast=false});</li>
  * <li>unavailable, {@code fallback}: an unisolated executor, after one warning.</li>
  * </ul>
- * An {@link IsolatedExecutor} bean of the application's own wins. The verdict itself
+ * {@link SandboxSettingsCustomizer} beans adjust the executor's settings after binding. An
+ * {@link IsolatedExecutor} bean of the application's own wins. The verdict itself
  * ({@link IsolationCapability}) cannot be replaced: isolation is never claimed without the probe.
  */
 @AutoConfiguration
@@ -46,8 +51,9 @@ public final class CaveSandboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
-			return IsolatedExecutors.create(properties.toSettings(), capability);
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability,
+				ObjectProvider<SandboxSettingsCustomizer> customizers) {
+			return IsolatedExecutors.create(executorSettings(properties, customizers), capability);
 		}
 
 	}
@@ -59,8 +65,9 @@ public final class CaveSandboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
-			return IsolatedExecutors.create(properties.toSettings(), capability);
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability,
+				ObjectProvider<SandboxSettingsCustomizer> customizers) {
+			return IsolatedExecutors.create(executorSettings(properties, customizers), capability);
 		}
 
 	}
@@ -72,13 +79,38 @@ public final class CaveSandboxAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability) {
+		IsolatedExecutor isolatedExecutor(CaveSandboxProperties properties, IsolationCapability capability,
+				ObjectProvider<SandboxSettingsCustomizer> customizers) {
 			if (properties.failFast()) {
 				throw new NetworkIsolationUnavailableException(capability);
 			}
-			return IsolatedExecutors.create(properties.toSettings(), capability);
+			return IsolatedExecutors.create(executorSettings(properties, customizers), capability);
 		}
 
+	}
+
+	/**
+	 * The settings of the executor: the bound properties, changed by the customizers in their
+	 * order. What the probe verified must stay as it was bound.
+	 */
+	static SandboxSettings executorSettings(CaveSandboxProperties properties,
+			ObjectProvider<SandboxSettingsCustomizer> customizers) {
+		SandboxSettings.Builder builder = properties.toSettingsBuilder();
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		SandboxSettings settings = builder.build();
+		if (!probed(settings).equals(probed(properties.toSettings()))) {
+			throw new IllegalStateException("A SandboxSettingsCustomizer changed what the startup probe verified "
+					+ "(mode, mechanism, binaries, loopback, read-only root, hidden directories or work directory): "
+					+ probed(properties.toSettings()) + " became " + probed(settings)
+					+ "; set these with their cave.sandbox.* properties instead");
+		}
+		return settings;
+	}
+
+	private static List<Object> probed(SandboxSettings settings) {
+		return List.of(settings.mode(), settings.mechanism(), settings.unsharePath(), settings.setprivPath(),
+				settings.bwrapPath(), settings.ipPath(), settings.sandboxExecPath(), settings.loopback(),
+				settings.readOnlyRoot(), settings.hiddenDirectories(), settings.workDirectory());
 	}
 
 }

@@ -64,6 +64,15 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * @return the settings
 	 */
 	public SandboxSettings toSettings() {
+		return toSettingsBuilder().build();
+	}
+
+	/**
+	 * Return a builder of the core settings that these properties describe, for
+	 * {@link SandboxSettingsCustomizer customizers} to change.
+	 * @return the builder
+	 */
+	SandboxSettings.Builder toSettingsBuilder() {
 		SandboxSettings.Builder builder = SandboxSettings.builder()
 			.mode(this.mode)
 			.timeout(this.timeout)
@@ -86,7 +95,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
-		return builder.build();
+		return builder;
 	}
 
 	/**

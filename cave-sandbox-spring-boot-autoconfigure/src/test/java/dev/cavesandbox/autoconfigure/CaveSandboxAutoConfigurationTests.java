@@ -2,6 +2,8 @@ package dev.cavesandbox.autoconfigure;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -239,6 +241,38 @@ class CaveSandboxAutoConfigurationTests {
 		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
 		assertThat(output).contains(UnavailabilityCause.BINARY_MISSING.description())
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
+	}
+
+	@Test
+	void customizersSetExecutorSideValuesInTheirOrder() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.timeout=30s")
+			.withBean("first", SandboxSettingsCustomizer.class,
+					() -> (settings) -> settings.environment(Map.of("CAVE_SANDBOX_CUSTOMIZED", "first"))
+						.timeout(Duration.ofMillis(500)))
+			.withBean("second", SandboxSettingsCustomizer.class,
+					() -> (settings) -> settings.environment(Map.of("CAVE_SANDBOX_CUSTOMIZED", "second")))
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				ExecutionResult env = executor.execute("printenv", "CAVE_SANDBOX_CUSTOMIZED");
+				assertThat(env.exitCode()).as(env.stderrText()).isZero();
+				assertThat(env.stdoutText()).isEqualTo("second\n");
+				ExecutionResult slow = executor.execute("sleep", "20");
+				assertThat(slow.timedOut()).isTrue();
+			});
+	}
+
+	@Test
+	void customizerThatChangesWhatTheProbeVerifiedFailsStartup() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.withBean(SandboxSettingsCustomizer.class, () -> (settings) -> settings.readOnlyRoot(false))
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified")
+					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+			});
 	}
 
 	@Test
