@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Drains one output stream of a child to its end, keeping at most {@code cap} bytes (in memory or
  * in the caller's sink) and discarding the rest, so the child is never blocked by a full pipe and
@@ -16,9 +18,9 @@ final class BoundedOutput {
 
 	private final long cap;
 
-	private final OutputStream sink;
+	private final @Nullable OutputStream sink;
 
-	private final ByteArrayOutputStream buffer;
+	private final @Nullable ByteArrayOutputStream buffer;
 
 	private long kept;
 
@@ -26,7 +28,7 @@ final class BoundedOutput {
 
 	private boolean sinkFailed;
 
-	BoundedOutput(long cap, OutputStream sink) {
+	BoundedOutput(long cap, @Nullable OutputStream sink) {
 		this.cap = cap;
 		this.sink = sink;
 		this.buffer = (sink != null) ? null : new ByteArrayOutputStream((int) Math.min(cap, 8192));

@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Base class of every failure that cave-sandbox reports. Each subclass stands for one failure and
  * carries a stable, machine-readable {@linkplain #code() code} (snake case, prefixed
@@ -10,7 +12,7 @@ public abstract class CaveSandboxException extends RuntimeException {
 
 	private final String code;
 
-	protected CaveSandboxException(String code, String message, Throwable cause) {
+	protected CaveSandboxException(String code, String message, @Nullable Throwable cause) {
 		super(code + ": " + message, cause);
 		this.code = code;
 	}

@@ -3,6 +3,8 @@ package dev.cavesandbox;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Checks {@code argv[0]} before anything is spawned, the way {@code execvp(3)} will look for it:
  * a name with a slash is a path (relative to the working directory), a bare name is looked up in
@@ -28,7 +30,7 @@ public final class CommandResolver {
 	 * @throws CommandNotFoundException if there is no such file
 	 * @throws CommandNotExecutableException if it is a directory or not executable
 	 */
-	public static Path check(String command, Path directory, String path) {
+	public static Path check(String command, Path directory, @Nullable String path) {
 		if (command.indexOf('/') >= 0) {
 			Path file = directory.resolve(command);
 			if (!Files.exists(file)) {

@@ -15,6 +15,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Removes a directory tree that an untrusted command wrote, without following the links it may
  * have left. An internal building block of {@link ProcessIsolatedExecutor}, public only so that
@@ -61,7 +63,7 @@ public final class DirectoryTrees {
 				}
 
 				@Override
-				public FileVisitResult postVisitDirectory(Path dir, IOException ex) throws IOException {
+				public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException ex) throws IOException {
 					if (ex != null && !(ex instanceof NoSuchFileException)) {
 						throw ex;
 					}

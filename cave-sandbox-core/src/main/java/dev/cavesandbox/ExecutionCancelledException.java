@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown when an execution was cancelled before it finished: the calling thread was interrupted,
  * or the {@link java.util.concurrent.CompletableFuture} of an asynchronous execution was
@@ -16,7 +18,7 @@ public class ExecutionCancelledException extends CaveSandboxException {
 	 * @param message why the execution was cancelled
 	 * @param cause the interruption, if any
 	 */
-	public ExecutionCancelledException(String message, Throwable cause) {
+	public ExecutionCancelledException(String message, @Nullable Throwable cause) {
 		super(CODE, message, cause);
 	}
 

@@ -16,6 +16,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One command to run in the sandbox. Immutable; create it with {@link #of(String...)} or
  * {@link #builder(List)}. Unset optional values take the executor's defaults
@@ -30,23 +32,23 @@ public final class ExecutionRequest {
 
 	private final List<String> argv;
 
-	private final Path workingDirectory;
+	private final @Nullable Path workingDirectory;
 
 	private final Map<String, String> environment;
 
 	private final Set<String> passEnvironment;
 
-	private final Supplier<InputStream> stdin;
+	private final @Nullable Supplier<InputStream> stdin;
 
-	private final Duration timeout;
+	private final @Nullable Duration timeout;
 
-	private final Long maxOutputBytes;
+	private final @Nullable Long maxOutputBytes;
 
-	private final OutputStream stdoutSink;
+	private final @Nullable OutputStream stdoutSink;
 
-	private final OutputStream stderrSink;
+	private final @Nullable OutputStream stderrSink;
 
-	private final Boolean loopback;
+	private final @Nullable Boolean loopback;
 
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
@@ -102,7 +104,7 @@ public final class ExecutionRequest {
 	 * for the execution and removed after it.
 	 * @return the working directory or {@code null}
 	 */
-	public Path workingDirectory() {
+	public @Nullable Path workingDirectory() {
 		return this.workingDirectory;
 	}
 
@@ -127,7 +129,7 @@ public final class ExecutionRequest {
 	 * Return the supplier of the child's stdin, or {@code null} for an empty stdin.
 	 * @return the stdin supplier or {@code null}
 	 */
-	public Supplier<InputStream> stdin() {
+	public @Nullable Supplier<InputStream> stdin() {
 		return this.stdin;
 	}
 
@@ -135,7 +137,7 @@ public final class ExecutionRequest {
 	 * Return the timeout, or {@code null} for the executor's default ({@link SandboxSettings#timeout()}).
 	 * @return the timeout or {@code null}
 	 */
-	public Duration timeout() {
+	public @Nullable Duration timeout() {
 		return this.timeout;
 	}
 
@@ -144,7 +146,7 @@ public final class ExecutionRequest {
 	 * ({@link SandboxSettings#maxOutputBytes()}).
 	 * @return the cap in bytes or {@code null}
 	 */
-	public Long maxOutputBytes() {
+	public @Nullable Long maxOutputBytes() {
 		return this.maxOutputBytes;
 	}
 
@@ -152,7 +154,7 @@ public final class ExecutionRequest {
 	 * Return where stdout is streamed to instead of being buffered, or {@code null}.
 	 * @return the sink or {@code null}
 	 */
-	public OutputStream stdoutSink() {
+	public @Nullable OutputStream stdoutSink() {
 		return this.stdoutSink;
 	}
 
@@ -160,7 +162,7 @@ public final class ExecutionRequest {
 	 * Return where stderr is streamed to instead of being buffered, or {@code null}.
 	 * @return the sink or {@code null}
 	 */
-	public OutputStream stderrSink() {
+	public @Nullable OutputStream stderrSink() {
 		return this.stderrSink;
 	}
 
@@ -170,7 +172,7 @@ public final class ExecutionRequest {
 	 * or {@code null} for the executor's default ({@link SandboxSettings#loopback()}).
 	 * @return whether to bring up a private loopback, or {@code null}
 	 */
-	public Boolean loopback() {
+	public @Nullable Boolean loopback() {
 		return this.loopback;
 	}
 
@@ -187,23 +189,23 @@ public final class ExecutionRequest {
 
 		private final List<String> argv;
 
-		private Path workingDirectory;
+		private @Nullable Path workingDirectory;
 
 		private final Map<String, String> environment = new LinkedHashMap<>();
 
 		private final Set<String> passEnvironment = new LinkedHashSet<>();
 
-		private Supplier<InputStream> stdin;
+		private @Nullable Supplier<InputStream> stdin;
 
-		private Duration timeout;
+		private @Nullable Duration timeout;
 
-		private Long maxOutputBytes;
+		private @Nullable Long maxOutputBytes;
 
-		private OutputStream stdoutSink;
+		private @Nullable OutputStream stdoutSink;
 
-		private OutputStream stderrSink;
+		private @Nullable OutputStream stderrSink;
 
-		private Boolean loopback;
+		private @Nullable Boolean loopback;
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -352,7 +354,7 @@ public final class ExecutionRequest {
 			return new ExecutionRequest(this);
 		}
 
-		private static void checkVariableName(String name) {
+		private static void checkVariableName(@Nullable String name) {
 			if (name == null || name.isEmpty() || name.indexOf('=') >= 0) {
 				throw new InvalidExecutionRequestException(
 						"environment variable name must be non-empty and contain no '=', but was '" + name + "'");

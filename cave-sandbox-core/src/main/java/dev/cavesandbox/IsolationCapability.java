@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The verdict of the {@link NetworkIsolationProbe}: whether this host can run a command with no
@@ -21,7 +22,7 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
  * loopback, so that requests may ask for one
  * @param probeTime how long the probe took
  */
-public record IsolationCapability(SandboxMechanism mechanism, UnavailabilityCause cause, String detail,
+public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullable UnavailabilityCause cause, String detail,
 		List<String> verified, boolean privateLoopback, Duration probeTime) {
 
 	public IsolationCapability {
@@ -64,7 +65,7 @@ public record IsolationCapability(SandboxMechanism mechanism, UnavailabilityCaus
 	 * {@code sandbox-exec}).
 	 * @return the name, or {@code null} when isolation is unavailable
 	 */
-	public String mechanismName() {
+	public @Nullable String mechanismName() {
 		return (this.mechanism != null) ? this.mechanism.name() : null;
 	}
 

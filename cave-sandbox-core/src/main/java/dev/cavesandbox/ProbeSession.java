@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the probe of every platform shares: the check that a mechanism's binaries exist, a working
@@ -51,7 +52,7 @@ final class ProbeSession implements AutoCloseable {
 	 * @return the verdict that names the first binary missing or not executable, or {@code null}
 	 * when all are there
 	 */
-	static IsolationCapability missingBinary(SandboxMechanism mechanism, long start) {
+	static @Nullable IsolationCapability missingBinary(SandboxMechanism mechanism, long start) {
 		for (Path binary : mechanism.binaries()) {
 			if (!Files.exists(binary)) {
 				return IsolationCapability.unavailable(UnavailabilityCause.BINARY_MISSING,

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command line that
@@ -37,7 +38,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final SandboxSettings settings;
 
-	private final IsolationCapability capability;
+	/** The verified capability, or {@code null} for the unisolated (fallback) executor. */
+	private final @Nullable IsolationCapability capability;
 
 	private final Isolation isolation;
 
@@ -49,7 +51,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ExecutorService async;
 
-	private ProcessIsolatedExecutor(SandboxSettings settings, IsolationCapability capability, Isolation isolation) {
+	private ProcessIsolatedExecutor(SandboxSettings settings, @Nullable IsolationCapability capability,
+			Isolation isolation) {
 		this.settings = settings;
 		this.capability = capability;
 		this.isolation = isolation;
@@ -243,7 +246,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	@Override
 	public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
-		AtomicReference<Thread> worker = new AtomicReference<>();
+		AtomicReference<@Nullable Thread> worker = new AtomicReference<>();
 		CompletableFuture<ExecutionResult> future = new CompletableFuture<>() {
 
 			@Override

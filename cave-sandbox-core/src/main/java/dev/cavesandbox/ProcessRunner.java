@@ -23,6 +23,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams with
  * caps, time out, tear down the tree, report. Isolated and unisolated executions differ only in
@@ -148,7 +150,7 @@ final class ProcessRunner implements AutoCloseable {
 				stderr.truncated(), timedOut, wallTime);
 	}
 
-	private Future<?> feed(Process process, Supplier<InputStream> stdin) {
+	private @Nullable Future<?> feed(Process process, @Nullable Supplier<InputStream> stdin) {
 		OutputStream toChild = process.getOutputStream();
 		if (stdin == null) {
 			closeQuietly(toChild);
@@ -173,7 +175,7 @@ final class ProcessRunner implements AutoCloseable {
 	 * Unisolated, a background process may still hold them: it gets the grace period, then the
 	 * streams are closed under it and what was read is kept.
 	 */
-	private void finish(Process process, List<Future<?>> drains, Future<?> feeder) {
+	private void finish(Process process, List<Future<?>> drains, @Nullable Future<?> feeder) {
 		reap(process);
 		if (feeder != null) {
 			feeder.cancel(true);
@@ -293,8 +295,8 @@ final class ProcessRunner implements AutoCloseable {
 	 * the command itself: a wrapper gets no SIGTERM on timeout, see {@code terminate}
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
-			Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes, OutputStream stdoutSink,
-			OutputStream stderrSink, boolean sandboxed) {
+			@Nullable Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes,
+			@Nullable OutputStream stdoutSink, @Nullable OutputStream stderrSink, boolean sandboxed) {
 	}
 
 	/**

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Executor-wide settings: the defaults of every request, the mechanism and its host paths.
  * Immutable; create it with {@link #builder()}. The Spring Boot starter binds them from
@@ -117,7 +119,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		return !name.isEmpty() && name.indexOf('=') < 0 && name.indexOf('\0') < 0;
 	}
 
-	private static void requirePositive(String name, Duration value) {
+	private static void requirePositive(String name, @Nullable Duration value) {
 		if (value == null || value.isZero() || value.isNegative()) {
 			throw new IllegalArgumentException(name + " must be positive, but was " + value);
 		}

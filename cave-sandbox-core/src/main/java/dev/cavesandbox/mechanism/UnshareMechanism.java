@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 
 /**
@@ -45,7 +47,7 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
  * @param keepUid whether the command gets the caller's uid back through a nested user namespace
  * (util-linux 2.38+), rather than running as uid 0 without capabilities
  */
-public record UnshareMechanism(Path setpriv, Path unshare, Path ip, FilesystemView filesystem, long uid, long gid,
+public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, FilesystemView filesystem, long uid, long gid,
 		boolean keepUid) implements SandboxMechanism {
 
 	/** The name of this mechanism. */

@@ -8,6 +8,7 @@ import java.util.Map;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
@@ -34,7 +35,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 	}
 
 	@Override
-	public Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result) {
+	public @Nullable Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result) {
 		String violation = violation(name.toString(), result);
 		if (violation != null) {
 			throw new IllegalArgumentException(violation);
@@ -42,7 +43,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 		return super.onSuccess(name, target, context, result);
 	}
 
-	private String violation(String name, Object value) {
+	private @Nullable String violation(String name, Object value) {
 		if (!name.startsWith(PREFIX)) {
 			return null;
 		}

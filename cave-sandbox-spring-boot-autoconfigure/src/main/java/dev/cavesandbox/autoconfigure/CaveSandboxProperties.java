@@ -8,6 +8,7 @@ import java.util.Map;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -53,7 +54,7 @@ import org.springframework.util.unit.DataSize;
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
 		@DefaultValue("30s") Duration timeout, @DefaultValue("1MB") DataSize maxOutput,
 		@DefaultValue("1s") Duration killGracePeriod, @DefaultValue("10s") Duration probeTimeout,
-		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, Path workDirectory,
+		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, @Nullable Path workDirectory,
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot,
 		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,

@@ -3,6 +3,7 @@ package dev.cavesandbox.autoconfigure;
 import java.util.Map;
 
 import dev.cavesandbox.IsolationCapability;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -19,7 +20,7 @@ class OnNetworkIsolationCondition extends SpringBootCondition {
 
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-		Map<String, Object> attributes = metadata.getAnnotationAttributes(ConditionalOnNetworkIsolation.class.getName());
+		Map<String, @Nullable Object> attributes = metadata.getAnnotationAttributes(ConditionalOnNetworkIsolation.class.getName());
 		boolean requireAvailable = (attributes == null) || (Boolean) attributes.get("value");
 		IsolationCapability capability = ProbedCapability.get(context.getBeanFactory(), context.getEnvironment());
 		ConditionMessage.Builder message = ConditionMessage.forCondition(ConditionalOnNetworkIsolation.class,

@@ -25,6 +25,7 @@ import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
@@ -45,7 +46,7 @@ class DemoReport {
 
 	private final IsolatedExecutor executor;
 
-	private final Path input;
+	private final @Nullable Path input;
 
 	DemoReport(IsolatedExecutor executor, @Value("${sample.input:}") String input) {
 		this.executor = executor;
@@ -207,7 +208,7 @@ class DemoReport {
 				: "Some rows did NOT behave as expected: see the verdicts.");
 	}
 
-	private record Row(String job, ExecutionResult result, String verdict, boolean expected) {
+	private record Row(String job, @Nullable ExecutionResult result, String verdict, boolean expected) {
 	}
 
 	@FunctionalInterface

@@ -1,6 +1,7 @@
 package dev.cavesandbox.sample;
 
 import dev.cavesandbox.CaveSandboxException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.Banner;
 import org.springframework.boot.SpringApplication;
@@ -46,7 +47,7 @@ public class SampleApplication {
 		}
 	}
 
-	private static CaveSandboxException findSandboxFailure(Throwable ex) {
+	private static @Nullable CaveSandboxException findSandboxFailure(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			if (cause instanceof CaveSandboxException sandboxException) {
 				return sandboxException;
