@@ -173,7 +173,9 @@ final class ProcessRunner implements AutoCloseable {
 	 * After the direct child has exited: wait for both streams to reach their end. Inside a PID
 	 * namespace the kernel has already killed every other process, so the pipes close at once.
 	 * Unisolated, a background process may still hold them: it gets the grace period, then the
-	 * streams are closed under it and what was read is kept.
+	 * call returns with what was read and the streams are closed. A drain thread blocked in a read
+	 * stays blocked until that process ends or closes them: close(2) does not wake a read that
+	 * another thread is blocked in.
 	 */
 	private void finish(Process process, List<Future<?>> drains, @Nullable Future<?> feeder) {
 		reap(process);

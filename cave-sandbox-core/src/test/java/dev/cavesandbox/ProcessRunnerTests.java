@@ -165,6 +165,60 @@ class ProcessRunnerTests {
 		assertThat(result.stderrText()).isEqualTo("late\n");
 	}
 
+	/**
+	 * Unisolated, a background process of the command can keep the output pipes open after the
+	 * command has exited: the call still returns after the grace period, with what was read.
+	 */
+	@Test
+	void unisolatedBackgroundProcessHoldingThePipesDoesNotHoldTheCall() {
+		String marker = uniqueSleep();
+		try {
+			ExecutionResult result = unisolated.execute("sh", "-c", "echo kept; " + marker + " & exit 0");
+			assertThat(result.exitCode()).isZero();
+			assertThat(result.stdoutText()).isEqualTo("kept\n");
+			assertThat(ProcessIsolatedExecutorTests.processesWith(marker)).as("the background process outlives the call")
+				.isNotEmpty();
+		}
+		finally {
+			ProcessIsolatedExecutorTests.processesWith(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	/**
+	 * Closing the executor while a caller waits in {@code execute} kills the command's whole tree,
+	 * background processes included, and the waiting call returns.
+	 */
+	@Test
+	void closingTheExecutorKillsTheTreesStillRunning() throws Exception {
+		String marker = uniqueSleep();
+		ProcessIsolatedExecutor executor = ProcessIsolatedExecutor
+			.unisolated(SandboxSettings.builder().killGracePeriod(GRACE).timeout(Duration.ofMinutes(10)).build());
+		CompletableFuture<ExecutionResult> call = new CompletableFuture<>();
+		Thread caller = new Thread(() -> {
+			try {
+				call.complete(executor.execute("sh", "-c", marker + " & " + marker + "; :"));
+			}
+			catch (RuntimeException ex) {
+				call.completeExceptionally(ex);
+			}
+		});
+		try {
+			caller.start();
+			await().atMost(Duration.ofSeconds(60)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).size() == 3);
+			executor.close();
+			await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+			assertThat(call).succeedsWithin(NO_HANG).satisfies((result) -> assertThat(result.exitCode()).isEqualTo(137));
+		}
+		finally {
+			ProcessIsolatedExecutorTests.processesWith(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	/** A {@code sleep} whose command line no other process has: its own marker. */
+	private static String uniqueSleep() {
+		return "sleep 7" + (100000 + Math.abs(UUID.randomUUID().getLeastSignificantBits() % 800000));
+	}
+
 	@ForEachLinuxMechanism
 	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTree(MechanismChoice mechanism, @TempDir Path directory)
 			throws Exception {
