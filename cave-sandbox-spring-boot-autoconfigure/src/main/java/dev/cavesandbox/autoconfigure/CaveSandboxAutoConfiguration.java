@@ -1,6 +1,8 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
@@ -98,19 +100,34 @@ public final class CaveSandboxAutoConfiguration {
 		SandboxSettings.Builder builder = properties.toSettingsBuilder();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 		SandboxSettings settings = builder.build();
-		if (!probed(settings).equals(probed(properties.toSettings()))) {
-			throw new IllegalStateException("A SandboxSettingsCustomizer changed what the startup probe verified "
-					+ "(mode, mechanism, binaries, loopback, read-only root, hidden directories or work directory): "
-					+ probed(properties.toSettings()) + " became " + probed(settings)
-					+ "; set these with their cave.sandbox.* properties instead");
+		Map<String, Object> bound = probed(properties.toSettings());
+		Map<String, Object> customized = probed(settings);
+		List<String> changed = bound.keySet()
+			.stream()
+			.filter((name) -> !bound.get(name).equals(customized.get(name)))
+			.map((name) -> name + " " + bound.get(name) + " -> " + customized.get(name))
+			.toList();
+		if (!changed.isEmpty()) {
+			throw new IllegalStateException("A SandboxSettingsCustomizer changed what the startup probe verified ("
+					+ String.join(", ", changed) + "); set these with their cave.sandbox.* properties instead");
 		}
 		return settings;
 	}
 
-	private static List<Object> probed(SandboxSettings settings) {
-		return List.of(settings.mode(), settings.mechanism(), settings.unsharePath(), settings.setprivPath(),
-				settings.bwrapPath(), settings.ipPath(), settings.sandboxExecPath(), settings.loopback(),
-				settings.readOnlyRoot(), settings.hiddenDirectories(), settings.workDirectory());
+	private static Map<String, Object> probed(SandboxSettings settings) {
+		Map<String, Object> probed = new LinkedHashMap<>();
+		probed.put("mode", settings.mode());
+		probed.put("mechanism", settings.mechanism());
+		probed.put("unsharePath", settings.unsharePath());
+		probed.put("setprivPath", settings.setprivPath());
+		probed.put("bwrapPath", settings.bwrapPath());
+		probed.put("ipPath", settings.ipPath());
+		probed.put("sandboxExecPath", settings.sandboxExecPath());
+		probed.put("loopback", settings.loopback());
+		probed.put("readOnlyRoot", settings.readOnlyRoot());
+		probed.put("hiddenDirectories", settings.hiddenDirectories());
+		probed.put("workDirectory", settings.workDirectory());
+		return probed;
 	}
 
 }

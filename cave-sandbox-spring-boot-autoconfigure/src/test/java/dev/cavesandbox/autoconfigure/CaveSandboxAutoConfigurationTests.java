@@ -270,7 +270,7 @@ class CaveSandboxAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(context.getStartupFailure())
-					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified")
+					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
 					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
 			});
 	}
