@@ -5,19 +5,19 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
-import java.time.Instant;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -32,12 +32,36 @@ import java.util.regex.Pattern;
  * nothing can still write into them, deleted otherwise; and the private directories that a JVM
  * which no longer runs left behind, removed when the executor is created.
  * <p>
+ * <strong>Where they live.</strong> Not in the work directory itself but in a home of this JVM's
+ * user in it, {@code <workDirectory>/cave-sandbox-<uid>}, owned by that user and traversable by
+ * nobody else (mode 0700); the lock files below are in it too. A command sandboxed by a root JVM
+ * runs as uid 0 mapped to the host's root, so what it creates in its directory is really root's:
+ * it can copy a binary, make it setuid and open its own directory ({@code chmod 755 .}), and in a
+ * work directory shared with other local users (the default {@code java.io.tmpdir}, {@code /tmp})
+ * they could run that binary as root while the execution lasts. Inside the home nothing is
+ * reachable by another user, whatever the command does to its own directory. The command cannot
+ * open the home either: inside the sandbox the hidden directories ({@code /tmp} among them) are a
+ * private tmpfs, so the parent it sees of its directory is the tmpfs's, not the host's; a work
+ * directory outside the hidden directories is seen read-only (the README's threat model says what
+ * is left there). One home per user, not per JVM: the orphan cleanup of one JVM must find the
+ * directories of another JVM of the same user, which a randomly named home would hide.
+ * <p>
+ * <strong>A home that is already there.</strong> Its name is predictable, so in a shared work
+ * directory another user can create it first. It is used only if it is a directory (not a
+ * symbolic link), owned by this JVM's user and without any group or other permission; anything
+ * else fails closed with an error that names it ({@link SandboxLaunchException} on the first
+ * execution) rather than be used (it would give its owner this user's directories) or replaced by
+ * a randomly named home (which the next JVM's orphan cleanup could not find). Removing the
+ * planted entry, or a work directory that only this user can write, ends it. In a sticky work
+ * directory (like {@code /tmp}) no other user can rename or remove the home once it is this
+ * user's, so what was checked stays true.
+ * <p>
  * <strong>Whose directories are orphaned.</strong> A JVM that was killed (SIGKILL, the OOM
  * killer) never reached its {@code finally}, so its directories stay. The pid in a name cannot
  * tell whether they are still in use: a JVM in another PID namespace (a container sharing the
  * directory) has a pid that means nothing here, and pids are reused. So each JVM creates, per
- * work directory, a lock file {@code cave-sandbox-lock-<pid>-<token>} (owner-only) and holds an
- * exclusive lock on it for its whole life; its directories are named
+ * work directory, in its user's home there, a lock file {@code cave-sandbox-lock-<pid>-<token>}
+ * (owner-only) and holds an exclusive lock on it for its whole life; its directories are named
  * {@code cave-sandbox-<pid>-<token>-<random>}. The kernel releases a record lock when the process
  * that holds it ends, however it ends (fcntl(2), which {@link FileChannel#tryLock()} uses on
  * Linux; flock(2) locks behave the same way), and a lock is seen by every process that opens the
@@ -60,6 +84,15 @@ final class PrivateDirectories {
 	private static final Map<Path, OwnerLock> LOCKS = new ConcurrentHashMap<>();
 
 	private static final SecureRandom RANDOM = new SecureRandom();
+
+	private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+
+	private static final Set<PosixFilePermission> GROUP_OR_OTHER = EnumSet.of(PosixFilePermission.GROUP_READ,
+			PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
+			PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
+
+	/** This JVM's uid, once known. */
+	private static volatile Integer uid;
 
 	private final Path workDirectory;
 
@@ -92,14 +125,15 @@ final class PrivateDirectories {
 			// an unusable work directory shows up on the first execution, with its cause
 			return;
 		}
-		removeOrphans(workDirectory, this.lock);
+		removeOrphans(this.lock);
 	}
 
 	/**
-	 * Take an emptied private directory of an earlier execution, or create one. Creating and
-	 * deleting a directory per execution costs more than the rest of the executor together where
-	 * the work directory's filesystem discards freed blocks online (measured in BENCHMARKS.md); an
-	 * emptied directory costs a few microseconds.
+	 * Take an emptied private directory of an earlier execution, or create one in this user's home
+	 * in the work directory. Creating and deleting a directory per execution with a random name
+	 * costs more than the rest of the executor together where the work directory's filesystem
+	 * discards freed blocks online (measured in BENCHMARKS.md); an emptied directory costs a few
+	 * microseconds.
 	 * @return an empty, owner-only directory
 	 * @throws SandboxLaunchException if none can be created
 	 * @throws ExecutionCancelledException if this is closed
@@ -113,7 +147,8 @@ final class PrivateDirectories {
 			return reused;
 		}
 		try {
-			return Files.createTempDirectory(this.workDirectory, registered().directoryPrefix());
+			OwnerLock own = registered();
+			return Files.createTempDirectory(own.home, own.directoryPrefix());
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not create a private working directory in " + this.workDirectory
@@ -123,14 +158,14 @@ final class PrivateDirectories {
 
 	/**
 	 * After an isolated execution the whole PID namespace is gone, so nothing can still write into
-	 * its private directory: it is emptied, given back its owner-only permissions, and kept for the
-	 * next execution if it really is empty (at most {@code maxKept} are kept). Anything else, and
+	 * its private directory: it is emptied, recreated owner-only, and kept for the next execution
+	 * (at most {@code maxKept} are kept). Anything else, and
 	 * every directory when reuse is off (an unisolated execution's background processes may live
 	 * on), is deleted.
 	 * @param directory a directory from {@link #create()}
 	 */
 	void release(Path directory) {
-		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && empty(directory)) {
+		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && renew(directory)) {
 			this.emptied.offer(directory);
 			return;
 		}
@@ -167,36 +202,29 @@ final class PrivateDirectories {
 			own = this.lock;
 		}
 		if (own != null) {
-			own.unregister(this.workDirectory);
+			own.unregister();
 		}
 	}
 
 	/**
-	 * Empty a directory for reuse: whether it is empty, owner-only and carries nothing the last
-	 * command left on the directory itself (its own extended attributes, its timestamps) for the
-	 * next one to read.
+	 * Make a directory new for reuse: its entries are deleted, then the directory itself is
+	 * removed and created again under the same name, owner-only. A new inode carries nothing the
+	 * last command left on the directory itself for the next one to read: no extended attributes,
+	 * no POSIX ACL (a default ACL, {@code system.posix_acl_default}, would reach every file the
+	 * next command creates, and the JDK can neither see nor remove it on Linux), no timestamps, no
+	 * mode. The name cannot be taken in between: the home is this user's alone.
+	 * @return whether the directory is there again, new and empty
 	 */
-	private static boolean empty(Path directory) {
+	private static boolean renew(Path directory) {
 		try {
 			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
-			UserDefinedFileAttributeView attributes = Files.getFileAttributeView(directory,
-					UserDefinedFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
-			if (attributes == null || !attributes.list().isEmpty()) {
-				return false;
-			}
 			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
 				for (Path child : children) {
 					DirectoryTrees.delete(child);
 				}
 			}
-			try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
-				if (children.iterator().hasNext()) {
-					return false;
-				}
-			}
-			FileTime now = FileTime.from(Instant.now());
-			Files.getFileAttributeView(directory, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-				.setTimes(now, now, null);
+			Files.delete(directory);
+			Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
 			return true;
 		}
 		catch (IOException | RuntimeException ex) {
@@ -218,17 +246,17 @@ final class PrivateDirectories {
 			// an unusable work directory shows up on the first execution, with its cause
 			return;
 		}
-		removeOrphans(workDirectory, own);
+		removeOrphans(own);
 	}
 
-	private static void removeOrphans(Path workDirectory, OwnerLock own) {
-		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(workDirectory, LOCK_PREFIX + "*")) {
+	private static void removeOrphans(OwnerLock own) {
+		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(own.home, LOCK_PREFIX + "*")) {
 			for (Path lockFile : lockFiles) {
 				String name = lockFile.getFileName().toString();
 				// Never open a lock file of this JVM: closing any descriptor of a file releases
 				// the process's fcntl(2) locks on it.
 				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
-					removeIfOrphaned(workDirectory, lockFile, own.owner);
+					removeIfOrphaned(own.home, lockFile, own.owner);
 				}
 			}
 		}
@@ -255,7 +283,7 @@ final class PrivateDirectories {
 		}
 	}
 
-	private static void removeIfOrphaned(Path workDirectory, Path lockFile, UserPrincipal owner) {
+	private static void removeIfOrphaned(Path home, Path lockFile, UserPrincipal owner) {
 		try {
 			if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS) || !ownedBy(lockFile, owner)) {
 				return;
@@ -267,7 +295,7 @@ final class PrivateDirectories {
 				}
 				String prefix = PREFIX + lockFile.getFileName().toString().substring(LOCK_PREFIX.length()) + "-";
 				boolean left = false;
-				try (DirectoryStream<Path> directories = Files.newDirectoryStream(workDirectory, prefix + "*")) {
+				try (DirectoryStream<Path> directories = Files.newDirectoryStream(home, prefix + "*")) {
 					for (Path directory : directories) {
 						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
 							DirectoryTrees.delete(directory);
@@ -290,6 +318,56 @@ final class PrivateDirectories {
 		return Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).equals(owner);
 	}
 
+	/**
+	 * This JVM's user's home in a work directory, created if it is not there, checked if it is,
+	 * as the class comment describes.
+	 * @param workDirectory the work directory
+	 * @return {@code <workDirectory>/cave-sandbox-<uid>}
+	 * @throws IOException if it cannot be created, or is there but is not this user's alone
+	 */
+	static Path home(Path workDirectory) throws IOException {
+		int own = uid(workDirectory);
+		Path home = workDirectory.resolve(PREFIX + own);
+		try {
+			Files.createDirectory(home, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+		}
+		catch (FileAlreadyExistsException ex) {
+			// checked below, like a new one
+		}
+		PosixFileAttributes attributes = Files.readAttributes(home, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+		int owner = (Integer) Files.getAttribute(home, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+		Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
+		open.addAll(attributes.permissions());
+		open.retainAll(GROUP_OR_OTHER);
+		if (!attributes.isDirectory() || owner != own || !open.isEmpty()) {
+			throw new IOException("refusing " + home + " as the home of uid " + own + "'s private directories: it is "
+					+ (attributes.isSymbolicLink() ? "a symbolic link"
+							: !attributes.isDirectory() ? "not a directory"
+									: (owner != own) ? "owned by uid " + owner
+											: "open to others (" + PosixFilePermissions.toString(attributes.permissions())
+													+ ")")
+					+ "; another user may have created it to reach them. Remove it, or choose a work directory that"
+					+ " only this user can write");
+		}
+		return home;
+	}
+
+	/** The uid that owns what this JVM creates: a new file's owner, asked once. */
+	private static int uid(Path workDirectory) throws IOException {
+		Integer known = uid;
+		if (known == null) {
+			Path probe = Files.createTempFile(workDirectory, PREFIX + "uid-", null);
+			try {
+				known = (Integer) Files.getAttribute(probe, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+			}
+			finally {
+				Files.deleteIfExists(probe);
+			}
+			uid = known;
+		}
+		return known;
+	}
+
 	private static Path realPath(Path directory) {
 		try {
 			return directory.toRealPath();
@@ -310,6 +388,9 @@ final class PrivateDirectories {
 
 		private final Path key;
 
+		/** This user's home in the work directory, where the lock file and the directories are. */
+		private final Path home;
+
 		private final Path file;
 
 		private final FileLock lock;
@@ -326,9 +407,10 @@ final class PrivateDirectories {
 		/** Guarded by {@link #LOCKS}. */
 		private int users;
 
-		private OwnerLock(Path key, Path file, FileLock lock, UserPrincipal owner, Object fileKey,
+		private OwnerLock(Path key, Path home, Path file, FileLock lock, UserPrincipal owner, Object fileKey,
 				String directoryPrefix) {
 			this.key = key;
+			this.home = home;
 			this.fileKey = fileKey;
 			this.file = file;
 			this.lock = lock;
@@ -366,13 +448,13 @@ final class PrivateDirectories {
 			}
 		}
 
-		void unregister(Path workDirectory) {
+		void unregister() {
 			synchronized (LOCKS) {
 				this.users--;
 				if (this.users > 0 || LOCKS.get(this.key) != this) {
 					return;
 				}
-				try (DirectoryStream<Path> left = Files.newDirectoryStream(workDirectory, this.directoryPrefix + "*")) {
+				try (DirectoryStream<Path> left = Files.newDirectoryStream(this.home, this.directoryPrefix + "*")) {
 					if (left.iterator().hasNext()) {
 						return;
 					}
@@ -387,9 +469,10 @@ final class PrivateDirectories {
 		}
 
 		private static OwnerLock acquire(Path workDirectory) throws IOException {
+			Path home = home(workDirectory);
 			for (int attempt = 1;; attempt++) {
 				String id = ProcessHandle.current().pid() + "-" + Long.toString(RANDOM.nextLong() & Long.MAX_VALUE, 36);
-				Path file = workDirectory.resolve(LOCK_PREFIX + id);
+				Path file = home.resolve(LOCK_PREFIX + id);
 				FileChannel channel = FileChannel.open(file,
 						Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
 						PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
@@ -400,7 +483,7 @@ final class PrivateDirectories {
 					// orphaned one and removed it: then take another name.
 					BasicFileAttributes attributes = (lock != null) ? attributesIfPresent(file) : null;
 					if (attributes != null && attributes.isRegularFile()) {
-						return new OwnerLock(workDirectory, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
+						return new OwnerLock(workDirectory, home, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
 								attributes.fileKey(), PREFIX + id + "-");
 					}
 				}

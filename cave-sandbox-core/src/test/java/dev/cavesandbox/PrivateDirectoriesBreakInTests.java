@@ -9,25 +9,27 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * Break-in attempts on the private working directories: an unprivileged local user (nobody)
  * planting entries in a shared sticky work directory like {@code /tmp} before a root JVM's
- * executor is created, and a sandboxed command leaving state in the private directory it is
- * given, for the next execution that reuses it. Each test is an attack that must stay stopped.
+ * executor is created, a sandboxed command leaving state in the private directory it is given,
+ * for the next execution that reuses it, and one opening what it creates to other local users.
+ * Each test is an attack that must stay stopped.
  */
 @EnabledOnOs(OS.LINUX)
 class PrivateDirectoriesBreakInTests {
@@ -74,6 +76,45 @@ class PrivateDirectoriesBreakInTests {
 			.isEqualTo(PosixFilePermissions.fromString("rw-rw-rw-"));
 	}
 
+	/**
+	 * The home's name is predictable: nobody creates it first, as its own directory, as a symbolic
+	 * link to a directory nobody can read, or as a file; root creates it open to others. Each is
+	 * refused with an error naming it, and nothing is created in it or through it.
+	 */
+	@Test
+	void homePlantedOrOpenedBeforeTheExecutorIsRefusedNamingIt() throws Exception {
+		Map<String, String> plants = Map.of("nobody's directory", "mkdir -m 700 cave-sandbox-0", "a symbolic link",
+				"ln -s " + this.victim + " cave-sandbox-0", "a file", "touch cave-sandbox-0", "root's, open to others",
+				"");
+		for (Map.Entry<String, String> plant : plants.entrySet()) {
+			Path work = Files.createDirectory(this.shared.resolve("work-" + plant.getKey().replaceAll("[^a-z]", "")));
+			run("chmod", "1777", work.toString());
+			Path home = work.resolve("cave-sandbox-0");
+			if (plant.getValue().isEmpty()) {
+				Files.createDirectory(home);
+				Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwx--x---"));
+			}
+			else {
+				asNobody("cd " + work + " && " + plant.getValue());
+			}
+			List<Path> before = entries(work);
+			PrivateDirectories directories = new PrivateDirectories(work, 1, true);
+			try {
+				assertThatExceptionOfType(SandboxLaunchException.class).as(plant.getKey())
+					.isThrownBy(directories::create)
+					.withMessageContaining("refusing " + home);
+			}
+			finally {
+				directories.close();
+			}
+			assertThat(entries(work)).as(plant.getKey()).isEqualTo(before);
+			if (Files.isDirectory(home, LinkOption.NOFOLLOW_LINKS)) {
+				assertThat(home).as(plant.getKey()).isEmptyDirectory();
+			}
+		}
+		assertThat(entries(this.victim)).containsExactly(this.victim.resolve("precious"));
+	}
+
 	@Test
 	void hardLinkedRootFileAsLockFileOnlyLosesTheLink() throws Exception {
 		// protected_hardlinks lets nobody link a root file it can read and write: root-owned, so
@@ -108,8 +149,12 @@ class PrivateDirectoriesBreakInTests {
 		Path lockFile = left.stream().filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-lock-"))
 			.findFirst().orElseThrow();
 		String id = lockFile.getFileName().toString().substring("cave-sandbox-lock-".length());
-		Path planted = this.shared.resolve("cave-sandbox-" + id + "-planted");
-		asNobody("mkdir " + planted);
+		Path planted = lockFile.resolveSibling("cave-sandbox-" + id + "-planted");
+		Process plant = asNobodyProcess("mkdir " + planted);
+		assertThat(plant.exitValue()).as("nobody cannot enter root's home").isNotZero();
+		// Only root could put another user's look-alike there; it still does not keep the lock file.
+		Files.createDirectory(planted);
+		run("chown", NOBODY, planted.toString());
 		new PrivateDirectories(this.shared, 1, true).close();
 		assertThat(left).allSatisfy((path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
 		assertThat(planted).as("another user's directory is left").isDirectory();
@@ -124,11 +169,11 @@ class PrivateDirectoriesBreakInTests {
 		Path directory = mine.create();
 		Files.writeString(directory.resolve("in-use"), "x");
 		Path lockFile;
-		try (Stream<Path> files = Files.list(this.shared)) {
+		try (Stream<Path> files = Files.list(PrivateDirectories.home(this.shared))) {
 			lockFile = files.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-lock-"))
 				.findFirst().orElseThrow();
 		}
-		Files.createLink(this.shared.resolve("cave-sandbox-lock-1-secondname"), lockFile);
+		Files.createLink(lockFile.resolveSibling("cave-sandbox-lock-1-secondname"), lockFile);
 		new PrivateDirectories(this.shared, 1, false).close();
 		try {
 			assertThat(cleanupInAnotherJvm(this.shared)).isEqualTo("DONE\n");
@@ -158,8 +203,6 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	@ForEachLinuxMechanism
-	@Disabled("finding: a POSIX ACL the command sets on its own private directory survives emptying and reaches the next"
-			+ " execution that reuses it; the JDK cannot see or remove system.posix_acl_* on Linux")
 	void defaultAclOnTheDirectoryDoesNotReachTheNextExecution(MechanismChoice mechanism) throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
@@ -212,17 +255,38 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	@ForEachLinuxMechanism
-	@Disabled("finding: a command sandboxed by a root JVM writes a setuid-root file into its private directory and opens the"
-			+ " directory (chmod 755 .); another local user runs it with euid 0 while the execution lasts")
 	void setuidFileInTheDirectoryIsNotReachableByAnotherUserDuringTheExecution(MechanismChoice mechanism)
 			throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
+		assertSetuidFileUnreachableByNobody(mechanism, work);
+	}
+
+	/**
+	 * A work directory outside the hidden directories: the command sees its home's host directory,
+	 * read-only like the rest of the root, and cannot open it.
+	 */
+	@ForEachLinuxMechanism
+	void setuidFileInADirectoryOutsideTheHiddenOnesIsNotReachableByAnotherUser(MechanismChoice mechanism)
+			throws Exception {
+		// target/ of this module: not below a hidden directory, and traversable by nobody.
+		Path work = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "break-in-");
+		try {
+			Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
+			assertThat(asNobodyProcess("test -x " + work).exitValue()).as("nobody reaches " + work).isZero();
+			assertSetuidFileUnreachableByNobody(mechanism, work);
+		}
+		finally {
+			DirectoryTrees.delete(work);
+		}
+	}
+
+	private static void assertSetuidFileUnreachableByNobody(MechanismChoice mechanism, Path work) throws Exception {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
 				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
 			java.util.concurrent.CompletableFuture<ExecutionResult> running = java.util.concurrent.CompletableFuture
 				.supplyAsync(() -> executor.execute("sh", "-c", "cp /usr/bin/id ./id && chmod 4755 id && chmod 755 . "
-						+ "&& touch ready && while [ ! -e done ]; do sleep 0.1; done"));
+						+ "&& { chmod 755 .. 2>/dev/null; true; } && touch ready && while [ ! -e done ]; do sleep 0.1; done"));
 			Path ready = org.awaitility.Awaitility.await()
 				.atMost(Duration.ofSeconds(60))
 				.until(() -> readyMarker(work), java.util.Optional::isPresent)
@@ -238,7 +302,7 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	private static java.util.Optional<Path> readyMarker(Path work) throws IOException {
-		for (Path directory : entries(work)) {
+		for (Path directory : entries(PrivateDirectories.home(work))) {
 			if (Files.exists(directory.resolve("ready"))) {
 				return java.util.Optional.of(directory.resolve("ready"));
 			}
@@ -260,7 +324,7 @@ class PrivateDirectoriesBreakInTests {
 			byte[] ready = jvm.getInputStream().readNBytes("READY\n".length());
 			assertThat(new String(ready, StandardCharsets.UTF_8)).isEqualTo("READY\n");
 			List<Path> left = new ArrayList<>();
-			for (Path path : entries(workDirectory)) {
+			for (Path path : entries(PrivateDirectories.home(workDirectory))) {
 				String name = path.getFileName().toString();
 				if (name.startsWith("cave-sandbox-" + jvm.pid() + "-")
 						|| name.startsWith("cave-sandbox-lock-" + jvm.pid() + "-")) {

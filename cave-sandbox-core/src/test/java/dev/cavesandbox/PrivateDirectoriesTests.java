@@ -66,7 +66,7 @@ class PrivateDirectoriesTests {
 		DirectoryTrees.delete(directory);
 		PrivateDirectories third = new PrivateDirectories(this.workDirectory, 1, false);
 		third.close();
-		assertThat(this.workDirectory).isEmptyDirectory();
+		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
 	}
 
 	@Test
@@ -161,13 +161,14 @@ class PrivateDirectoriesTests {
 	@Test
 	void directoriesWithoutALockFileAreLeft() throws Exception {
 		// Nothing proves that their JVM is dead (an older version's, or not the executor's at all).
-		Path directory = Files.createDirectory(this.workDirectory.resolve("cave-sandbox-" + deadPid() + "-123"));
+		Path directory = Files.createDirectory(
+				PrivateDirectories.home(this.workDirectory).resolve("cave-sandbox-" + deadPid() + "-123"));
 		ProcessIsolatedExecutor.unisolated(settings()).close();
 		assertThat(directory).exists();
 	}
 
 	private List<Path> lockFiles() throws IOException {
-		try (Stream<Path> files = Files.list(this.workDirectory)) {
+		try (Stream<Path> files = Files.list(PrivateDirectories.home(this.workDirectory))) {
 			return files.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-lock-")).toList();
 		}
 	}
@@ -176,9 +177,9 @@ class PrivateDirectoriesTests {
 		return SandboxSettings.builder().workDirectory(this.workDirectory).build();
 	}
 
-	/** The lock file and the directories of the given pid in the work directory. */
+	/** The lock file and the directories of the given pid in this user's home in the work directory. */
 	private static List<Path> ownedBy(Path workDirectory, long pid) throws IOException {
-		try (Stream<Path> files = Files.list(workDirectory)) {
+		try (Stream<Path> files = Files.list(PrivateDirectories.home(workDirectory))) {
 			return files
 				.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-" + pid + "-")
 						|| file.getFileName().toString().startsWith("cave-sandbox-lock-" + pid + "-"))

@@ -86,21 +86,21 @@ class ProcessIsolatedExecutorTests {
 			ExecutionResult second = executor.execute("sh", "-c", "pwd; ls -A; stat -c %a .");
 			assertThat(second.stdoutText()).isEqualTo(used + "\n700\n");
 		}
-		try (var left = Files.list(directory)) {
+		try (var left = Files.list(PrivateDirectories.home(directory))) {
 			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
 		}
 	}
 
 	@Test
-	void unisolatedPrivateDirectoriesAreNeverReused() {
-		Path workDirectory = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath();
+	void unisolatedPrivateDirectoriesAreNeverReused() throws IOException {
+		Path home = PrivateDirectories.home(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath());
 		String prefix = "cave-sandbox-" + ProcessHandle.current().pid() + "-";
 		List<Path> used = new java.util.ArrayList<>();
 		for (int i = 0; i < 2; i++) {
 			ExecutionResult result = unisolated.execute("pwd");
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			Path directory = Path.of(result.stdoutText().trim());
-			assertThat(directory.getParent()).isEqualTo(workDirectory);
+			assertThat(directory.getParent()).isEqualTo(home);
 			assertThat(directory.getFileName().toString()).startsWith(prefix);
 			assertThat(directory).doesNotExist();
 			used.add(directory);
@@ -389,7 +389,7 @@ class ProcessIsolatedExecutorTests {
 			assertThat(succeeded.get()).isEqualTo(executions * 8 / 10);
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
-			try (var left = Files.list(directory).filter(Files::isDirectory)) { // the JVM's lock file stays while the executor is open
+			try (var left = Files.list(PrivateDirectories.home(directory)).filter(Files::isDirectory)) { // the JVM's lock file stays while the executor is open
 				assertThat(left).as("at most one emptied directory per slot is kept")
 					.hasSizeLessThanOrEqualTo(16)
 					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
@@ -402,7 +402,7 @@ class ProcessIsolatedExecutorTests {
 					.isLessThanOrEqualTo(threadsBefore);
 			});
 		}
-		try (var left = Files.list(directory)) {
+		try (var left = Files.list(PrivateDirectories.home(directory))) {
 			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
 		}
 	}

@@ -99,9 +99,10 @@ class ProcessRunnerTests {
 			await().atMost(Duration.ofSeconds(30)).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
 			// The killed JVM never removed its private working directories; the next executor does.
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
-			assertThat(privateDirectories(workDirectory, prefix)).hasSize(expected);
+			Path home = PrivateDirectories.home(workDirectory);
+			assertThat(privateDirectories(home, prefix)).hasSize(expected);
 			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(workDirectory).build()).close();
-			assertThat(privateDirectories(workDirectory, prefix)).isEmpty();
+			assertThat(privateDirectories(home, prefix)).isEmpty();
 		}
 		finally {
 			jvm.destroyForcibly();
