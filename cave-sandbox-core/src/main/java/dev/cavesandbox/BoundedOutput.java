@@ -8,9 +8,9 @@ import java.io.OutputStream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Drains one output stream of a child to its end, keeping at most {@code cap} bytes (in memory or
- * in the caller's sink) and discarding the rest, so the child is never blocked by a full pipe and
- * the heap never holds more than the cap. Bytes are kept unchanged.
+ * Drains one output stream of a child to its end, keeping at most {@code cap} bytes (in
+ * memory or in the caller's sink) and discarding the rest, so the child is never blocked
+ * by a full pipe and the heap never holds more than the cap. Bytes are kept unchanged.
  */
 final class BoundedOutput {
 

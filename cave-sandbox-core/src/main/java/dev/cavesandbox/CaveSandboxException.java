@@ -3,10 +3,10 @@ package dev.cavesandbox;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Base class of every failure that cave-sandbox reports. Each subclass stands for one failure and
- * carries a stable, machine-readable {@linkplain #code() code} (snake case, prefixed
- * {@code cave_sandbox_}) that does not change between releases, so callers can branch on it and
- * operators can search logs for it.
+ * Base class of every failure that cave-sandbox reports. Each subclass stands for one
+ * failure and carries a stable, machine-readable {@linkplain #code() code} (snake case,
+ * prefixed {@code cave_sandbox_}) that does not change between releases, so callers can
+ * branch on it and operators can search logs for it.
  */
 public abstract class CaveSandboxException extends RuntimeException {
 

@@ -8,14 +8,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The environment of a child: the baseline ({@code PATH}, {@code HOME} and {@code TMPDIR} set to
- * the working directory, {@code LANG=C.UTF-8}), plus the parent's variables that the settings and
- * the request name, plus the ones they set, and nothing else; and, for an isolated execution, the
- * variables that steer the sandbox wrappers moved inside the sandbox through {@code env(1)}.
+ * The environment of a child: the baseline ({@code PATH}, {@code HOME} and {@code TMPDIR}
+ * set to the working directory, {@code LANG=C.UTF-8}), plus the parent's variables that
+ * the settings and the request name, plus the ones they set, and nothing else; and, for
+ * an isolated execution, the variables that steer the sandbox wrappers moved inside the
+ * sandbox through {@code env(1)}.
  */
 final class ChildEnvironment {
 
-	/** Besides every LD_* variable: what steers the loader, libc or the shell of a wrapper. */
+	/**
+	 * Besides every LD_* variable: what steers the loader, libc or the shell of a
+	 * wrapper.
+	 */
 	private static final Set<String> WRAPPER_STEERING = Set.of("PATH", "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES",
 			"HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF",
 			"RES_OPTIONS", "TZDIR", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "PS4");
@@ -25,7 +29,8 @@ final class ChildEnvironment {
 
 	/**
 	 * Build the command's environment.
-	 * @param settings the executor's settings (variables passed and set for every execution)
+	 * @param settings the executor's settings (variables passed and set for every
+	 * execution)
 	 * @param request the request (its own passed and set variables, which win)
 	 * @param directory the working directory, the child's {@code HOME} and {@code TMPDIR}
 	 * @param parent the parent's environment, normally {@link System#getenv()}
@@ -57,13 +62,14 @@ final class ChildEnvironment {
 	}
 
 	/**
-	 * The sandbox wrappers (bwrap, setpriv, unshare, the unshare mechanism's setup shell and
-	 * mount) run on the host, before the namespaces close, with the environment of the process
-	 * that is spawned. Variables that steer the dynamic loader or the shell ({@code LD_*}, glibc's
-	 * list of variables it ignores for setuid programs, {@code BASH_ENV}, {@code PATH}, ...) would
-	 * let a library or program planted by an earlier execution run there, with the host's network.
-	 * So the wrappers get a baseline {@code PATH} and none of them, and the command gets them back
-	 * inside the sandbox through {@code env(1)} on its command line.
+	 * The sandbox wrappers (bwrap, setpriv, unshare, the unshare mechanism's setup shell
+	 * and mount) run on the host, before the namespaces close, with the environment of
+	 * the process that is spawned. Variables that steer the dynamic loader or the shell
+	 * ({@code LD_*}, glibc's list of variables it ignores for setuid programs,
+	 * {@code BASH_ENV}, {@code PATH}, ...) would let a library or program planted by an
+	 * earlier execution run there, with the host's network. So the wrappers get a
+	 * baseline {@code PATH} and none of them, and the command gets them back inside the
+	 * sandbox through {@code env(1)} on its command line.
 	 * @param argv the command
 	 * @param environment the command's environment, changed in place into the wrappers'
 	 * @return the command, behind {@code env NAME=VALUE...} if any variable was moved
@@ -84,8 +90,8 @@ final class ChildEnvironment {
 			return argv;
 		}
 		if (argv.get(0).indexOf('=') >= 0) {
-			throw new InvalidExecutionRequestException("argv[0] " + argv.get(0) + " contains '=', which env(1) would take "
-					+ "for a variable; give it as ./" + argv.get(0));
+			throw new InvalidExecutionRequestException("argv[0] " + argv.get(0)
+					+ " contains '=', which env(1) would take " + "for a variable; give it as ./" + argv.get(0));
 		}
 		List<String> command = new ArrayList<>(assignments.size() + argv.size() + 1);
 		command.add("/usr/bin/env");

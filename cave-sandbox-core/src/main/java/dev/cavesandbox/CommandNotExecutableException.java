@@ -1,9 +1,9 @@
 package dev.cavesandbox;
 
 /**
- * Thrown when the command ({@code argv[0]}) exists but cannot be executed: it is a directory or
- * lacks the execute permission. Its code is {@value #CODE}; the command-line tool of the sample
- * app maps it to exit code 126, like a POSIX shell.
+ * Thrown when the command ({@code argv[0]}) exists but cannot be executed: it is a
+ * directory or lacks the execute permission. Its code is {@value #CODE}; the command-line
+ * tool of the sample app maps it to exit code 126, like a POSIX shell.
  */
 public class CommandNotExecutableException extends CaveSandboxException {
 

@@ -6,14 +6,15 @@ import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Checks {@code argv[0]} before anything is spawned, the way {@code execvp(3)} will look for it:
- * a name with a slash is a path (relative to the working directory), a bare name is looked up in
- * each directory of the child's {@code PATH}. This gives a clear, coded error instead of the
- * wrapper's exit code 126 or 127, which a command could also return on its own.
+ * Checks {@code argv[0]} before anything is spawned, the way {@code execvp(3)} will look
+ * for it: a name with a slash is a path (relative to the working directory), a bare name
+ * is looked up in each directory of the child's {@code PATH}. This gives a clear, coded
+ * error instead of the wrapper's exit code 126 or 127, which a command could also return
+ * on its own.
  * <p>
  * An internal building block of {@link ProcessIsolatedExecutor}, public only so that the
- * project's benchmarks can measure the executor's own code; it is not part of the supported API
- * and may change without notice.
+ * project's benchmarks can measure the executor's own code; it is not part of the
+ * supported API and may change without notice.
  */
 public final class CommandResolver {
 
@@ -23,8 +24,8 @@ public final class CommandResolver {
 	/**
 	 * Check the command and return the file it names.
 	 * @param command {@code argv[0]}
-	 * @param directory the working directory, against which relative paths and {@code PATH}
-	 * entries resolve
+	 * @param directory the working directory, against which relative paths and
+	 * {@code PATH} entries resolve
 	 * @param path the child's {@code PATH}, or {@code null}
 	 * @return the absolute path of the command
 	 * @throws CommandNotFoundException if there is no such file

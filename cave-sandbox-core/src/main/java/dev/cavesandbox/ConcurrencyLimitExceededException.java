@@ -1,9 +1,10 @@
 package dev.cavesandbox;
 
 /**
- * Thrown when an execution waited for a free slot longer than the configured queue timeout
- * ({@link SandboxSettings#queueTimeout()}) because {@link SandboxSettings#maxConcurrent()} executions
- * were already running. Its code is {@value #CODE}. Nothing was run.
+ * Thrown when an execution waited for a free slot longer than the configured queue
+ * timeout ({@link SandboxSettings#queueTimeout()}) because
+ * {@link SandboxSettings#maxConcurrent()} executions were already running. Its code is
+ * {@value #CODE}. Nothing was run.
  */
 public class ConcurrencyLimitExceededException extends CaveSandboxException {
 

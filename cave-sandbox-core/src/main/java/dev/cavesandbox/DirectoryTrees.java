@@ -18,10 +18,10 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Removes a directory tree that an untrusted command wrote, without following the links it may
- * have left. An internal building block of {@link ProcessIsolatedExecutor}, public only so that
- * the project's benchmarks can measure the executor's own code; it is not part of the supported
- * API and may change without notice.
+ * Removes a directory tree that an untrusted command wrote, without following the links
+ * it may have left. An internal building block of {@link ProcessIsolatedExecutor}, public
+ * only so that the project's benchmarks can measure the executor's own code; it is not
+ * part of the supported API and may change without notice.
  */
 public final class DirectoryTrees {
 
@@ -31,12 +31,13 @@ public final class DirectoryTrees {
 	}
 
 	/**
-	 * Remove a directory tree without following symbolic links (a child may leave a link to
-	 * anywhere) and after restoring permissions the child may have taken away. A tree the JDK
-	 * cannot remove (deeper than {@code PATH_MAX}, or deep enough to exhaust the stack) is handed
-	 * to coreutils {@code chmod -R} and {@code rm -rf --one-file-system}, which walk it relative to
-	 * each directory. Never throws: a directory that cannot be removed is logged and left, and the
-	 * execution's result is not lost.
+	 * Remove a directory tree without following symbolic links (a child may leave a link
+	 * to anywhere) and after restoring permissions the child may have taken away. A tree
+	 * the JDK cannot remove (deeper than {@code PATH_MAX}, or deep enough to exhaust the
+	 * stack) is handed to coreutils {@code chmod -R} and
+	 * {@code rm -rf --one-file-system}, which walk it relative to each directory. Never
+	 * throws: a directory that cannot be removed is logged and left, and the execution's
+	 * result is not lost.
 	 * @param root the directory to remove
 	 */
 	public static void delete(Path root) {
@@ -55,7 +56,8 @@ public final class DirectoryTrees {
 						return FileVisitResult.CONTINUE;
 					}
 					if (ex instanceof AccessDeniedException && ownerOnly(file)) {
-						// A directory the child made unreadable: open it up once and walk it.
+						// A directory the child made unreadable: open it up once and walk
+						// it.
 						Files.walkFileTree(file, this);
 						return FileVisitResult.CONTINUE;
 					}

@@ -3,10 +3,11 @@ package dev.cavesandbox;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Thrown when an execution was cancelled before it finished: the calling thread was interrupted,
- * or the {@link java.util.concurrent.CompletableFuture} of an asynchronous execution was
- * cancelled, or the executor was closed. The whole process tree was killed before this is thrown,
- * and the interrupt flag of the calling thread is set again. Its code is {@value #CODE}.
+ * Thrown when an execution was cancelled before it finished: the calling thread was
+ * interrupted, or the {@link java.util.concurrent.CompletableFuture} of an asynchronous
+ * execution was cancelled, or the executor was closed. The whole process tree was killed
+ * before this is thrown, and the interrupt flag of the calling thread is set again. Its
+ * code is {@value #CODE}.
  */
 public class ExecutionCancelledException extends CaveSandboxException {
 

@@ -23,9 +23,9 @@ import org.jspecify.annotations.Nullable;
  * {@link #builder(List)}. Unset optional values take the executor's defaults
  * ({@link SandboxSettings}).
  * <p>
- * The command is an argv list, never a shell string: {@code argv[0]} is a path (absolute, or
- * relative to the working directory) or a bare name looked up on the child's {@code PATH}.
- * Invalid values are rejected when the request is built, with
+ * The command is an argv list, never a shell string: {@code argv[0]} is a path (absolute,
+ * or relative to the working directory) or a bare name looked up on the child's
+ * {@code PATH}. Invalid values are rejected when the request is built, with
  * {@link InvalidExecutionRequestException} ({@code cave_sandbox_invalid_request}).
  */
 public final class ExecutionRequest {
@@ -67,7 +67,8 @@ public final class ExecutionRequest {
 	 * Create a request for the given argv with every other value at its default.
 	 * @param argv the command and its arguments, at least one element
 	 * @return the request
-	 * @throws InvalidExecutionRequestException if argv is empty or an element contains a NUL byte
+	 * @throws InvalidExecutionRequestException if argv is empty or an element contains a
+	 * NUL byte
 	 */
 	public static ExecutionRequest of(String... argv) {
 		return builder(Arrays.asList(argv)).build();
@@ -100,8 +101,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the working directory, or {@code null} for a fresh private directory that is created
-	 * for the execution and removed after it.
+	 * Return the working directory, or {@code null} for a fresh private directory that is
+	 * created for the execution and removed after it.
 	 * @return the working directory or {@code null}
 	 */
 	public @Nullable Path workingDirectory() {
@@ -134,7 +135,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the timeout, or {@code null} for the executor's default ({@link SandboxSettings#timeout()}).
+	 * Return the timeout, or {@code null} for the executor's default
+	 * ({@link SandboxSettings#timeout()}).
 	 * @return the timeout or {@code null}
 	 */
 	public @Nullable Duration timeout() {
@@ -142,8 +144,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the cap of each output stream in bytes, or {@code null} for the executor's default
-	 * ({@link SandboxSettings#maxOutputBytes()}).
+	 * Return the cap of each output stream in bytes, or {@code null} for the executor's
+	 * default ({@link SandboxSettings#maxOutputBytes()}).
 	 * @return the cap in bytes or {@code null}
 	 */
 	public @Nullable Long maxOutputBytes() {
@@ -167,9 +169,10 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return whether the command gets a private loopback interface that is up (a server it starts
-	 * on {@code 127.0.0.1} is reachable from inside the sandbox, the host's loopback still is not),
-	 * or {@code null} for the executor's default ({@link SandboxSettings#loopback()}).
+	 * Return whether the command gets a private loopback interface that is up (a server
+	 * it starts on {@code 127.0.0.1} is reachable from inside the sandbox, the host's
+	 * loopback still is not), or {@code null} for the executor's default
+	 * ({@link SandboxSettings#loopback()}).
 	 * @return whether to bring up a private loopback, or {@code null}
 	 */
 	public @Nullable Boolean loopback() {
@@ -225,8 +228,8 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Run in the given directory, which must exist when the request is executed. It is not
-		 * removed afterwards.
+		 * Run in the given directory, which must exist when the request is executed. It
+		 * is not removed afterwards.
 		 * @param directory the working directory
 		 * @return this builder
 		 */
@@ -249,7 +252,8 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Pass the named variables of the parent (this JVM) to the child, where they are set.
+		 * Pass the named variables of the parent (this JVM) to the child, where they are
+		 * set.
 		 * @param names the variable names
 		 * @return this builder
 		 */
@@ -273,8 +277,9 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Feed the stream returned by the supplier to the child's stdin, then close both. The
-		 * supplier is called once per execution; the stream is read on a sandbox I/O thread.
+		 * Feed the stream returned by the supplier to the child's stdin, then close both.
+		 * The supplier is called once per execution; the stream is read on a sandbox I/O
+		 * thread.
 		 * @param stream the supplier of the stream
 		 * @return this builder
 		 */
@@ -297,8 +302,8 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Set the cap of each output stream (stdout and stderr separately); bytes beyond it are
-		 * discarded and the result reports truncation.
+		 * Set the cap of each output stream (stdout and stderr separately); bytes beyond
+		 * it are discarded and the result reports truncation.
 		 * @param bytes a positive number of bytes
 		 * @return this builder
 		 */
@@ -311,8 +316,8 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Stream stdout to the given sink as it arrives instead of buffering it; the cap still
-		 * applies. The sink is flushed but not closed.
+		 * Stream stdout to the given sink as it arrives instead of buffering it; the cap
+		 * still applies. The sink is flushed but not closed.
 		 * @param sink the sink
 		 * @return this builder
 		 */
@@ -322,8 +327,8 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Stream stderr to the given sink as it arrives instead of buffering it; the cap still
-		 * applies. The sink is flushed but not closed.
+		 * Stream stderr to the given sink as it arrives instead of buffering it; the cap
+		 * still applies. The sink is flushed but not closed.
 		 * @param sink the sink
 		 * @return this builder
 		 */
@@ -333,11 +338,11 @@ public final class ExecutionRequest {
 		}
 
 		/**
-		 * Give the command a private loopback interface that is up ({@code true}), or leave
-		 * loopback as the mechanism has it ({@code false}: down with unshare; bubblewrap always
-		 * brings it up, private either way). The host's loopback stays unreachable in both cases.
-		 * An executor whose mechanism cannot provide a private loopback rejects {@code true} with
-		 * {@link InvalidExecutionRequestException}.
+		 * Give the command a private loopback interface that is up ({@code true}), or
+		 * leave loopback as the mechanism has it ({@code false}: down with unshare;
+		 * bubblewrap always brings it up, private either way). The host's loopback stays
+		 * unreachable in both cases. An executor whose mechanism cannot provide a private
+		 * loopback rejects {@code true} with {@link InvalidExecutionRequestException}.
 		 * @param loopback whether to bring up a private loopback
 		 * @return this builder
 		 */

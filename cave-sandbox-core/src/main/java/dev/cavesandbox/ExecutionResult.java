@@ -7,10 +7,12 @@ import java.time.Duration;
 /**
  * What one execution produced. Immutable.
  *
- * @param exitCode the exit code of the command; {@code 128 + n} when it was killed by signal
- * {@code n} (for example 137 after SIGKILL on timeout)
- * @param stdout the captured stdout, at most the output cap; empty when it was streamed to a sink
- * @param stderr the captured stderr, at most the output cap; empty when it was streamed to a sink
+ * @param exitCode the exit code of the command; {@code 128 + n} when it was killed by
+ * signal {@code n} (for example 137 after SIGKILL on timeout)
+ * @param stdout the captured stdout, at most the output cap; empty when it was streamed
+ * to a sink
+ * @param stderr the captured stderr, at most the output cap; empty when it was streamed
+ * to a sink
  * @param stdoutTruncated whether stdout exceeded the cap and the rest was discarded
  * @param stderrTruncated whether stderr exceeded the cap and the rest was discarded
  * @param timedOut whether the timeout ended the execution (the process tree was killed)

@@ -21,8 +21,8 @@ import dev.cavesandbox.mechanism.FilesystemView;
  * @param view the hidden directories (resolved, existing) and the root's mode
  * @param hiddenDevices the device number of each hidden directory on the host
  */
-record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid,
-		FilesystemView view, Map<Path, Long> hiddenDevices) {
+record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
+		Map<Path, Long> hiddenDevices) {
 
 	/**
 	 * Read the facts of this JVM. What cannot be read is {@code unknown} (a namespace) or

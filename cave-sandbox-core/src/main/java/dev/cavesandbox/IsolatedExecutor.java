@@ -3,14 +3,14 @@ package dev.cavesandbox;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Runs child processes in an OS-level network-isolated sandbox: the command sees no network
- * interface but an unconfigured loopback, so it has no TCP, UDP or DNS egress.
+ * Runs child processes in an OS-level network-isolated sandbox: the command sees no
+ * network interface but an unconfigured loopback, so it has no TCP, UDP or DNS egress.
  * <p>
- * An executor is thread-safe. Each execution gets its own sandbox; when it ends (normally, by
- * timeout or by cancellation) its whole process tree is gone. In strict mode (the default) every
- * execution throws {@link NetworkIsolationUnavailableException}
- * ({@code cave_sandbox_os_network_isolation_unavailable}) when the host cannot isolate, and
- * nothing runs; in fallback mode it runs unisolated and the result says so
+ * An executor is thread-safe. Each execution gets its own sandbox; when it ends
+ * (normally, by timeout or by cancellation) its whole process tree is gone. In strict
+ * mode (the default) every execution throws {@link NetworkIsolationUnavailableException}
+ * ({@code cave_sandbox_os_network_isolation_unavailable}) when the host cannot isolate,
+ * and nothing runs; in fallback mode it runs unisolated and the result says so
  * ({@link ExecutionResult#isolation()}).
  */
 public interface IsolatedExecutor extends AutoCloseable {
@@ -18,12 +18,15 @@ public interface IsolatedExecutor extends AutoCloseable {
 	/**
 	 * Run the request and wait for the whole process tree to end.
 	 * @param request the request
-	 * @return the result; a timeout is reported with {@link ExecutionResult#timedOut()}, not thrown
-	 * @throws NetworkIsolationUnavailableException isolation is unavailable and the mode is strict
+	 * @return the result; a timeout is reported with {@link ExecutionResult#timedOut()},
+	 * not thrown
+	 * @throws NetworkIsolationUnavailableException isolation is unavailable and the mode
+	 * is strict
 	 * @throws InvalidExecutionRequestException the working directory does not exist
 	 * @throws CommandNotFoundException {@code argv[0]} does not exist
 	 * @throws CommandNotExecutableException {@code argv[0]} cannot be executed
-	 * @throws ConcurrencyLimitExceededException no slot became free within the queue timeout
+	 * @throws ConcurrencyLimitExceededException no slot became free within the queue
+	 * timeout
 	 * @throws ExecutionCancelledException the calling thread was interrupted
 	 * @throws SandboxLaunchException the sandbox process could not be started
 	 */
@@ -40,9 +43,9 @@ public interface IsolatedExecutor extends AutoCloseable {
 	}
 
 	/**
-	 * Run the request asynchronously. The future completes with the result, or exceptionally with
-	 * one of the exceptions of {@link #execute(ExecutionRequest)}. Cancelling the future kills the
-	 * process tree.
+	 * Run the request asynchronously. The future completes with the result, or
+	 * exceptionally with one of the exceptions of {@link #execute(ExecutionRequest)}.
+	 * Cancelling the future kills the process tree.
 	 * @param request the request
 	 * @return the future result
 	 */
@@ -50,8 +53,10 @@ public interface IsolatedExecutor extends AutoCloseable {
 
 	/**
 	 * Return the isolation that this executor applies to every execution.
-	 * @return the isolation, {@link Isolation#NONE} in fallback mode on a host without isolation
-	 * @throws NetworkIsolationUnavailableException isolation is unavailable and the mode is strict
+	 * @return the isolation, {@link Isolation#NONE} in fallback mode on a host without
+	 * isolation
+	 * @throws NetworkIsolationUnavailableException isolation is unavailable and the mode
+	 * is strict
 	 */
 	Isolation isolation();
 

@@ -4,17 +4,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where the mode meets the probe's verdict: from {@link SandboxSettings} and an
- * {@link IsolationCapability} it returns the executor that the policy allows. Plain Java code uses
- * it directly; the Spring Boot starter calls it too and adds only fail-fast startup and reporting.
+ * The one place where the mode meets the probe's verdict: from {@link SandboxSettings}
+ * and an {@link IsolationCapability} it returns the executor that the policy allows.
+ * Plain Java code uses it directly; the Spring Boot starter calls it too and adds only
+ * fail-fast startup and reporting.
  * <ul>
- * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified mechanism;</li>
- * <li>unavailable, {@link SandboxMode#STRICT}: an {@link UnavailableIsolatedExecutor}, which fails
- * closed: every execution throws {@link NetworkIsolationUnavailableException}
+ * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified
+ * mechanism;</li>
+ * <li>unavailable, {@link SandboxMode#STRICT}: an {@link UnavailableIsolatedExecutor},
+ * which fails closed: every execution throws {@link NetworkIsolationUnavailableException}
  * ({@code cave_sandbox_os_network_isolation_unavailable}) and nothing is spawned;</li>
- * <li>unavailable, {@link SandboxMode#FALLBACK}: an unisolated {@link ProcessIsolatedExecutor},
- * after one warning that names the cause and its fix; every result reports
- * {@link Isolation#NONE}.</li>
+ * <li>unavailable, {@link SandboxMode#FALLBACK}: an unisolated
+ * {@link ProcessIsolatedExecutor}, after one warning that names the cause and its fix;
+ * every result reports {@link Isolation#NONE}.</li>
  * </ul>
  * <pre>{@code
  * SandboxSettings settings = SandboxSettings.defaults();
@@ -31,8 +33,9 @@ public final class IsolatedExecutors {
 	}
 
 	/**
-	 * Probe this host with the settings ({@link NetworkIsolationProbe}, once, taking up to
-	 * {@link SandboxSettings#probeTimeout()}) and return the executor that the mode allows.
+	 * Probe this host with the settings ({@link NetworkIsolationProbe}, once, taking up
+	 * to {@link SandboxSettings#probeTimeout()}) and return the executor that the mode
+	 * allows.
 	 * @param settings the settings
 	 * @return the executor; the caller closes it
 	 */
@@ -41,8 +44,8 @@ public final class IsolatedExecutors {
 	}
 
 	/**
-	 * Return the executor that the mode allows for a verdict the caller has already measured with
-	 * the same settings.
+	 * Return the executor that the mode allows for a verdict the caller has already
+	 * measured with the same settings.
 	 * @param settings the settings
 	 * @param capability the probe's verdict for these settings
 	 * @return the executor; the caller closes it
@@ -52,9 +55,11 @@ public final class IsolatedExecutors {
 			return ProcessIsolatedExecutor.isolated(settings, capability);
 		}
 		if (settings.mode() == SandboxMode.FALLBACK) {
-			logger.warn("cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
-					+ "IsolatedExecutor CAN reach the network; every result reports isolation 'none'. Fix: {}. "
-					+ "Set the mode to strict to fail closed instead.", capability.cause().description(),
+			logger.warn(
+					"cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
+							+ "IsolatedExecutor CAN reach the network; every result reports isolation 'none'. Fix: {}. "
+							+ "Set the mode to strict to fail closed instead.",
+					capability.cause().description(),
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
 			return ProcessIsolatedExecutor.unisolated(settings);
 		}

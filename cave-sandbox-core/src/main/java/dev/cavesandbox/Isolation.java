@@ -3,8 +3,8 @@ package dev.cavesandbox;
 /**
  * The isolation that was actually applied to one execution.
  *
- * @param mechanism the mechanism that isolated the command (for example {@code unshare}), or
- * {@code none} when it ran unisolated in fallback mode
+ * @param mechanism the mechanism that isolated the command (for example {@code unshare}),
+ * or {@code none} when it ran unisolated in fallback mode
  * @param networkIsolated whether the command ran without network access
  */
 public record Isolation(String mechanism, boolean networkIsolated) {

@@ -8,22 +8,24 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The verdict of the {@link NetworkIsolationProbe}: whether this host can run a command with no
- * network, with which mechanism, and what was actually verified. Exactly one of {@link #mechanism()}
- * and {@link #cause()} is {@code null}; {@link #mechanismName()} names the mechanism.
+ * The verdict of the {@link NetworkIsolationProbe}: whether this host can run a command
+ * with no network, with which mechanism, and what was actually verified. Exactly one of
+ * {@link #mechanism()} and {@link #cause()} is {@code null}; {@link #mechanismName()}
+ * names the mechanism.
  *
- * @param mechanism the mechanism whose real command line the probe verified, which builds the
- * command line of every execution; {@code null} when isolation is unavailable
+ * @param mechanism the mechanism whose real command line the probe verified, which builds
+ * the command line of every execution; {@code null} when isolation is unavailable
  * @param cause why isolation is unavailable, or {@code null} when it is available
- * @param detail what the wrapper or the child reported (its stderr, trimmed), or a description of
- * the host; empty, never {@code null}
- * @param verified the facts the probe observed in the child, for example "only interface: lo"
- * @param privateLoopback whether the probe verified that the mechanism brings up a private
- * loopback, so that requests may ask for one
+ * @param detail what the wrapper or the child reported (its stderr, trimmed), or a
+ * description of the host; empty, never {@code null}
+ * @param verified the facts the probe observed in the child, for example "only interface:
+ * lo"
+ * @param privateLoopback whether the probe verified that the mechanism brings up a
+ * private loopback, so that requests may ask for one
  * @param probeTime how long the probe took
  */
-public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullable UnavailabilityCause cause, String detail,
-		List<String> verified, boolean privateLoopback, Duration probeTime) {
+public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullable UnavailabilityCause cause,
+		String detail, List<String> verified, boolean privateLoopback, Duration probeTime) {
 
 	public IsolationCapability {
 		if ((mechanism == null) == (cause == null)) {
@@ -44,8 +46,8 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 	 */
 	public static IsolationCapability available(SandboxMechanism mechanism, List<String> verified,
 			boolean privateLoopback, Duration probeTime) {
-		return new IsolationCapability(Objects.requireNonNull(mechanism, "mechanism must not be null"), null, "", verified,
-				privateLoopback, probeTime);
+		return new IsolationCapability(Objects.requireNonNull(mechanism, "mechanism must not be null"), null, "",
+				verified, privateLoopback, probeTime);
 	}
 
 	/**
@@ -56,8 +58,8 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 	 * @return the capability
 	 */
 	public static IsolationCapability unavailable(UnavailabilityCause cause, String detail, Duration probeTime) {
-		return new IsolationCapability(null, Objects.requireNonNull(cause, "cause must not be null"), detail,
-				List.of(), false, probeTime);
+		return new IsolationCapability(null, Objects.requireNonNull(cause, "cause must not be null"), detail, List.of(),
+				false, probeTime);
 	}
 
 	/**

@@ -15,21 +15,22 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
 import dev.cavesandbox.mechanism.UnshareMechanism;
 
 /**
- * Verifies one Linux mechanism (bubblewrap or unshare) by running its real command line with a
- * small script that reports what the child sees, and comparing that with the {@link HostFacts}.
- * Isolation counts as verified only when the child's network namespace differs from the JVM's and
- * has no interface but {@code lo}, its PID namespace differs from the JVM's (bubblewrap's own init
- * is PID 1 there, the command is not), its IPC namespace differs from the JVM's (System V IPC and
- * POSIX message queues), it holds no capability, every hidden directory is a different filesystem
- * than the host's one, the working directory is visible and writable, and, where asked, the root
- * is read-only and {@code lo} is up. When {@code lo} stays down, a second run checks whether the
- * mechanism can bring up a private loopback on request.
+ * Verifies one Linux mechanism (bubblewrap or unshare) by running its real command line
+ * with a small script that reports what the child sees, and comparing that with the
+ * {@link HostFacts}. Isolation counts as verified only when the child's network namespace
+ * differs from the JVM's and has no interface but {@code lo}, its PID namespace differs
+ * from the JVM's (bubblewrap's own init is PID 1 there, the command is not), its IPC
+ * namespace differs from the JVM's (System V IPC and POSIX message queues), it holds no
+ * capability, every hidden directory is a different filesystem than the host's one, the
+ * working directory is visible and writable, and, where asked, the root is read-only and
+ * {@code lo} is up. When {@code lo} stays down, a second run checks whether the mechanism
+ * can bring up a private loopback on request.
  */
 final class LinuxProbe {
 
 	/**
-	 * The script the probe runs in the sandbox; the hidden directories follow as arguments. Only
-	 * sh, coreutils and /proc: nothing that a minimal host lacks.
+	 * The script the probe runs in the sandbox; the hidden directories follow as
+	 * arguments. Only sh, coreutils and /proc: nothing that a minimal host lacks.
 	 */
 	static final String SCRIPT = """
 			echo "net=$(readlink /proc/self/ns/net)"
@@ -53,8 +54,8 @@ final class LinuxProbe {
 
 	/**
 	 * Create a probe of one Linux mechanism.
-	 * @param settings the settings that name the binaries, the hidden directories and what is
-	 * required (read-only root, private loopback)
+	 * @param settings the settings that name the binaries, the hidden directories and
+	 * what is required (read-only root, private loopback)
 	 * @param choice {@link MechanismChoice#BWRAP} or {@link MechanismChoice#UNSHARE}
 	 */
 	LinuxProbe(SandboxSettings settings, MechanismChoice choice) {
@@ -89,7 +90,8 @@ final class LinuxProbe {
 		ProcessRunner.Outcome outcome = session.run(mechanism, argv, false);
 		if (mechanism instanceof UnshareMechanism unshare && outcome.exitCode() != 0
 				&& ProbeSession.text(outcome.stderr()).contains("--map-user")) {
-			// util-linux before 2.38 lacks --map-user: the command stays uid 0, without capabilities.
+			// util-linux before 2.38 lacks --map-user: the command stays uid 0, without
+			// capabilities.
 			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
 					unshare.uid(), unshare.gid(), false);
 			outcome = session.run(mechanism, argv, false);
@@ -132,7 +134,8 @@ final class LinuxProbe {
 	 * @param mechanism the mechanism that ran it
 	 * @param outcome what the wrapper and the child produced
 	 * @param host what the same facts are outside the sandbox
-	 * @param loopback whether a private loopback was requested (then {@code lo} must be up)
+	 * @param loopback whether a private loopback was requested (then {@code lo} must be
+	 * up)
 	 * @param took how long the probe took so far
 	 * @return the verdict
 	 */
@@ -152,8 +155,9 @@ final class LinuxProbe {
 		List<String> verified = new ArrayList<>();
 		String net = first(facts, "net");
 		if (!differs("net", net, host.netNamespace())) {
-			return ProbeSession.notVerified("the child's network namespace " + net + " is not a new one (host: "
-					+ host.netNamespace() + ")", took);
+			return ProbeSession.notVerified(
+					"the child's network namespace " + net + " is not a new one (host: " + host.netNamespace() + ")",
+					took);
 		}
 		verified.add("network namespace " + net + " differs from the JVM's " + host.netNamespace());
 		List<String> interfaces = facts.getOrDefault("if", List.of());
@@ -165,12 +169,12 @@ final class LinuxProbe {
 		if (loopback && !loopbackUp) {
 			return ProbeSession.notVerified("a private loopback was requested but lo is down in the child", took);
 		}
-		verified.add(loopbackUp ? "loopback: up, private (the host's loopback is another namespace's)"
-				: "loopback: down");
+		verified
+			.add(loopbackUp ? "loopback: up, private (the host's loopback is another namespace's)" : "loopback: down");
 		String pid = first(facts, "pid");
 		if (!differs("pid", pid, host.pidNamespace())) {
-			return ProbeSession.notVerified("the child's PID namespace " + pid + " is not a new one (host: "
-					+ host.pidNamespace() + ")", took);
+			return ProbeSession.notVerified(
+					"the child's PID namespace " + pid + " is not a new one (host: " + host.pidNamespace() + ")", took);
 		}
 		verified.add("PID namespace " + pid + " differs from the JVM's " + host.pidNamespace());
 		String ipc = first(facts, "ipc");
@@ -220,8 +224,9 @@ final class LinuxProbe {
 	}
 
 	/**
-	 * Whether the child's namespace is another one than the JVM's; never when either could not be
-	 * read, so that a JVM that cannot see its own namespace does not accept any child's.
+	 * Whether the child's namespace is another one than the JVM's; never when either
+	 * could not be read, so that a JVM that cannot see its own namespace does not accept
+	 * any child's.
 	 */
 	private static boolean differs(String type, String child, String jvm) {
 		String prefix = type + ":[";

@@ -12,10 +12,10 @@ import java.util.List;
 import dev.cavesandbox.mechanism.SandboxExecMechanism;
 
 /**
- * Verifies sandbox-exec on macOS: it runs {@code /usr/bin/true} under the deny-network profile
- * (Seatbelt refuses to nest: {@code sandbox_apply}), then checks that a TCP connect from inside to
- * a listener of its own on {@code 127.0.0.1} fails and nothing arrives. macOS has no network
- * namespaces, so a private loopback is never available.
+ * Verifies sandbox-exec on macOS: it runs {@code /usr/bin/true} under the deny-network
+ * profile (Seatbelt refuses to nest: {@code sandbox_apply}), then checks that a TCP
+ * connect from inside to a listener of its own on {@code 127.0.0.1} fails and nothing
+ * arrives. macOS has no network namespaces, so a private loopback is never available.
  */
 final class MacosProbe {
 
@@ -23,8 +23,8 @@ final class MacosProbe {
 
 	/**
 	 * Create a probe of sandbox-exec.
-	 * @param settings the settings that name the binary and what is required (read-only root,
-	 * private loopback)
+	 * @param settings the settings that name the binary and what is required (read-only
+	 * root, private loopback)
 	 */
 	MacosProbe(SandboxSettings settings) {
 		this.settings = settings;

@@ -1,14 +1,15 @@
 package dev.cavesandbox;
 
 /**
- * Which mechanism isolates the commands ({@link SandboxSettings#mechanism()}). Whatever is chosen, the
- * {@link NetworkIsolationProbe} verifies it on the host before anything runs.
+ * Which mechanism isolates the commands ({@link SandboxSettings#mechanism()}). Whatever
+ * is chosen, the {@link NetworkIsolationProbe} verifies it on the host before anything
+ * runs.
  */
 public enum MechanismChoice {
 
 	/**
-	 * The strongest mechanism that the probe verifies on this host: on Linux bubblewrap, else
-	 * unshare; on macOS sandbox-exec (the default).
+	 * The strongest mechanism that the probe verifies on this host: on Linux bubblewrap,
+	 * else unshare; on macOS sandbox-exec (the default).
 	 */
 	AUTO,
 
@@ -22,9 +23,9 @@ public enum MechanismChoice {
 	SANDBOX_EXEC,
 
 	/**
-	 * No isolation at all: only valid with {@link SandboxMode#FALLBACK}, for hosts where another
-	 * boundary (a container or VM without network) already blocks egress; every result reports
-	 * {@link Isolation#NONE}.
+	 * No isolation at all: only valid with {@link SandboxMode#FALLBACK}, for hosts where
+	 * another boundary (a container or VM without network) already blocks egress; every
+	 * result reports {@link Isolation#NONE}.
 	 */
 	NONE
 

@@ -6,26 +6,26 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Measures, rather than assumes, whether this host can isolate a command from the network: it runs
- * the real production command line of each candidate mechanism once and checks what the child saw.
- * With {@link MechanismChoice#AUTO} the candidates are, strongest first, bubblewrap then
- * unshare on Linux (unshare first when this JVM is PID 1: bwrap leaves its sandbox's init for PID 1
- * to reap, and a JVM does not reap processes it did not start), and sandbox-exec on macOS; the
- * first one verified wins. Other systems
- * (Windows, the BSDs) have no supported primitive.
+ * Measures, rather than assumes, whether this host can isolate a command from the
+ * network: it runs the real production command line of each candidate mechanism once and
+ * checks what the child saw. With {@link MechanismChoice#AUTO} the candidates are,
+ * strongest first, bubblewrap then unshare on Linux (unshare first when this JVM is PID
+ * 1: bwrap leaves its sandbox's init for PID 1 to reap, and a JVM does not reap processes
+ * it did not start), and sandbox-exec on macOS; the first one verified wins. Other
+ * systems (Windows, the BSDs) have no supported primitive.
  * <p>
- * This class chooses the candidates and combines their verdicts; each platform's checks are its
- * own class: {@link LinuxProbe} (a script reports what the child sees, compared with the
- * {@link HostFacts}) and {@link MacosProbe} (the deny-network profile, tested with a connect to a
- * listener of the probe's own). When a wrapper fails, {@link WrapperFailureClassifier} tells the
- * causes apart from its stderr; a bare exit code would be ambiguous, since the command itself could
- * return it.
+ * This class chooses the candidates and combines their verdicts; each platform's checks
+ * are its own class: {@link LinuxProbe} (a script reports what the child sees, compared
+ * with the {@link HostFacts}) and {@link MacosProbe} (the deny-network profile, tested
+ * with a connect to a listener of the probe's own). When a wrapper fails,
+ * {@link WrapperFailureClassifier} tells the causes apart from its stderr; a bare exit
+ * code would be ambiguous, since the command itself could return it.
  */
 public final class NetworkIsolationProbe {
 
 	/**
-	 * bwrap's outer process exits without reaping its sandbox's init, which PID 1 then has to reap;
-	 * a JVM that is PID 1 (a container without an init) never reaps it.
+	 * bwrap's outer process exits without reaping its sandbox's init, which PID 1 then
+	 * has to reap; a JVM that is PID 1 (a container without an init) never reaps it.
 	 */
 	static final String BWRAP_UNDER_PID_1 = "warning: this JVM is PID 1, and bwrap leaves one exited process per "
 			+ "execution for PID 1 to reap, which a JVM does not: run the container with an init (docker run --init, "
@@ -39,8 +39,8 @@ public final class NetworkIsolationProbe {
 
 	/**
 	 * Create a probe for this JVM's operating system.
-	 * @param settings the settings that choose the mechanism, name the binaries and the probe
-	 * timeout
+	 * @param settings the settings that choose the mechanism, name the binaries and the
+	 * probe timeout
 	 */
 	public NetworkIsolationProbe(SandboxSettings settings) {
 		this(settings, System.getProperty("os.name", ""), ProcessHandle.current().pid());
@@ -57,8 +57,9 @@ public final class NetworkIsolationProbe {
 	}
 
 	/**
-	 * Run the probe. Takes a few tens of milliseconds on a host that isolates; never longer than
-	 * the probe timeout ({@link SandboxSettings#probeTimeout()}) per candidate.
+	 * Run the probe. Takes a few tens of milliseconds on a host that isolates; never
+	 * longer than the probe timeout ({@link SandboxSettings#probeTimeout()}) per
+	 * candidate.
 	 * @return the verdict, never {@code null}
 	 */
 	public IsolationCapability probe() {

@@ -3,9 +3,10 @@ package dev.cavesandbox;
 import java.util.Objects;
 
 /**
- * Thrown when a command must run network-isolated but this host cannot provide the isolation:
- * the primitive is missing, the kernel refuses it, or the probe could not verify it. Its code is
- * {@value #CODE}. Nothing was run when this is thrown (fail closed).
+ * Thrown when a command must run network-isolated but this host cannot provide the
+ * isolation: the primitive is missing, the kernel refuses it, or the probe could not
+ * verify it. Its code is {@value #CODE}. Nothing was run when this is thrown (fail
+ * closed).
  */
 public class NetworkIsolationUnavailableException extends CaveSandboxException {
 
@@ -35,7 +36,8 @@ public class NetworkIsolationUnavailableException extends CaveSandboxException {
 
 	/**
 	 * Return the probe verdict that explains why isolation is unavailable.
-	 * @return the capability, whose {@link IsolationCapability#cause() cause} is not {@code null}
+	 * @return the capability, whose {@link IsolationCapability#cause() cause} is not
+	 * {@code null}
 	 */
 	public IsolationCapability capability() {
 		return this.capability;

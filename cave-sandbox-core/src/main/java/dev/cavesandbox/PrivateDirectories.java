@@ -27,50 +27,57 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 /**
- * The private working directories of one executor, in its work directory: created owner-only for
- * an execution that names no working directory, emptied and kept for the next execution where
- * nothing can still write into them, deleted otherwise; and the private directories that a JVM
- * which no longer runs left behind, removed when the executor is created.
+ * The private working directories of one executor, in its work directory: created
+ * owner-only for an execution that names no working directory, emptied and kept for the
+ * next execution where nothing can still write into them, deleted otherwise; and the
+ * private directories that a JVM which no longer runs left behind, removed when the
+ * executor is created.
  * <p>
- * <strong>Where they live.</strong> Not in the work directory itself but in a home of this JVM's
- * user in it, {@code <workDirectory>/cave-sandbox-<uid>}, owned by that user and traversable by
- * nobody else (mode 0700); the lock files below are in it too. A command sandboxed by a root JVM
- * runs as uid 0 mapped to the host's root, so what it creates in its directory is really root's:
- * it can copy a binary, make it setuid and open its own directory ({@code chmod 755 .}), and in a
- * work directory shared with other local users (the default {@code java.io.tmpdir}, {@code /tmp})
- * they could run that binary as root while the execution lasts. Inside the home nothing is
- * reachable by another user, whatever the command does to its own directory. The command cannot
- * open the home either: inside the sandbox the hidden directories ({@code /tmp} among them) are a
- * private tmpfs, so the parent it sees of its directory is the tmpfs's, not the host's; a work
- * directory outside the hidden directories is seen read-only (the README's threat model says what
- * is left there). One home per user, not per JVM: the orphan cleanup of one JVM must find the
- * directories of another JVM of the same user, which a randomly named home would hide.
+ * <strong>Where they live.</strong> Not in the work directory itself but in a home of
+ * this JVM's user in it, {@code <workDirectory>/cave-sandbox-<uid>}, owned by that user
+ * and traversable by nobody else (mode 0700); the lock files below are in it too. A
+ * command sandboxed by a root JVM runs as uid 0 mapped to the host's root, so what it
+ * creates in its directory is really root's: it can copy a binary, make it setuid and
+ * open its own directory ({@code chmod 755 .}), and in a work directory shared with other
+ * local users (the default {@code java.io.tmpdir}, {@code /tmp}) they could run that
+ * binary as root while the execution lasts. Inside the home nothing is reachable by
+ * another user, whatever the command does to its own directory. The command cannot open
+ * the home either: inside the sandbox the hidden directories ({@code /tmp} among them)
+ * are a private tmpfs, so the parent it sees of its directory is the tmpfs's, not the
+ * host's; a work directory outside the hidden directories is seen read-only (the README's
+ * threat model says what is left there). One home per user, not per JVM: the orphan
+ * cleanup of one JVM must find the directories of another JVM of the same user, which a
+ * randomly named home would hide.
  * <p>
- * <strong>A home that is already there.</strong> Its name is predictable, so in a shared work
- * directory another user can create it first. It is used only if it is a directory (not a
- * symbolic link), owned by this JVM's user and without any group or other permission; anything
- * else fails closed with an error that names it ({@link SandboxLaunchException} on the first
- * execution) rather than be used (it would give its owner this user's directories) or replaced by
- * a randomly named home (which the next JVM's orphan cleanup could not find). Removing the
- * planted entry, or a work directory that only this user can write, ends it. In a sticky work
- * directory (like {@code /tmp}) no other user can rename or remove the home once it is this
- * user's, so what was checked stays true.
+ * <strong>A home that is already there.</strong> Its name is predictable, so in a shared
+ * work directory another user can create it first. It is used only if it is a directory
+ * (not a symbolic link), owned by this JVM's user and without any group or other
+ * permission; anything else fails closed with an error that names it
+ * ({@link SandboxLaunchException} on the first execution) rather than be used (it would
+ * give its owner this user's directories) or replaced by a randomly named home (which the
+ * next JVM's orphan cleanup could not find). Removing the planted entry, or a work
+ * directory that only this user can write, ends it. In a sticky work directory (like
+ * {@code /tmp}) no other user can rename or remove the home once it is this user's, so
+ * what was checked stays true.
  * <p>
- * <strong>Whose directories are orphaned.</strong> A JVM that was killed (SIGKILL, the OOM
- * killer) never reached its {@code finally}, so its directories stay. The pid in a name cannot
- * tell whether they are still in use: a JVM in another PID namespace (a container sharing the
- * directory) has a pid that means nothing here, and pids are reused. So each JVM creates, per
- * work directory, in its user's home there, a lock file {@code cave-sandbox-lock-<pid>-<token>}
- * (owner-only) and holds an exclusive lock on it for its whole life; its directories are named
- * {@code cave-sandbox-<pid>-<token>-<random>}. The kernel releases a record lock when the process
- * that holds it ends, however it ends (fcntl(2), which {@link FileChannel#tryLock()} uses on
- * Linux; flock(2) locks behave the same way), and a lock is seen by every process that opens the
- * same file, whatever its PID namespace. A directory is therefore removed only if this JVM can
- * take the lock of its owner, and only if it and its lock file belong to this JVM's user; anything
- * else (another user's directories, a live JVM's, directories without a lock file) is left alone,
- * silently. When the last executor of this JVM on a work directory is closed and none of this
- * JVM's directories is left there, the lock file is removed and the lock let go; a lock file left
- * by a JVM that ended without that is removed by the next executor created on the work directory.
+ * <strong>Whose directories are orphaned.</strong> A JVM that was killed (SIGKILL, the
+ * OOM killer) never reached its {@code finally}, so its directories stay. The pid in a
+ * name cannot tell whether they are still in use: a JVM in another PID namespace (a
+ * container sharing the directory) has a pid that means nothing here, and pids are
+ * reused. So each JVM creates, per work directory, in its user's home there, a lock file
+ * {@code cave-sandbox-lock-<pid>-<token>} (owner-only) and holds an exclusive lock on it
+ * for its whole life; its directories are named
+ * {@code cave-sandbox-<pid>-<token>-<random>}. The kernel releases a record lock when the
+ * process that holds it ends, however it ends (fcntl(2), which
+ * {@link FileChannel#tryLock()} uses on Linux; flock(2) locks behave the same way), and a
+ * lock is seen by every process that opens the same file, whatever its PID namespace. A
+ * directory is therefore removed only if this JVM can take the lock of its owner, and
+ * only if it and its lock file belong to this JVM's user; anything else (another user's
+ * directories, a live JVM's, directories without a lock file) is left alone, silently.
+ * When the last executor of this JVM on a work directory is closed and none of this JVM's
+ * directories is left there, the lock file is removed and the lock let go; a lock file
+ * left by a JVM that ended without that is removed by the next executor created on the
+ * work directory.
  */
 final class PrivateDirectories {
 
@@ -104,15 +111,19 @@ final class PrivateDirectories {
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
-	/** This JVM's lock on the work directory, once taken; this instance counts as one of its users. */
+	/**
+	 * This JVM's lock on the work directory, once taken; this instance counts as one of
+	 * its users.
+	 */
 	private volatile OwnerLock lock;
 
 	/**
-	 * Create the directories of one executor and remove the orphaned ones in the work directory.
+	 * Create the directories of one executor and remove the orphaned ones in the work
+	 * directory.
 	 * @param workDirectory where the directories are created
 	 * @param maxKept how many emptied directories are kept at most
-	 * @param reuse whether emptied directories are kept at all: only where nothing of an execution
-	 * outlives it (an isolated execution, whose PID namespace is gone)
+	 * @param reuse whether emptied directories are kept at all: only where nothing of an
+	 * execution outlives it (an isolated execution, whose PID namespace is gone)
 	 */
 	PrivateDirectories(Path workDirectory, int maxKept, boolean reuse) {
 		this.workDirectory = workDirectory;
@@ -129,11 +140,11 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Take an emptied private directory of an earlier execution, or create one in this user's home
-	 * in the work directory. Creating and deleting a directory per execution with a random name
-	 * costs more than the rest of the executor together where the work directory's filesystem
-	 * discards freed blocks online (measured in BENCHMARKS.md); an emptied directory costs a few
-	 * microseconds.
+	 * Take an emptied private directory of an earlier execution, or create one in this
+	 * user's home in the work directory. Creating and deleting a directory per execution
+	 * with a random name costs more than the rest of the executor together where the work
+	 * directory's filesystem discards freed blocks online (measured in BENCHMARKS.md); an
+	 * emptied directory costs a few microseconds.
 	 * @return an empty, owner-only directory
 	 * @throws SandboxLaunchException if none can be created
 	 * @throws ExecutionCancelledException if this is closed
@@ -157,11 +168,11 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * After an isolated execution the whole PID namespace is gone, so nothing can still write into
-	 * its private directory: it is emptied, recreated owner-only, and kept for the next execution
-	 * (at most {@code maxKept} are kept). Anything else, and
-	 * every directory when reuse is off (an unisolated execution's background processes may live
-	 * on), is deleted.
+	 * After an isolated execution the whole PID namespace is gone, so nothing can still
+	 * write into its private directory: it is emptied, recreated owner-only, and kept for
+	 * the next execution (at most {@code maxKept} are kept). Anything else, and every
+	 * directory when reuse is off (an unisolated execution's background processes may
+	 * live on), is deleted.
 	 * @param directory a directory from {@link #create()}
 	 */
 	void release(Path directory) {
@@ -186,9 +197,10 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Delete the kept directories; every later release deletes its directory. The last user of
-	 * this JVM's lock on the work directory removes the lock file and lets the lock go if no
-	 * directory of this JVM is left there; otherwise it stays until the JVM ends.
+	 * Delete the kept directories; every later release deletes its directory. The last
+	 * user of this JVM's lock on the work directory removes the lock file and lets the
+	 * lock go if no directory of this JVM is left there; otherwise it stays until the JVM
+	 * ends.
 	 */
 	void close() {
 		if (!this.closed.compareAndSet(false, true)) {
@@ -207,12 +219,13 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Make a directory new for reuse: its entries are deleted, then the directory itself is
-	 * removed and created again under the same name, owner-only. A new inode carries nothing the
-	 * last command left on the directory itself for the next one to read: no extended attributes,
-	 * no POSIX ACL (a default ACL, {@code system.posix_acl_default}, would reach every file the
-	 * next command creates, and the JDK can neither see nor remove it on Linux), no timestamps, no
-	 * mode. The name cannot be taken in between: the home is this user's alone.
+	 * Make a directory new for reuse: its entries are deleted, then the directory itself
+	 * is removed and created again under the same name, owner-only. A new inode carries
+	 * nothing the last command left on the directory itself for the next one to read: no
+	 * extended attributes, no POSIX ACL (a default ACL, {@code system.posix_acl_default},
+	 * would reach every file the next command creates, and the JDK can neither see nor
+	 * remove it on Linux), no timestamps, no mode. The name cannot be taken in between:
+	 * the home is this user's alone.
 	 * @return whether the directory is there again, new and empty
 	 */
 	private static boolean renew(Path directory) {
@@ -233,8 +246,9 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Remove the private directories in the work directory whose JVM has ended, as the class
-	 * comment describes. Never throws; what cannot be proven orphaned and this user's is left.
+	 * Remove the private directories in the work directory whose JVM has ended, as the
+	 * class comment describes. Never throws; what cannot be proven orphaned and this
+	 * user's is left.
 	 * @param workDirectory the work directory
 	 */
 	static void removeOrphans(Path workDirectory) {
@@ -253,7 +267,8 @@ final class PrivateDirectories {
 		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(own.home, LOCK_PREFIX + "*")) {
 			for (Path lockFile : lockFiles) {
 				String name = lockFile.getFileName().toString();
-				// Never open a lock file of this JVM: closing any descriptor of a file releases
+				// Never open a lock file of this JVM: closing any descriptor of a file
+				// releases
 				// the process's fcntl(2) locks on it.
 				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
 					removeIfOrphaned(own.home, lockFile, own.owner);
@@ -270,8 +285,9 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Whether a file is one of this JVM's lock files under another name (a hard link): opening it
-	 * and closing it again would release this JVM's lock, as any descriptor's close does.
+	 * Whether a file is one of this JVM's lock files under another name (a hard link):
+	 * opening it and closing it again would release this JVM's lock, as any descriptor's
+	 * close does.
 	 */
 	private static boolean ownLockFile(Path file) {
 		try {
@@ -319,11 +335,12 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * This JVM's user's home in a work directory, created if it is not there, checked if it is,
-	 * as the class comment describes.
+	 * This JVM's user's home in a work directory, created if it is not there, checked if
+	 * it is, as the class comment describes.
 	 * @param workDirectory the work directory
 	 * @return {@code <workDirectory>/cave-sandbox-<uid>}
-	 * @throws IOException if it cannot be created, or is there but is not this user's alone
+	 * @throws IOException if it cannot be created, or is there but is not this user's
+	 * alone
 	 */
 	static Path home(Path workDirectory) throws IOException {
 		int own = uid(workDirectory);
@@ -334,20 +351,21 @@ final class PrivateDirectories {
 		catch (FileAlreadyExistsException ex) {
 			// checked below, like a new one
 		}
-		PosixFileAttributes attributes = Files.readAttributes(home, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+		PosixFileAttributes attributes = Files.readAttributes(home, PosixFileAttributes.class,
+				LinkOption.NOFOLLOW_LINKS);
 		int owner = (Integer) Files.getAttribute(home, "unix:uid", LinkOption.NOFOLLOW_LINKS);
 		Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
 		open.addAll(attributes.permissions());
 		open.retainAll(GROUP_OR_OTHER);
 		if (!attributes.isDirectory() || owner != own || !open.isEmpty()) {
-			throw new IOException("refusing " + home + " as the home of uid " + own + "'s private directories: it is "
-					+ (attributes.isSymbolicLink() ? "a symbolic link"
-							: !attributes.isDirectory() ? "not a directory"
-									: (owner != own) ? "owned by uid " + owner
-											: "open to others (" + PosixFilePermissions.toString(attributes.permissions())
-													+ ")")
-					+ "; another user may have created it to reach them. Remove it, or choose a work directory that"
-					+ " only this user can write");
+			throw new IOException(
+					"refusing " + home + " as the home of uid " + own + "'s private directories: it is "
+							+ (attributes.isSymbolicLink() ? "a symbolic link"
+									: !attributes.isDirectory() ? "not a directory"
+											: (owner != own) ? "owned by uid " + owner : "open to others ("
+													+ PosixFilePermissions.toString(attributes.permissions()) + ")")
+							+ "; another user may have created it to reach them. Remove it, or choose a work directory that"
+							+ " only this user can write");
 		}
 		return home;
 	}
@@ -378,9 +396,9 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * This JVM's lock on a work directory: held while an executor of this JVM uses the directory
-	 * or a directory of this JVM is left in it, and in any case released by the kernel when the
-	 * JVM ends.
+	 * This JVM's lock on a work directory: held while an executor of this JVM uses the
+	 * directory or a directory of this JVM is left in it, and in any case released by the
+	 * kernel when the JVM ends.
 	 */
 	private static final class OwnerLock {
 
@@ -388,7 +406,10 @@ final class PrivateDirectories {
 
 		private final Path key;
 
-		/** This user's home in the work directory, where the lock file and the directories are. */
+		/**
+		 * This user's home in the work directory, where the lock file and the directories
+		 * are.
+		 */
 		private final Path home;
 
 		private final Path file;
@@ -398,7 +419,9 @@ final class PrivateDirectories {
 		/** The user that created the lock file, which is this JVM's. */
 		private final UserPrincipal owner;
 
-		/** The lock file's identity (device and inode), whatever name it is reached by. */
+		/**
+		 * The lock file's identity (device and inode), whatever name it is reached by.
+		 */
 		private final Object fileKey;
 
 		/** The name prefix of the private directories it covers. */
@@ -479,12 +502,14 @@ final class PrivateDirectories {
 				FileLock lock = null;
 				try {
 					lock = channel.tryLock();
-					// Another JVM's cleanup may have taken the new, still unlocked file for an
+					// Another JVM's cleanup may have taken the new, still unlocked file
+					// for an
 					// orphaned one and removed it: then take another name.
 					BasicFileAttributes attributes = (lock != null) ? attributesIfPresent(file) : null;
 					if (attributes != null && attributes.isRegularFile()) {
-						return new OwnerLock(workDirectory, home, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
-								attributes.fileKey(), PREFIX + id + "-");
+						return new OwnerLock(workDirectory, home, file, lock,
+								Files.getOwner(file, LinkOption.NOFOLLOW_LINKS), attributes.fileKey(),
+								PREFIX + id + "-");
 					}
 				}
 				catch (IOException | RuntimeException ex) {

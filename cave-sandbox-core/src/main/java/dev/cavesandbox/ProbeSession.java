@@ -12,10 +12,11 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the probe of every platform shares: the check that a mechanism's binaries exist, a working
- * directory created where production ones are (holding a marker file that the child reads), and
- * running a mechanism's command line there the way an execution does, with a fixed {@code PATH}
- * and the probe timeout. Closing the session stops what still runs and deletes the directory.
+ * What the probe of every platform shares: the check that a mechanism's binaries exist, a
+ * working directory created where production ones are (holding a marker file that the
+ * child reads), and running a mechanism's command line there the way an execution does,
+ * with a fixed {@code PATH} and the probe timeout. Closing the session stops what still
+ * runs and deletes the directory.
  */
 final class ProbeSession implements AutoCloseable {
 
@@ -49,8 +50,8 @@ final class ProbeSession implements AutoCloseable {
 	 * Check that every binary of a mechanism exists and is executable.
 	 * @param mechanism the mechanism
 	 * @param start when the platform's probe started ({@link System#nanoTime()})
-	 * @return the verdict that names the first binary missing or not executable, or {@code null}
-	 * when all are there
+	 * @return the verdict that names the first binary missing or not executable, or
+	 * {@code null} when all are there
 	 */
 	static @Nullable IsolationCapability missingBinary(SandboxMechanism mechanism, long start) {
 		for (Path binary : mechanism.binaries()) {
@@ -68,16 +69,16 @@ final class ProbeSession implements AutoCloseable {
 
 	/**
 	 * Run a platform's checks in a new session, then close it.
-	 * @param settings the settings that name the work directory, the probe timeout and the kill
-	 * grace period
+	 * @param settings the settings that name the work directory, the probe timeout and
+	 * the kill grace period
 	 * @param start when the platform's probe started ({@link System#nanoTime()})
 	 * @param checks the checks, which return the verdict
-	 * @return the verdict of the checks; {@link UnavailabilityCause#UNKNOWN} if the working
-	 * directory could not be created, or the cause that a wrapper's launch failure names
+	 * @return the verdict of the checks; {@link UnavailabilityCause#UNKNOWN} if the
+	 * working directory could not be created, or the cause that a wrapper's launch
+	 * failure names
 	 * @throws InterruptedException if the thread was interrupted while a command ran
 	 */
-	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks)
-			throws InterruptedException {
+	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
 		Path directory;
 		try {
 			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();

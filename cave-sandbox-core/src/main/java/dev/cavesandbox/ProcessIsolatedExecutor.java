@@ -21,24 +21,26 @@ import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command line that
- * the {@link NetworkIsolationProbe} verified, or unisolated in fallback mode. Create it with
- * {@link #isolated(SandboxSettings, IsolationCapability)} or
+ * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command
+ * line that the {@link NetworkIsolationProbe} verified, or unisolated in fallback mode.
+ * Create it with {@link #isolated(SandboxSettings, IsolationCapability)} or
  * {@link #unisolated(SandboxSettings)}.
  * <p>
- * Each execution: waits for one of {@code maxConcurrent} slots; takes a private working directory
- * ({@code PrivateDirectories}) unless the request names one, which it checks; builds the
- * environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists, is executable
- * ({@link CommandResolver}) and is visible in the sandbox; runs it behind the mechanism's command
- * line ({@code ProcessRunner}); and gives the private working directory back whatever happened.
- * This class keeps the slots, the asynchronous executions and the orchestration; each concern
- * lives in the class named.
+ * Each execution: waits for one of {@code maxConcurrent} slots; takes a private working
+ * directory ({@code PrivateDirectories}) unless the request names one, which it checks;
+ * builds the environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists,
+ * is executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind
+ * the mechanism's command line ({@code ProcessRunner}); and gives the private working
+ * directory back whatever happened. This class keeps the slots, the asynchronous
+ * executions and the orchestration; each concern lives in the class named.
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final SandboxSettings settings;
 
-	/** The verified capability, or {@code null} for the unisolated (fallback) executor. */
+	/**
+	 * The verified capability, or {@code null} for the unisolated (fallback) executor.
+	 */
 	private final @Nullable IsolationCapability capability;
 
 	private final Isolation isolation;
@@ -70,10 +72,10 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Create an executor that runs every command behind the verified command line of the given
-	 * capability. The mechanism is used as the probe verified it (its binaries, hidden directories
-	 * and read-only root); the settings give the defaults of each request, {@code loopback}
-	 * included.
+	 * Create an executor that runs every command behind the verified command line of the
+	 * given capability. The mechanism is used as the probe verified it (its binaries,
+	 * hidden directories and read-only root); the settings give the defaults of each
+	 * request, {@code loopback} included.
 	 * @param settings the settings
 	 * @param capability a verdict of available isolation
 	 * @return the executor
@@ -87,12 +89,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Create the fallback executor: no isolation at all. Every command runs as a plain child
-	 * process of the JVM, with the host's network, file system and processes; only the environment,
-	 * the private working directory, the limits and the tree teardown still apply. Every result
-	 * reports {@link Isolation#NONE}. Meant for mode FALLBACK ({@link IsolatedExecutors} uses it
-	 * when isolation is unavailable and the settings allow it); do not use it to run untrusted
-	 * commands.
+	 * Create the fallback executor: no isolation at all. Every command runs as a plain
+	 * child process of the JVM, with the host's network, file system and processes; only
+	 * the environment, the private working directory, the limits and the tree teardown
+	 * still apply. Every result reports {@link Isolation#NONE}. Meant for mode FALLBACK
+	 * ({@link IsolatedExecutors} uses it when isolation is unavailable and the settings
+	 * allow it); do not use it to run untrusted commands.
 	 * @param settings the settings
 	 * @return the executor
 	 */
@@ -147,7 +149,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		try {
 			Path realDirectory = directory.toRealPath();
 			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
-			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")), realDirectory);
+			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
+					realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
 			List<String> argv = (this.capability != null)
 					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
@@ -177,10 +180,10 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Return what is spawned for the request: its argv unisolated, else the command line that the
-	 * verified mechanism builds from the argv, the working directory (as a real path, so that the
-	 * mechanism binds what the kernel will resolve) and the loopback wish of the request or the
-	 * settings.
+	 * Return what is spawned for the request: its argv unisolated, else the command line
+	 * that the verified mechanism builds from the argv, the working directory (as a real
+	 * path, so that the mechanism binds what the kernel will resolve) and the loopback
+	 * wish of the request or the settings.
 	 */
 	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path realDirectory) {
 		if (this.capability == null) {
@@ -190,18 +193,18 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
 		if (loopback && !this.capability.privateLoopback()) {
 			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
-					+ " cannot give a private loopback on this host (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()
-					+ "); leave loopback unset or false");
+					+ " cannot give a private loopback on this host ("
+					+ UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + "); leave loopback unset or false");
 		}
 		return mechanism.commandLine(argv, realDirectory, loopback);
 	}
 
 	/**
-	 * The working directory is mounted writable into the sandbox, over the hidden directories and
-	 * the read-only root. So it must be the path the caller meant: no symbolic link anywhere in it
-	 * (an earlier, untrusted execution could have planted one in a persistent directory to point
-	 * the mount at {@code /} or {@code /run}), and neither the root nor a directory that contains
-	 * a hidden directory.
+	 * The working directory is mounted writable into the sandbox, over the hidden
+	 * directories and the read-only root. So it must be the path the caller meant: no
+	 * symbolic link anywhere in it (an earlier, untrusted execution could have planted
+	 * one in a persistent directory to point the mount at {@code /} or {@code /run}), and
+	 * neither the root nor a directory that contains a hidden directory.
 	 */
 	private void checkWorkingDirectory(Path directory) {
 		if (this.capability == null) {
@@ -216,22 +219,24 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException("working directory " + directory + " cannot be resolved: " + ex);
 		}
 		if (!real.equals(absolute)) {
-			throw new InvalidExecutionRequestException("working directory " + directory + " goes through a symbolic link (it"
-					+ " resolves to " + real + "); pass the real path if that is the directory you mean");
+			throw new InvalidExecutionRequestException(
+					"working directory " + directory + " goes through a symbolic link (it" + " resolves to " + real
+							+ "); pass the real path if that is the directory you mean");
 		}
 		boolean containsHidden = real.getParent() == null || this.settings.hiddenDirectories()
 			.stream()
 			.anyMatch((hidden) -> hidden.toAbsolutePath().normalize().startsWith(real));
 		if (containsHidden) {
-			throw new InvalidExecutionRequestException("working directory " + real + " is the root or contains a hidden "
-					+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
+			throw new InvalidExecutionRequestException(
+					"working directory " + real + " is the root or contains a hidden "
+							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
 	}
 
 	/**
-	 * A command in a hidden directory (for example a script in {@code /tmp}) exists on the host but
-	 * not in the sandbox: report it as not found before anything is spawned, the same way for every
-	 * mechanism, rather than with the wrapper's own exit code.
+	 * A command in a hidden directory (for example a script in {@code /tmp}) exists on
+	 * the host but not in the sandbox: report it as not found before anything is spawned,
+	 * the same way for every mechanism, rather than with the wrapper's own exit code.
 	 */
 	private void checkVisible(Path command, Path realDirectory) throws IOException {
 		if (this.capability == null) {

@@ -26,20 +26,22 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams with
- * caps, time out, tear down the tree, report. Isolated and unisolated executions differ only in
- * the command line they pass.
+ * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams
+ * with caps, time out, tear down the tree, report. Isolated and unisolated executions
+ * differ only in the command line they pass.
  * <p>
  * Processes are spawned from a small pool of dedicated, long-lived platform threads: the
- * parent-death signal that ties a sandbox to the JVM ({@code setpriv --pdeathsig}) fires when the
- * <em>thread</em> that spawned it ends (prctl(2)), so spawning from a short-lived, pooled or
- * virtual thread's carrier would kill the sandbox early.
+ * parent-death signal that ties a sandbox to the JVM ({@code setpriv --pdeathsig}) fires
+ * when the <em>thread</em> that spawned it ends (prctl(2)), so spawning from a
+ * short-lived, pooled or virtual thread's carrier would kill the sandbox early.
  */
 final class ProcessRunner implements AutoCloseable {
 
 	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(5);
 
-	/** Idle I/O threads end after this, so a burst of executions leaves no threads behind. */
+	/**
+	 * Idle I/O threads end after this, so a burst of executions leaves no threads behind.
+	 */
 	private static final Duration IO_KEEP_ALIVE = Duration.ofSeconds(2);
 
 	private final Duration killGracePeriod;
@@ -79,7 +81,8 @@ final class ProcessRunner implements AutoCloseable {
 	 * @param spec what to run
 	 * @return what it produced
 	 * @throws IOException if the process could not be started
-	 * @throws InterruptedException if the calling thread was interrupted; the tree was killed
+	 * @throws InterruptedException if the calling thread was interrupted; the tree was
+	 * killed
 	 */
 	Outcome run(Spec spec) throws IOException, InterruptedException {
 		if (this.closed) {
@@ -105,7 +108,8 @@ final class ProcessRunner implements AutoCloseable {
 			return launched.get();
 		}
 		catch (InterruptedException ex) {
-			// The spawn may still complete: wait for it so that no process is left behind.
+			// The spawn may still complete: wait for it so that no process is left
+			// behind.
 			try {
 				Process process = getUninterruptibly(launched);
 				process.destroyForcibly();
@@ -146,8 +150,8 @@ final class ProcessRunner implements AutoCloseable {
 		}
 		finish(process, tasks, feeder);
 		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
-		return new Outcome(process.exitValue(), stdout.bytes(), stderr.bytes(), stdout.truncated(),
-				stderr.truncated(), timedOut, wallTime);
+		return new Outcome(process.exitValue(), stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
+				timedOut, wallTime);
 	}
 
 	private @Nullable Future<?> feed(Process process, @Nullable Supplier<InputStream> stdin) {
@@ -157,25 +161,27 @@ final class ProcessRunner implements AutoCloseable {
 			return null;
 		}
 		return this.io.submit(() -> {
-			// The child's stdin is closed whatever the supplier does: throw, or return null.
+			// The child's stdin is closed whatever the supplier does: throw, or return
+			// null.
 			try (toChild; InputStream in = stdin.get()) {
 				if (in != null) {
 					in.transferTo(toChild);
 				}
 			}
 			catch (IOException ex) {
-				// The child closed its stdin or exited before reading it all: that is its choice.
+				// The child closed its stdin or exited before reading it all: that is its
+				// choice.
 			}
 		});
 	}
 
 	/**
-	 * After the direct child has exited: wait for both streams to reach their end. Inside a PID
-	 * namespace the kernel has already killed every other process, so the pipes close at once.
-	 * Unisolated, a background process may still hold them: it gets the grace period, then the
-	 * call returns with what was read and the streams are closed. A drain thread blocked in a read
-	 * stays blocked until that process ends or closes them: close(2) does not wake a read that
-	 * another thread is blocked in.
+	 * After the direct child has exited: wait for both streams to reach their end. Inside
+	 * a PID namespace the kernel has already killed every other process, so the pipes
+	 * close at once. Unisolated, a background process may still hold them: it gets the
+	 * grace period, then the call returns with what was read and the streams are closed.
+	 * A drain thread blocked in a read stays blocked until that process ends or closes
+	 * them: close(2) does not wake a read that another thread is blocked in.
 	 */
 	private void finish(Process process, List<Future<?>> drains, @Nullable Future<?> feeder) {
 		reap(process);
@@ -202,17 +208,19 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox wrapper
-	 * (our direct child when {@code sandboxed}) gets no SIGTERM: bwrap would die at once and take the
-	 * namespace with it, leaving the command no grace period; it gets the SIGKILL. Inside a PID namespace
-	 * the command is PID 1 and ignores SIGTERM unless it installed a handler (pid_namespaces(7));
-	 * the SIGKILL to the wrapper then takes the whole namespace down ({@code unshare --kill-child}).
+	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox
+	 * wrapper (our direct child when {@code sandboxed}) gets no SIGTERM: bwrap would die
+	 * at once and take the namespace with it, leaving the command no grace period; it
+	 * gets the SIGKILL. Inside a PID namespace the command is PID 1 and ignores SIGTERM
+	 * unless it installed a handler (pid_namespaces(7)); the SIGKILL to the wrapper then
+	 * takes the whole namespace down ({@code unshare --kill-child}).
 	 */
 	private void terminate(Process process, boolean sandboxed) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
 		if (!sandboxed) {
-			// Signal through the handle: Process.destroy() would also close our ends of the pipes
+			// Signal through the handle: Process.destroy() would also close our ends of
+			// the pipes
 			// and lose what the tree writes while it shuts down.
 			process.toHandle().destroy();
 		}
@@ -293,8 +301,10 @@ final class ProcessRunner implements AutoCloseable {
 
 	/**
 	 * What to run.
-	 * @param sandboxed whether the direct child is a sandbox wrapper (bwrap, unshare) rather than
-	 * the command itself: a wrapper gets no SIGTERM on timeout, see {@code terminate}
+	 *
+	 * @param sandboxed whether the direct child is a sandbox wrapper (bwrap, unshare)
+	 * rather than the command itself: a wrapper gets no SIGTERM on timeout, see
+	 * {@code terminate}
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
 			@Nullable Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes,

@@ -1,9 +1,9 @@
 package dev.cavesandbox;
 
 /**
- * Thrown when the sandbox process could not be started although the probe had verified it, for
- * example because the JVM ran out of file descriptors or the wrapper binary was removed after
- * startup. Its code is {@value #CODE}. Nothing was run.
+ * Thrown when the sandbox process could not be started although the probe had verified
+ * it, for example because the JVM ran out of file descriptors or the wrapper binary was
+ * removed after startup. Its code is {@value #CODE}. Nothing was run.
  */
 public class SandboxLaunchException extends CaveSandboxException {
 

@@ -13,15 +13,16 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Executor-wide settings: the defaults of every request, the mechanism and its host paths.
- * Immutable; create it with {@link #builder()}. The Spring Boot starter binds them from
- * {@code cave.sandbox.*}; the defaults here are the same as those of the properties.
+ * Executor-wide settings: the defaults of every request, the mechanism and its host
+ * paths. Immutable; create it with {@link #builder()}. The Spring Boot starter binds them
+ * from {@code cave.sandbox.*}; the defaults here are the same as those of the properties.
  *
- * @param mode what to do when isolation is unavailable (default {@link SandboxMode#STRICT})
+ * @param mode what to do when isolation is unavailable (default
+ * {@link SandboxMode#STRICT})
  * @param timeout the default timeout of an execution (default 30 s)
  * @param maxOutputBytes the default cap of each output stream, in bytes (default 1 MiB)
- * @param killGracePeriod how long a timed-out or cancelled process tree gets between SIGTERM and
- * SIGKILL (default 1 s)
+ * @param killGracePeriod how long a timed-out or cancelled process tree gets between
+ * SIGTERM and SIGKILL (default 1 s)
  * @param probeTimeout the time limit of the isolation probe (default 10 s)
  * @param maxConcurrent how many executions may run at once (default 16)
  * @param queueTimeout how long an execution waits for a free slot before it fails with
@@ -30,33 +31,36 @@ import org.jspecify.annotations.Nullable;
  * (default {@code java.io.tmpdir})
  * @param passEnvironment names of parent variables passed to every child (default none)
  * @param environment variables set in every child, on top of the baseline (default none)
- * @param unsharePath the util-linux {@code unshare} binary (default {@code /usr/bin/unshare})
- * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to the life of the
- * JVM with a parent-death signal (default {@code /usr/bin/setpriv})
- * @param mechanism which mechanism isolates the commands (default {@link MechanismChoice#AUTO})
- * @param loopback whether commands get a private loopback interface that is up, unless a request
- * says otherwise (default {@code false})
- * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox, except the
- * working directory and the hidden directories (default {@code true})
- * @param hiddenDirectories the host directories replaced by private, empty, writable tmpfs mounts
- * in the sandbox, so that the host's unix sockets in them cannot be reached (default
- * {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
+ * @param unsharePath the util-linux {@code unshare} binary (default
+ * {@code /usr/bin/unshare})
+ * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to the
+ * life of the JVM with a parent-death signal (default {@code /usr/bin/setpriv})
+ * @param mechanism which mechanism isolates the commands (default
+ * {@link MechanismChoice#AUTO})
+ * @param loopback whether commands get a private loopback interface that is up, unless a
+ * request says otherwise (default {@code false})
+ * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox, except
+ * the working directory and the hidden directories (default {@code true})
+ * @param hiddenDirectories the host directories replaced by private, empty, writable
+ * tmpfs mounts in the sandbox, so that the host's unix sockets in them cannot be reached
+ * (default {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
  * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
- * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism brings up a private
- * loopback (default {@code /sbin/ip})
+ * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism brings up
+ * a private loopback (default {@code /sbin/ip})
  * @param sandboxExecPath the macOS {@code sandbox-exec} binary (default
  * {@code /usr/bin/sandbox-exec})
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory,
 		Set<String> passEnvironment, Map<String, String> environment, Path unsharePath, Path setprivPath,
-		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
-		Path bwrapPath, Path ipPath, Path sandboxExecPath) {
+		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Path bwrapPath,
+		Path ipPath, Path sandboxExecPath) {
 
 	/**
-	 * The directories hidden by default: where host services put their unix sockets ({@code /run},
-	 * {@code /var/run}, {@code /tmp}: {@code docker.sock}, D-Bus, X11, systemd-resolved, nscd), and
-	 * the other host-wide writable places ({@code /var/tmp}, {@code /dev/shm}).
+	 * The directories hidden by default: where host services put their unix sockets
+	 * ({@code /run}, {@code /var/run}, {@code /tmp}: {@code docker.sock}, D-Bus, X11,
+	 * systemd-resolved, nscd), and the other host-wide writable places ({@code /var/tmp},
+	 * {@code /dev/shm}).
 	 */
 	public static final List<Path> DEFAULT_HIDDEN_DIRECTORIES = List.of(Path.of("/tmp"), Path.of("/var/tmp"),
 			Path.of("/run"), Path.of("/var/run"), Path.of("/dev/shm"));
@@ -87,15 +91,16 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		});
 		passEnvironment.forEach((name) -> {
 			if (!isValidVariableName(name)) {
-				throw new IllegalArgumentException("variable name '" + name.replace('\0', '?') + "' to pass is not valid");
+				throw new IllegalArgumentException(
+						"variable name '" + name.replace('\0', '?') + "' to pass is not valid");
 			}
 		});
 		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
-			throw new IllegalArgumentException("mechanism NONE runs commands without isolation and is only allowed with "
-					+ "mode FALLBACK");
+			throw new IllegalArgumentException(
+					"mechanism NONE runs commands without isolation and is only allowed with " + "mode FALLBACK");
 		}
 		hiddenDirectories = List.copyOf(hiddenDirectories);
 		for (Path directory : hiddenDirectories) {
@@ -110,8 +115,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Return whether a process environment can hold a variable of this name (environ(7)): not
-	 * empty, no {@code '='} and no NUL byte.
+	 * Return whether a process environment can hold a variable of this name (environ(7)):
+	 * not empty, no {@code '='} and no NUL byte.
 	 * @param name the name
 	 * @return whether it is valid
 	 */
@@ -263,7 +268,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
-		 * Replace the hidden directories (by default {@link #DEFAULT_HIDDEN_DIRECTORIES}).
+		 * Replace the hidden directories (by default
+		 * {@link #DEFAULT_HIDDEN_DIRECTORIES}).
 		 * @param directories the directories to hide
 		 * @return this builder
 		 */
@@ -291,14 +297,14 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		/**
 		 * Build the settings.
 		 * @return the settings
-		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is not positive
+		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
+		 * not positive
 		 */
 		public SandboxSettings build() {
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
-					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
-					this.passEnvironment, this.environment, this.unsharePath, this.setprivPath, this.mechanism,
-					this.loopback, this.readOnlyRoot, this.hiddenDirectories, this.bwrapPath, this.ipPath,
-					this.sandboxExecPath);
+					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory, this.passEnvironment,
+					this.environment, this.unsharePath, this.setprivPath, this.mechanism, this.loopback,
+					this.readOnlyRoot, this.hiddenDirectories, this.bwrapPath, this.ipPath, this.sandboxExecPath);
 		}
 
 	}

@@ -2,23 +2,30 @@ package dev.cavesandbox;
 
 /**
  * Why OS-level network isolation is unavailable on a host, as detected by the
- * {@link NetworkIsolationProbe}. A closed set: each constant names the cause and the fix that
- * applies to it. Every cause also allows the general remedies: use a container or VM as the
- * boundary, or accept unisolated runs with {@link SandboxMode#FALLBACK}. The texts name settings
- * by their {@link SandboxSettings} component; the Spring Boot starter has its own texts that name
- * its properties.
+ * {@link NetworkIsolationProbe}. A closed set: each constant names the cause and the fix
+ * that applies to it. Every cause also allows the general remedies: use a container or VM
+ * as the boundary, or accept unisolated runs with {@link SandboxMode#FALLBACK}. The texts
+ * name settings by their {@link SandboxSettings} component; the Spring Boot starter has
+ * its own texts that name its properties.
  */
 public enum UnavailabilityCause {
 
-	/** The operating system has no primitive that cave-sandbox supports (Windows, BSD, ...). */
-	UNSUPPORTED_OS("this operating system, or this operating system with the chosen mechanism, has no "
-			+ "network-isolation primitive that cave-sandbox supports (Windows has no per-process network "
-			+ "namespace that a process can create for its child)",
+	/**
+	 * The operating system has no primitive that cave-sandbox supports (Windows, BSD,
+	 * ...).
+	 */
+	UNSUPPORTED_OS(
+			"this operating system, or this operating system with the chosen mechanism, has no "
+					+ "network-isolation primitive that cave-sandbox supports (Windows has no per-process network "
+					+ "namespace that a process can create for its child)",
 			"run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with mechanism AUTO "
 					+ "or a mechanism of that system; on Windows run the JVM in WSL2 or a Linux container; "
 					+ "or use a container or VM as the network boundary"),
 
-	/** The wrapper binary (bwrap, unshare, setpriv, sandbox-exec) does not exist at the configured path. */
+	/**
+	 * The wrapper binary (bwrap, unshare, setpriv, sandbox-exec) does not exist at the
+	 * configured path.
+	 */
 	BINARY_MISSING("the sandbox wrapper binary does not exist",
 			"install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf install bubblewrap) "
 					+ "or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add util-linux-misc setpriv), "
@@ -31,9 +38,10 @@ public enum UnavailabilityCause {
 					+ "the mechanism's binaries (bwrapPath, unsharePath, setprivPath) at ones that are"),
 
 	/**
-	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp profile, a
-	 * container without CAP_SYS_ADMIN, or {@code kernel.unprivileged_userns_clone=0} (Debian).
-	 * bubblewrap says {@code No permissions to create new namespace, likely because the kernel does
+	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp
+	 * profile, a container without CAP_SYS_ADMIN, or
+	 * {@code kernel.unprivileged_userns_clone=0} (Debian). bubblewrap says
+	 * {@code No permissions to create new namespace, likely because the kernel does
 	 * not allow non-privileged user namespaces} in each of these cases.
 	 */
 	KERNEL_REFUSED("the kernel refused to create the user or network namespace (EPERM): a seccomp filter "
@@ -42,32 +50,42 @@ public enum UnavailabilityCause {
 					+ "or run the container with a seccomp profile that allows unshare and clone with namespace flags, "
 					+ "or use the container or VM itself as the network boundary"),
 
-	/** The user namespace limit is reached or zero ({@code user.max_user_namespaces=0}, ENOSPC). */
+	/**
+	 * The user namespace limit is reached or zero ({@code user.max_user_namespaces=0},
+	 * ENOSPC).
+	 */
 	NAMESPACE_LIMIT("the user namespace limit is zero or exhausted (ENOSPC, user.max_user_namespaces)",
 			"raise the limit (sysctl -w user.max_user_namespaces=15000, and persist it in /etc/sysctl.d)"),
 
-	/** The kernel has no user namespace support (EINVAL), as on WSL1 or kernels without CONFIG_USER_NS. */
-	USER_NAMESPACES_UNSUPPORTED("the kernel does not support user namespaces (EINVAL, for example WSL1 or "
-			+ "a kernel built without CONFIG_USER_NS)",
+	/**
+	 * The kernel has no user namespace support (EINVAL), as on WSL1 or kernels without
+	 * CONFIG_USER_NS.
+	 */
+	USER_NAMESPACES_UNSUPPORTED(
+			"the kernel does not support user namespaces (EINVAL, for example WSL1 or "
+					+ "a kernel built without CONFIG_USER_NS)",
 			"run on a kernel with user and network namespaces (WSL2, a current distribution kernel) or use a VM"),
 
 	/**
-	 * The namespace was created but it got no privileges inside: writing the uid map, or configuring
-	 * its loopback, was refused. Ubuntu 23.10+ does this with its AppArmor restriction of
-	 * unprivileged user namespaces ({@code write failed /proc/self/uid_map}; bubblewrap:
-	 * {@code setting up uid map: Permission denied} or {@code loopback: Failed RTM_NEWADDR}); so does
-	 * a process whose capability bounding set was cleared.
+	 * The namespace was created but it got no privileges inside: writing the uid map, or
+	 * configuring its loopback, was refused. Ubuntu 23.10+ does this with its AppArmor
+	 * restriction of unprivileged user namespaces
+	 * ({@code write failed /proc/self/uid_map}; bubblewrap:
+	 * {@code setting up uid map: Permission denied} or
+	 * {@code loopback: Failed RTM_NEWADDR}); so does a process whose capability bounding
+	 * set was cleared.
 	 */
-	UID_MAP_REFUSED("the user namespace was created but got no privileges inside: its uid map or its loopback "
-			+ "setup was refused (Ubuntu's AppArmor restriction of unprivileged user namespaces, or a process "
-			+ "without capabilities)",
+	UID_MAP_REFUSED(
+			"the user namespace was created but got no privileges inside: its uid map or its loopback "
+					+ "setup was refused (Ubuntu's AppArmor restriction of unprivileged user namespaces, or a process "
+					+ "without capabilities)",
 			"allow user namespaces for this program with an AppArmor profile (see Ubuntu's apparmor userns "
 					+ "documentation), or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; in a container, "
 					+ "do not drop the capability bounding set of the JVM"),
 
 	/**
-	 * The namespaces were created, but the private mounts that hide the host's unix sockets could
-	 * not be set up ({@code mount: ...}, {@code bwrap: Can't mount ...}).
+	 * The namespaces were created, but the private mounts that hide the host's unix
+	 * sockets could not be set up ({@code mount: ...}, {@code bwrap: Can't mount ...}).
 	 */
 	MOUNT_REFUSED("the sandbox could not set up the private mounts that hide the host's unix sockets",
 			"check that every hidden directory (hiddenDirectories) exists and is a plain directory, "
@@ -75,15 +93,15 @@ public enum UnavailabilityCause {
 					+ "(SELinux, AppArmor) forbids mounts in user namespaces"),
 
 	/**
-	 * A private loopback is required ({@link SandboxSettings#loopback()}) but the mechanism cannot
-	 * provide one here: the unshare mechanism has no {@code ip} binary, and macOS has no network
-	 * namespaces.
+	 * A private loopback is required ({@link SandboxSettings#loopback()}) but the
+	 * mechanism cannot provide one here: the unshare mechanism has no {@code ip} binary,
+	 * and macOS has no network namespaces.
 	 */
-	PRIVATE_LOOPBACK_UNAVAILABLE("a private loopback is required (loopback), but the mechanism cannot give the command a "
-			+ "private loopback on this host",
+	PRIVATE_LOOPBACK_UNAVAILABLE(
+			"a private loopback is required (loopback), but the mechanism cannot give the command a "
+					+ "private loopback on this host",
 			"install bubblewrap (it always brings up a private loopback) or iproute2 for the unshare mechanism "
-					+ "(ipPath), or switch the private loopback off (loopback); macOS cannot isolate a "
-					+ "loopback"),
+					+ "(ipPath), or switch the private loopback off (loopback); macOS cannot isolate a " + "loopback"),
 
 	/** Isolation was switched off with {@link MechanismChoice#NONE}. */
 	MECHANISM_DISABLED("isolation is switched off by mechanism NONE",
@@ -91,8 +109,8 @@ public enum UnavailabilityCause {
 
 	/**
 	 * macOS refused to apply a Seatbelt profile because the process is already sandboxed
-	 * ({@code sandbox-exec: sandbox_apply: Operation not permitted}, exit 71; the kernel logs
-	 * {@code forbidden-sandbox-reinit}): Seatbelt sandboxes do not nest.
+	 * ({@code sandbox-exec: sandbox_apply: Operation not permitted}, exit 71; the kernel
+	 * logs {@code forbidden-sandbox-reinit}): Seatbelt sandboxes do not nest.
 	 */
 	NESTED_SANDBOX_REFUSED("sandbox-exec refused to apply the Seatbelt profile (sandbox_apply: Operation not "
 			+ "permitted): this process already runs inside a Seatbelt sandbox, and Seatbelt sandboxes do not nest",
@@ -104,11 +122,13 @@ public enum UnavailabilityCause {
 			"check that the host is not overloaded, or raise the probe timeout (probeTimeout)"),
 
 	/**
-	 * The sandbox started, but the probe could not verify what it must: that the child sees no
-	 * network, its own PID and IPC namespaces, the hidden directories and no capabilities.
+	 * The sandbox started, but the probe could not verify what it must: that the child
+	 * sees no network, its own PID and IPC namespaces, the hidden directories and no
+	 * capabilities.
 	 */
-	NOT_VERIFIED("the sandbox started but the probe could not verify that the child is isolated "
-			+ "(no network, hidden host sockets)",
+	NOT_VERIFIED(
+			"the sandbox started but the probe could not verify that the child is isolated "
+					+ "(no network, hidden host sockets)",
 			"report this with the probe detail; use a container or VM as the network boundary meanwhile"),
 
 	/** Anything else the wrapper reported; the probe detail carries its message. */

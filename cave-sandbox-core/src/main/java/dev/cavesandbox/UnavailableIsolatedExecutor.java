@@ -3,10 +3,10 @@ package dev.cavesandbox;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The {@link IsolatedExecutor} of strict mode on a host without isolation: it fails closed. Every
- * execution throws {@link NetworkIsolationUnavailableException}
- * ({@code cave_sandbox_os_network_isolation_unavailable}) naming the detected cause, and nothing
- * is ever spawned.
+ * The {@link IsolatedExecutor} of strict mode on a host without isolation: it fails
+ * closed. Every execution throws {@link NetworkIsolationUnavailableException}
+ * ({@code cave_sandbox_os_network_isolation_unavailable}) naming the detected cause, and
+ * nothing is ever spawned.
  */
 public final class UnavailableIsolatedExecutor implements IsolatedExecutor {
 

@@ -5,10 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it wrote on
- * stderr or why it could not be started, and turns that into an unavailable
- * {@link IsolationCapability} whose detail keeps what the wrapper said. A bare exit code would be
- * ambiguous, since the command itself could return it.
+ * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it
+ * wrote on stderr or why it could not be started, and turns that into an unavailable
+ * {@link IsolationCapability} whose detail keeps what the wrapper said. A bare exit code
+ * would be ambiguous, since the command itself could return it.
  */
 final class WrapperFailureClassifier {
 
@@ -19,8 +19,8 @@ final class WrapperFailureClassifier {
 	 * Judge a wrapper run that timed out or exited with another status than 0.
 	 * @param outcome what the wrapper produced
 	 * @param took how long the probe took so far
-	 * @return {@link UnavailabilityCause#PROBE_TIMEOUT} if it timed out, else the cause its stderr
-	 * names, with its exit code and stderr as the detail
+	 * @return {@link UnavailabilityCause#PROBE_TIMEOUT} if it timed out, else the cause
+	 * its stderr names, with its exit code and stderr as the detail
 	 */
 	static IsolationCapability failure(ProcessRunner.Outcome outcome, Duration took) {
 		if (outcome.timedOut()) {
@@ -32,12 +32,13 @@ final class WrapperFailureClassifier {
 	}
 
 	/**
-	 * Judge a wrapper that could not be started: Java reports the errno as {@code error=N}.
+	 * Judge a wrapper that could not be started: Java reports the errno as
+	 * {@code error=N}.
 	 * @param ex what starting it threw
 	 * @param took how long the probe took so far
 	 * @return {@link UnavailabilityCause#BINARY_NOT_EXECUTABLE} for EACCES,
-	 * {@link UnavailabilityCause#BINARY_MISSING} for ENOENT, else {@link UnavailabilityCause#UNKNOWN},
-	 * with the exception's message as the detail
+	 * {@link UnavailabilityCause#BINARY_MISSING} for ENOENT, else
+	 * {@link UnavailabilityCause#UNKNOWN}, with the exception's message as the detail
 	 */
 	static IsolationCapability launchFailure(IOException ex, Duration took) {
 		String message = String.valueOf(ex.getMessage());
@@ -48,9 +49,10 @@ final class WrapperFailureClassifier {
 
 	/**
 	 * Tell the causes apart from what a wrapper wrote on stderr: util-linux reports
-	 * {@code unshare failed: <strerror>} and {@code write failed /proc/self/uid_map}, bubblewrap
-	 * {@code Creating new namespace failed}, {@code No permissions to create new namespace} and
-	 * {@code setting up uid map}, mount(8) {@code mount: ...}, sandbox-exec {@code sandbox_apply}.
+	 * {@code unshare failed: <strerror>} and {@code write failed /proc/self/uid_map},
+	 * bubblewrap {@code Creating new namespace failed},
+	 * {@code No permissions to create new namespace} and {@code setting up uid map},
+	 * mount(8) {@code mount: ...}, sandbox-exec {@code sandbox_apply}.
 	 * @param stderr the wrapper's stderr
 	 * @return the cause, {@link UnavailabilityCause#UNKNOWN} if none matches
 	 */

@@ -13,21 +13,21 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.entry;
 
 /**
- * The child's environment: the baseline, the named parent variables, the set ones, and the
- * variables that steer the sandbox wrappers moved inside through env(1). The whole path through a
- * real sandbox is tested in {@link ProcessIsolatedExecutorTests}.
+ * The child's environment: the baseline, the named parent variables, the set ones, and
+ * the variables that steer the sandbox wrappers moved inside through env(1). The whole
+ * path through a real sandbox is tested in {@link ProcessIsolatedExecutorTests}.
  */
 class ChildEnvironmentTests {
 
 	private static final Path DIRECTORY = Path.of("/work/private");
 
-	private static final Map<String, String> PARENT = Map.of("TZ", "Europe/Paris", "JAVA_HOME", "/opt/jdk",
-			"SECRET", "sk-do-not-leak", "LANG", "de_DE.UTF-8");
+	private static final Map<String, String> PARENT = Map.of("TZ", "Europe/Paris", "JAVA_HOME", "/opt/jdk", "SECRET",
+			"sk-do-not-leak", "LANG", "de_DE.UTF-8");
 
 	@Test
 	void baselineOnlyWhenNothingIsNamed() {
-		Map<String, String> environment = ChildEnvironment.of(SandboxSettings.defaults(),
-				ExecutionRequest.of("true"), DIRECTORY, PARENT);
+		Map<String, String> environment = ChildEnvironment.of(SandboxSettings.defaults(), ExecutionRequest.of("true"),
+				DIRECTORY, PARENT);
 		assertThat(environment).containsExactly(entry("PATH", SandboxSettings.BASELINE_PATH),
 				entry("HOME", "/work/private"), entry("TMPDIR", "/work/private"), entry("LANG", "C.UTF-8"));
 	}
@@ -51,8 +51,8 @@ class ChildEnvironmentTests {
 
 	@Test
 	void variablesThatSteerTheWrappersMoveInsideThroughEnv() {
-		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", "/work/private/bin",
-				"LD_PRELOAD", "/work/private/evil.so", "BASH_ENV", "/work/private/rc", "HOME", "/work/private"));
+		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", "/work/private/bin", "LD_PRELOAD",
+				"/work/private/evil.so", "BASH_ENV", "/work/private/rc", "HOME", "/work/private"));
 		List<String> command = ChildEnvironment.moveInside(List.of("sh", "-c", "true"), environment);
 		assertThat(environment).containsOnly(entry("PATH", SandboxSettings.BASELINE_PATH),
 				entry("HOME", "/work/private"));

@@ -43,7 +43,8 @@ class ExecutionRequestTests {
 	@Test
 	void zeroOrNegativeTimeoutIsRejected() {
 		assertInvalid(() -> ExecutionRequest.builder("true").timeout(Duration.ZERO), "timeout must be positive");
-		assertInvalid(() -> ExecutionRequest.builder("true").timeout(Duration.ofMillis(-1)), "timeout must be positive");
+		assertInvalid(() -> ExecutionRequest.builder("true").timeout(Duration.ofMillis(-1)),
+				"timeout must be positive");
 	}
 
 	@Test

@@ -5,26 +5,34 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
 /**
- * Real sandboxes with one deliberate defect, for the probe to catch: wrapper scripts that stand in
- * for {@code bwrap} or {@code unshare}, rewrite the production command line (drop an option, keep
- * the capabilities, add an interface inside the new network namespace) and run the real binary.
- * Nothing they do reaches the host: every change happens in the sandbox's own namespaces. The
- * wrappers live outside the hidden directories, since the unshare mechanism runs its binaries again
- * inside the sandbox (see {@link VisibleDirectories}).
+ * Real sandboxes with one deliberate defect, for the probe to catch: wrapper scripts that
+ * stand in for {@code bwrap} or {@code unshare}, rewrite the production command line
+ * (drop an option, keep the capabilities, add an interface inside the new network
+ * namespace) and run the real binary. Nothing they do reaches the host: every change
+ * happens in the sandbox's own namespaces. The wrappers live outside the hidden
+ * directories, since the unshare mechanism runs its binaries again inside the sandbox
+ * (see {@link VisibleDirectories}).
  * <p>
- * Each wrapper passes its arguments through a loop that rewrites the options before the first
- * {@code --} (case arms on {@code $a}: {@code continue} drops it, {@code s=1} drops the next one too,
- * assigning {@code a} replaces it) and, after it, the arguments (the unshare setup script is one).
+ * Each wrapper passes its arguments through a loop that rewrites the options before the
+ * first {@code --} (case arms on {@code $a}: {@code continue} drops it, {@code s=1} drops
+ * the next one too, assigning {@code a} replaces it) and, after it, the arguments (the
+ * unshare setup script is one).
  */
 final class FaultySandboxes {
 
 	/** One deliberate defect of a sandbox. */
 	enum Fault {
 
-		/** The command runs in the host's namespaces: the wrapper skips the sandbox altogether. */
+		/**
+		 * The command runs in the host's namespaces: the wrapper skips the sandbox
+		 * altogether.
+		 */
 		NO_NAMESPACES,
 
-		/** No new IPC namespace: bwrap without {@code --unshare-ipc}, unshare without {@code --ipc}. */
+		/**
+		 * No new IPC namespace: bwrap without {@code --unshare-ipc}, unshare without
+		 * {@code --ipc}.
+		 */
 		HOST_IPC_NAMESPACE,
 
 		/** No tmpfs over the hidden directories: the host's ones stay visible. */
@@ -33,14 +41,18 @@ final class FaultySandboxes {
 		/** The command keeps every capability of its user namespace. */
 		CAPABILITIES_KEPT,
 
-		/** The new network namespace gets an interface besides {@code lo} before the command runs. */
+		/**
+		 * The new network namespace gets an interface besides {@code lo} before the
+		 * command runs.
+		 */
 		EXTRA_INTERFACE
 
 	}
 
 	/**
-	 * Adds an interface in the current network namespace: a dummy one where the module is loaded, else
-	 * a bridge (built into most kernels; a user namespace cannot load the dummy module).
+	 * Adds an interface in the current network namespace: a dummy one where the module is
+	 * loaded, else a bridge (built into most kernels; a user namespace cannot load the
+	 * dummy module).
 	 */
 	private static final String ADD_INTERFACE = "/sbin/ip link add cave0 type dummy 2>/dev/null "
 			+ "|| /sbin/ip link add cave0 type bridge || exit 1";
@@ -49,7 +61,8 @@ final class FaultySandboxes {
 	}
 
 	/**
-	 * Write the wrappers that give a mechanism the fault and return settings that use them.
+	 * Write the wrappers that give a mechanism the fault and return settings that use
+	 * them.
 	 * @param mechanism a Linux mechanism of {@link LinuxMechanisms#ALL}
 	 * @param fault the defect
 	 * @return settings with the mechanism and the wrappers as its binaries
@@ -73,7 +86,8 @@ final class FaultySandboxes {
 	}
 
 	/**
-	 * Return settings for a mechanism whose own binary (the one named after it) is the given one.
+	 * Return settings for a mechanism whose own binary (the one named after it) is the
+	 * given one.
 	 * @param mechanism a Linux mechanism of {@link LinuxMechanisms#ALL}
 	 * @param binary the binary in place of {@code bwrap} or {@code unshare}
 	 * @return the settings
@@ -91,14 +105,16 @@ final class FaultySandboxes {
 		return switch (fault) {
 			case NO_NAMESPACES -> RestrictedHost.script(directory, "bwrap",
 					"while [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"");
-			case HOST_IPC_NAMESPACE -> rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--unshare-ipc) continue ;;",
-					"");
-			case HOST_DIRECTORIES_VISIBLE -> rewriting(directory, "bwrap", "/usr/bin/bwrap", "",
-					"--perms|--tmpfs) s=1; continue ;;", "");
-			case CAPABILITIES_KEPT -> rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--cap-drop) a=--cap-add ;;",
-					"");
-			// bwrap drops every capability before the command: keep the two that adding an interface
-			// and dropping them again take, add it, then drop them as the production command line does.
+			case HOST_IPC_NAMESPACE ->
+				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--unshare-ipc) continue ;;", "");
+			case HOST_DIRECTORIES_VISIBLE ->
+				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--perms|--tmpfs) s=1; continue ;;", "");
+			case CAPABILITIES_KEPT ->
+				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--cap-drop) a=--cap-add ;;", "");
+			// bwrap drops every capability before the command: keep the two that adding
+			// an interface
+			// and dropping them again take, add it, then drop them as the production
+			// command line does.
 			case EXTRA_INTERFACE -> rewriting(directory, "bwrap", "/usr/bin/bwrap",
 					"add='" + ADD_INTERFACE + "\nexec /usr/bin/setpriv --inh-caps=-all --bounding-set=-all -- \"$@\"'",
 					"--) o=0; set -- \"$@\" --cap-add CAP_NET_ADMIN --cap-add CAP_SETPCAP -- /bin/sh -c \"$add\" sh; "
@@ -109,18 +125,22 @@ final class FaultySandboxes {
 
 	private static Path unshare(Path directory, Fault fault) throws IOException {
 		return switch (fault) {
-			// Past unshare's options and its setup script (sh -c SCRIPT NAME), which must never run
+			// Past unshare's options and its setup script (sh -c SCRIPT NAME), which must
+			// never run
 			// on the host.
 			case NO_NAMESPACES -> RestrictedHost.script(directory, "unshare",
 					"while [ \"$1\" != \"--\" ]; do shift; done; shift 5; exec \"$@\"");
-			case HOST_IPC_NAMESPACE -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "--ipc) continue ;;", "");
+			case HOST_IPC_NAMESPACE ->
+				rewriting(directory, "unshare", "/usr/bin/unshare", "", "--ipc) continue ;;", "");
 			case HOST_DIRECTORIES_VISIBLE -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
 					"*'mount -n -t tmpfs'*) a=$(printf '%s\\n' \"$a\" | grep -v 'mount -n -t tmpfs') ;;");
-			// The nested user namespace maps the caller to root, who holds every capability there; the
+			// The nested user namespace maps the caller to root, who holds every
+			// capability there; the
 			// setpriv that would drop them for a root caller is skipped too.
 			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "",
 					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;", "");
-			// The setup script runs as root of the user namespace that owns the new network namespace.
+			// The setup script runs as root of the user namespace that owns the new
+			// network namespace.
 			case EXTRA_INTERFACE -> rewriting(directory, "unshare", "/usr/bin/unshare", "add='" + ADD_INTERFACE + "'",
 					"", "*/proc/self/uid_map*) a=\"$add\n$a\" ;;");
 		};

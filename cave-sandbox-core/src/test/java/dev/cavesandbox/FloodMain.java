@@ -5,9 +5,9 @@ import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
 
 /**
- * Run in a child JVM with a small heap by {@link ProcessRunnerTests}, with the mechanism as its
- * argument: a sandboxed command writes 1 GiB to stdout and to stderr; prints the result and the
- * peak heap use.
+ * Run in a child JVM with a small heap by {@link ProcessRunnerTests}, with the mechanism
+ * as its argument: a sandboxed command writes 1 GiB to stdout and to stderr; prints the
+ * result and the peak heap use.
  */
 public final class FloodMain {
 
@@ -21,7 +21,8 @@ public final class FloodMain {
 			System.gc();
 			long before = heapUsed();
 			ManagementFactory.getMemoryPoolMXBeans().forEach(MemoryPoolMXBean::resetPeakUsage);
-			ExecutionResult result = executor.execute("sh", "-c", "head -c 1073741824 /dev/zero & head -c 1073741824 /dev/zero >&2; wait");
+			ExecutionResult result = executor.execute("sh", "-c",
+					"head -c 1073741824 /dev/zero & head -c 1073741824 /dev/zero >&2; wait");
 			long peak = ManagementFactory.getMemoryPoolMXBeans()
 				.stream()
 				.filter((pool) -> pool.getType() == MemoryType.HEAP)

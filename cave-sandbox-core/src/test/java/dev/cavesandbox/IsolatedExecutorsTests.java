@@ -14,9 +14,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The policy as a plain Java program uses it: this module's class path holds no Spring (the build's
- * enforcer rule), so each test here is the core working alone. Unavailable hosts are made for real
- * by a wrapper that runs the real {@code unshare} where the user namespace limit is 0.
+ * The policy as a plain Java program uses it: this module's class path holds no Spring
+ * (the build's enforcer rule), so each test here is the core working alone. Unavailable
+ * hosts are made for real by a wrapper that runs the real {@code unshare} where the user
+ * namespace limit is 0.
  */
 @EnabledOnOs(OS.LINUX)
 class IsolatedExecutorsTests {
@@ -28,11 +29,13 @@ class IsolatedExecutorsTests {
 	@ForEachLinuxMechanism
 	void whereIsolationIsVerifiedTheExecutorRunsIsolated(MechanismChoice mechanism) throws IOException {
 		int jvmUid = (int) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-		try (IsolatedExecutor executor = IsolatedExecutors.create(SandboxSettings.builder().mechanism(mechanism).build())) {
+		try (IsolatedExecutor executor = IsolatedExecutors
+			.create(SandboxSettings.builder().mechanism(mechanism).build())) {
 			ExecutionResult result = executor.execute(READ_UID);
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertThat(result.stdoutText()).isEqualTo(jvmUid + "\n");
-			assertThat(result.isolation()).isEqualTo(new Isolation(mechanism.name().toLowerCase(java.util.Locale.ROOT), true));
+			assertThat(result.isolation())
+				.isEqualTo(new Isolation(mechanism.name().toLowerCase(java.util.Locale.ROOT), true));
 			assertThat(executor.isolation().networkIsolated()).isTrue();
 		}
 	}
@@ -42,7 +45,8 @@ class IsolatedExecutorsTests {
 		SandboxSettings settings = refused(directory).mode(SandboxMode.STRICT).build();
 		try (IsolatedExecutor executor = IsolatedExecutors.create(settings)) {
 			assertThat(executor).isInstanceOf(UnavailableIsolatedExecutor.class);
-			assertThatExceptionOfType(NetworkIsolationUnavailableException.class).isThrownBy(() -> executor.execute(READ_UID))
+			assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+				.isThrownBy(() -> executor.execute(READ_UID))
 				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_os_network_isolation_unavailable"))
 				.satisfies((ex) -> assertThat(ex.capability().cause()).isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT));
 		}

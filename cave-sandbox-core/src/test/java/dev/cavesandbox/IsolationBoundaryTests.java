@@ -31,17 +31,19 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The boundary, asked the same questions of every Linux mechanism ({@link ForEachLinuxMechanism}),
- * which must give the same answers: no TCP, UDP or DNS reaches the host's loopback, host unix
- * sockets (on the filesystem and abstract) stay unreachable, a private loopback works without
- * opening the host's, the host's filesystem is read-only outside the working directory, and the
- * command has a session, an IPC namespace and a PID namespace of its own and no capability. Each
- * check that something is blocked has an unisolated control run that shows the same check can
- * fail. Network checks touch only listeners that the test opens itself, on loopback.
+ * The boundary, asked the same questions of every Linux mechanism
+ * ({@link ForEachLinuxMechanism}), which must give the same answers: no TCP, UDP or DNS
+ * reaches the host's loopback, host unix sockets (on the filesystem and abstract) stay
+ * unreachable, a private loopback works without opening the host's, the host's filesystem
+ * is read-only outside the working directory, and the command has a session, an IPC
+ * namespace and a PID namespace of its own and no capability. Each check that something
+ * is blocked has an unisolated control run that shows the same check can fail. Network
+ * checks touch only listeners that the test opens itself, on loopback.
  * <p>
- * "Nothing arrived" is shown without a bound on time: the isolated command has finished before an
- * unisolated control sends a different message to the same listener, and connections and
- * datagrams queue in the order they came, so the listener returns the control's message alone.
+ * "Nothing arrived" is shown without a bound on time: the isolated command has finished
+ * before an unisolated control sends a different message to the same listener, and
+ * connections and datagrams queue in the order they came, so the listener returns the
+ * control's message alone.
  */
 @EnabledOnOs(OS.LINUX)
 class IsolationBoundaryTests {
@@ -54,7 +56,8 @@ class IsolationBoundaryTests {
 
 	@BeforeAll
 	static void createUnisolatedExecutor() {
-		unisolated = ProcessIsolatedExecutor.unisolated(settings(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
+		unisolated = ProcessIsolatedExecutor
+			.unisolated(settings(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 	}
 
 	@AfterAll
@@ -71,8 +74,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The executor of one mechanism, verified by the probe (with a private loopback) and kept for
-	 * the class.
+	 * The executor of one mechanism, verified by the probe (with a private loopback) and
+	 * kept for the class.
 	 */
 	private static ProcessIsolatedExecutor isolated(MechanismChoice mechanism) {
 		return executors.computeIfAbsent(mechanism, (key) -> {
@@ -86,9 +89,11 @@ class IsolationBoundaryTests {
 	@ForEachLinuxMechanism
 	void tcpConnectToHostIpv4LoopbackFailsAndNothingArrives(MechanismChoice mechanism) throws IOException {
 		try (LoopbackListeners.Tcp listener = new LoopbackListeners.Tcp(IPV4_LOOPBACK)) {
-			ExecutionResult result = isolated(mechanism).execute("bash", "-c", tcpSend("127.0.0.1", listener, "isolated"));
+			ExecutionResult result = isolated(mechanism).execute("bash", "-c",
+					tcpSend("127.0.0.1", listener, "isolated"));
 			assertThat(result.exitCode()).isNotZero();
-			// unshare leaves lo down (ENETUNREACH); bwrap brings up a private lo, where nothing listens.
+			// unshare leaves lo down (ENETUNREACH); bwrap brings up a private lo, where
+			// nothing listens.
 			assertThat(result.stderrText()).containsAnyOf("Network is unreachable", "Connection refused");
 			ExecutionResult control = unisolated.execute("bash", "-c", tcpSend("127.0.0.1", listener, "control"));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
@@ -97,9 +102,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The host's {@code ::1}: the control's connection shows that the listener is reachable there
-	 * from the host (its peer is {@code ::1}, not an IPv4 address), so the isolated failure is the
-	 * boundary's doing.
+	 * The host's {@code ::1}: the control's connection shows that the listener is
+	 * reachable there from the host (its peer is {@code ::1}, not an IPv4 address), so
+	 * the isolated failure is the boundary's doing.
 	 */
 	@ForEachLinuxMechanism
 	void tcpConnectToHostIpv6LoopbackFailsAndNothingArrives(MechanismChoice mechanism) throws IOException {
@@ -127,7 +132,8 @@ class IsolationBoundaryTests {
 			String send = "echo %s > /dev/udp/127.0.0.1/" + listener.port();
 			ExecutionResult result = isolated(mechanism).execute("bash", "-c", send.formatted("isolated"));
 			if (mechanism == MechanismChoice.UNSHARE) {
-				// lo is down: the send fails. bwrap's private lo is up and swallows the datagram.
+				// lo is down: the send fails. bwrap's private lo is up and swallows the
+				// datagram.
 				assertThat(result.exitCode()).isNotZero();
 				assertThat(result.stderrText()).contains("Network is unreachable");
 			}
@@ -138,10 +144,11 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The child's resolver is pointed at a DNS listener of the test on 127.0.0.1:53 (through a
-	 * nested mount namespace inside the sandbox), so that even a broken sandbox would send its
-	 * query to loopback only. Binding port 53 needs root. The resolver file lies in the working
-	 * directory, since the rest of /tmp is hidden from the command.
+	 * The child's resolver is pointed at a DNS listener of the test on 127.0.0.1:53
+	 * (through a nested mount namespace inside the sandbox), so that even a broken
+	 * sandbox would send its query to loopback only. Binding port 53 needs root. The
+	 * resolver file lies in the working directory, since the rest of /tmp is hidden from
+	 * the command.
 	 */
 	@ForEachLinuxMechanism
 	void dnsLookupFailsAndNoQueryArrives(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
@@ -161,18 +168,23 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * {@code getent hosts} of a name under {@code example.}, with the resolver file bound over
-	 * {@code /etc/resolv.conf} in a nested mount namespace; exit 2 when nothing answers.
+	 * {@code getent hosts} of a name under {@code example.}, with the resolver file bound
+	 * over {@code /etc/resolv.conf} in a nested mount namespace; exit 2 when nothing
+	 * answers.
 	 */
 	private static List<String> lookup(Path resolvConf, String label) {
 		String script = "mount --bind " + resolvConf + " /etc/resolv.conf && getent hosts cave-sandbox-" + label
 				+ ".example";
-		// --keep-caps rather than --map-root-user: a root caller's command may not map uid 0 of a new
+		// --keep-caps rather than --map-root-user: a root caller's command may not map
+		// uid 0 of a new
 		// user namespace to the host's uid 0 (that needs CAP_SETFCAP, Linux 5.12+).
 		return List.of("unshare", "--user", "--mount", "--keep-caps", "sh", "-c", script);
 	}
 
-	/** A DNS listener on 127.0.0.1:53; the test is skipped where another process holds the port. */
+	/**
+	 * A DNS listener on 127.0.0.1:53; the test is skipped where another process holds the
+	 * port.
+	 */
 	private static LoopbackListeners.Udp dnsListener() throws IOException {
 		try {
 			return new LoopbackListeners.Udp(IPV4_LOOPBACK, 53);
@@ -197,9 +209,13 @@ class IsolationBoundaryTests {
 		assertThat(result.isolation()).isEqualTo(new Isolation(mechanism.name().toLowerCase(), true));
 	}
 
-	/** The interface names of a {@code /proc/net/dev} listing (proc(5)): each before a colon. */
+	/**
+	 * The interface names of a {@code /proc/net/dev} listing (proc(5)): each before a
+	 * colon.
+	 */
 	private static List<String> interfaces(String output) {
-		return output.lines().filter((line) -> line.contains(":") && !line.contains("|") && !line.startsWith("pid:"))
+		return output.lines()
+			.filter((line) -> line.contains(":") && !line.contains("|") && !line.startsWith("pid:"))
 			.map((line) -> line.substring(0, line.indexOf(':')).trim())
 			.toList();
 	}
@@ -217,8 +233,8 @@ class IsolationBoundaryTests {
 
 	@ForEachLinuxMechanism
 	void stdinBytesReachTheChild(MechanismChoice mechanism) {
-		ExecutionResult result = isolated(mechanism)
-			.execute(ExecutionRequest.builder("tr", "a-z", "A-Z").stdin("hello".getBytes(StandardCharsets.UTF_8)).build());
+		ExecutionResult result = isolated(mechanism).execute(
+				ExecutionRequest.builder("tr", "a-z", "A-Z").stdin("hello".getBytes(StandardCharsets.UTF_8)).build());
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText()).isEqualTo("HELLO");
 	}
@@ -292,8 +308,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The control that shows why directories are hidden: the same mechanism without hidden
-	 * directories lets the command reach a host socket, network namespace or not.
+	 * The control that shows why directories are hidden: the same mechanism without
+	 * hidden directories lets the command reach a host socket, network namespace or not.
 	 */
 	@ForEachLinuxMechanism
 	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
@@ -311,9 +327,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The tmpfs over a hidden directory belongs to a namespace in which the command has no
-	 * capability, and a namespace the command creates itself copies the mounts locked together
-	 * (mount_namespaces(7)): neither way uncovers the host's directory.
+	 * The tmpfs over a hidden directory belongs to a namespace in which the command has
+	 * no capability, and a namespace the command creates itself copies the mounts locked
+	 * together (mount_namespaces(7)): neither way uncovers the host's directory.
 	 */
 	@ForEachLinuxMechanism
 	void commandCannotUncoverAHiddenDirectory(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
@@ -335,11 +351,11 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * What stays visible by design: the working directory, so a socket placed in it is reachable.
+	 * What stays visible by design: the working directory, so a socket placed in it is
+	 * reachable.
 	 */
 	@ForEachLinuxMechanism
-	void socketInTheWorkingDirectoryIsReachable(MechanismChoice mechanism, @TempDir Path directory)
-			throws IOException {
+	void socketInTheWorkingDirectoryIsReachable(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(directory.resolve("app.sock"))) {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder(UnixSockets.client("app.sock", "by-design"))
@@ -354,8 +370,8 @@ class IsolationBoundaryTests {
 	void privateWorkingDirectoryInTmpIsVisibleButNothingElseOfTmp(MechanismChoice mechanism) throws IOException {
 		Path sibling = Files.writeString(Path.of("/tmp", "cave-sandbox-sibling-" + UUID.randomUUID()), "host");
 		try {
-			ExecutionResult result = isolated(mechanism)
-				.execute("sh", "-c", "pwd; echo data > file; cat file; ls -A /tmp | wc -l; cat " + sibling);
+			ExecutionResult result = isolated(mechanism).execute("sh", "-c",
+					"pwd; echo data > file; cat file; ls -A /tmp | wc -l; cat " + sibling);
 			List<String> lines = result.stdoutText().lines().toList();
 			assertThat(lines.get(0)).startsWith("/tmp/cave-sandbox-");
 			assertThat(lines.subList(1, 3)).containsExactly("data", "1");
@@ -368,21 +384,24 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Two executions at the same time, each in a private working directory: the second cannot list
-	 * or read the first's, even given its path; an unisolated command given the same path reads it.
+	 * Two executions at the same time, each in a private working directory: the second
+	 * cannot list or read the first's, even given its path; an unisolated command given
+	 * the same path reads it.
 	 */
 	@ForEachLinuxMechanism
 	void concurrentExecutionsCannotSeeEachOthersWorkingDirectories(MechanismChoice mechanism) {
 		String marker = "37" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
 		ByteArrayOutputStream firstOutput = new ByteArrayOutputStream();
-		CompletableFuture<ExecutionResult> first = isolated(mechanism)
-			.executeAsync(ExecutionRequest.builder("sh", "-c", "echo first-secret > marker && pwd && exec sleep " + marker)
-				.stdoutSink(firstOutput)
-				.build());
+		CompletableFuture<ExecutionResult> first = isolated(mechanism).executeAsync(
+				ExecutionRequest.builder("sh", "-c", "echo first-secret > marker && pwd && exec sleep " + marker)
+					.stdoutSink(firstOutput)
+					.build());
 		try {
-			await().atMost(Duration.ofSeconds(30)).until(() -> firstOutput.toString(StandardCharsets.UTF_8).endsWith("\n"));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> firstOutput.toString(StandardCharsets.UTF_8).endsWith("\n"));
 			Path firstDirectory = Path.of(firstOutput.toString(StandardCharsets.UTF_8).trim());
-			assertThat(firstDirectory.resolve("marker")).as("the first execution is running").hasContent("first-secret");
+			assertThat(firstDirectory.resolve("marker")).as("the first execution is running")
+				.hasContent("first-secret");
 			String look = "pwd; ls -A " + firstDirectory.getParent() + "; cat " + firstDirectory.resolve("marker");
 			ExecutionResult second = isolated(mechanism).execute("sh", "-c", look);
 			List<String> lines = second.stdoutText().lines().toList();
@@ -400,20 +419,22 @@ class IsolationBoundaryTests {
 		}
 		finally {
 			first.cancel(true);
-			await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 		}
 	}
 
 	/**
-	 * A working directory outside the hidden directories, on the read-only root, whose name has
-	 * quotes, blanks and shell syntax: it stays writable and nothing in its name runs.
+	 * A working directory outside the hidden directories, on the read-only root, whose
+	 * name has quotes, blanks and shell syntax: it stays writable and nothing in its name
+	 * runs.
 	 */
 	@ForEachLinuxMechanism
 	void workingDirectoryWithQuotesSpacesAndShellSyntaxIsUsedAsIs(MechanismChoice mechanism) throws IOException {
 		Path parent = VisibleDirectories.create("hostile-");
 		Path directory = Files.createDirectory(parent.resolve("it's a $(touch pwned) `dir`; x"));
-		ExecutionResult result = isolated(mechanism)
-			.execute(ExecutionRequest.builder("sh", "-c", "pwd; echo kept > out.txt").workingDirectory(directory).build());
+		ExecutionResult result = isolated(mechanism).execute(
+				ExecutionRequest.builder("sh", "-c", "pwd; echo kept > out.txt").workingDirectory(directory).build());
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText()).isEqualTo(directory.toRealPath() + "\n");
 		assertThat(directory.resolve("out.txt")).hasContent("kept");
@@ -449,8 +470,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A root caller's uid 0 is the host's: global sysctls ({@code kernel.core_pattern} runs a
-	 * program as host root) must not be writable. Checked with access(2), never by writing.
+	 * A root caller's uid 0 is the host's: global sysctls ({@code kernel.core_pattern}
+	 * runs a program as host root) must not be writable. Checked with access(2), never by
+	 * writing.
 	 */
 	@ForEachLinuxMechanism
 	void procSysIsNotWritable(MechanismChoice mechanism) {
@@ -466,9 +488,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * {@code /proc/sysrq-trigger} (write-only, for root) is on a read-only mount inside: access(2)
-	 * reports EROFS, so {@code test -w} is false. Checked only with access(2); nothing, not even the
-	 * control, ever writes to it.
+	 * {@code /proc/sysrq-trigger} (write-only, for root) is on a read-only mount inside:
+	 * access(2) reports EROFS, so {@code test -w} is false. Checked only with access(2);
+	 * nothing, not even the control, ever writes to it.
 	 */
 	@ForEachLinuxMechanism
 	void procSysrqTriggerIsNotWritable(MechanismChoice mechanism) {
@@ -483,9 +505,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * bubblewrap gives the command a minimal {@code /dev}: no disk that a command running as root
-	 * could write past the read-only mounts. (The unshare mechanism keeps the host's {@code /dev};
-	 * see the threat model.)
+	 * bubblewrap gives the command a minimal {@code /dev}: no disk that a command running
+	 * as root could write past the read-only mounts. (The unshare mechanism keeps the
+	 * host's {@code /dev}; see the threat model.)
 	 */
 	@Test
 	void bubblewrapShowsNoHostBlockDevice() {
@@ -519,12 +541,12 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The command runs in a session of its own (bwrap {@code --new-session}, setsid(1) for
-	 * unshare), begun inside the sandbox, so it has no controlling terminal of the JVM's to push
-	 * input into (TIOCSTI). Read in the PID namespace, the session id is the pid of its leader
-	 * there (bwrap's init or the command itself); a session begun outside the namespace, such as
-	 * the JVM's, reads as 0 (pid_namespaces(7)). The control shows that a plain child stays in the
-	 * JVM's session.
+	 * The command runs in a session of its own (bwrap {@code --new-session}, setsid(1)
+	 * for unshare), begun inside the sandbox, so it has no controlling terminal of the
+	 * JVM's to push input into (TIOCSTI). Read in the PID namespace, the session id is
+	 * the pid of its leader there (bwrap's init or the command itself); a session begun
+	 * outside the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The
+	 * control shows that a plain child stays in the JVM's session.
 	 */
 	@ForEachLinuxMechanism
 	void commandRunsInASessionOfItsOwn(MechanismChoice mechanism) throws IOException {
@@ -541,10 +563,11 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Host processes are outside the command's PID namespace: a pid of the host names nothing there
-	 * ({@code kill} fails with ESRCH) and {@code kill -KILL -1} reaches only the namespace. The
-	 * control shows the same {@code kill -TERM} ends the process from the host. {@code kill -1} is
-	 * sent only from a PID namespace other than the JVM's, and never in a control run.
+	 * Host processes are outside the command's PID namespace: a pid of the host names
+	 * nothing there ({@code kill} fails with ESRCH) and {@code kill -KILL -1} reaches
+	 * only the namespace. The control shows the same {@code kill -TERM} ends the process
+	 * from the host. {@code kill -1} is sent only from a PID namespace other than the
+	 * JVM's, and never in a control run.
 	 */
 	@ForEachLinuxMechanism
 	void hostProcessesCannotBeSignalled(MechanismChoice mechanism) throws IOException, InterruptedException {
@@ -588,10 +611,13 @@ class IsolationBoundaryTests {
 
 	private void assertHostLoopbackUnreachable(MechanismChoice mechanism, boolean loopback) throws IOException {
 		try (LoopbackListeners.Tcp listener = new LoopbackListeners.Tcp(IPV4_LOOPBACK)) {
-			ExecutionResult result = isolated(mechanism).execute(
-					ExecutionRequest.builder("bash", "-c", tcpSend("127.0.0.1", listener, "isolated")).loopback(loopback).build());
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder("bash", "-c", tcpSend("127.0.0.1", listener, "isolated"))
+					.loopback(loopback)
+					.build());
 			assertThat(result.exitCode()).isNotZero();
-			// lo is up (bwrap always, unshare when asked): nothing listens there. Else it is down.
+			// lo is up (bwrap always, unshare when asked): nothing listens there. Else it
+			// is down.
 			boolean up = loopback || mechanism == MechanismChoice.BWRAP;
 			assertThat(result.stderrText()).contains(up ? "Connection refused" : "Network is unreachable");
 			ExecutionResult control = unisolated.execute("bash", "-c", tcpSend("127.0.0.1", listener, "control"));
@@ -612,9 +638,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a loopback
-	 * request, while unshare cannot: its verdict says so, a loopback request is refused with a code,
-	 * and requiring a loopback makes it unavailable.
+	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a
+	 * loopback request, while unshare cannot: its verdict says so, a loopback request is
+	 * refused with a code, and requiring a loopback makes it unavailable.
 	 */
 	@ForEachLinuxMechanism
 	void withoutTheIpBinaryOnlyBubblewrapProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
@@ -653,7 +679,8 @@ class IsolationBoundaryTests {
 		ExecutionResult result = isolated(mechanism)
 			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofMillis(500)).build());
 		assertThat(result.timedOut()).isTrue();
-		await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}
 
 	@ForEachLinuxMechanism
@@ -661,13 +688,14 @@ class IsolationBoundaryTests {
 		String marker = "35" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c", "setsid sleep " + marker + " & echo started");
 		assertThat(result.stdoutText()).isEqualTo("started\n");
-		await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}
 
 	/**
-	 * The parent-death signal follows the thread that spawned the sandbox (prctl(2)): when that
-	 * thread ends, the sandbox and everything in it is killed ({@code bwrap --die-with-parent},
-	 * {@code setpriv --pdeathsig KILL}).
+	 * The parent-death signal follows the thread that spawned the sandbox (prctl(2)):
+	 * when that thread ends, the sandbox and everything in it is killed
+	 * ({@code bwrap --die-with-parent}, {@code setpriv --pdeathsig KILL}).
 	 */
 	@ForEachLinuxMechanism
 	void sandboxDiesWithTheThreadThatSpawnedIt(MechanismChoice mechanism, @TempDir Path directory)
@@ -692,19 +720,20 @@ class IsolationBoundaryTests {
 		spawner.join(60_000);
 		assertThat(spawner.isAlive()).isFalse();
 		assertThat(running).as("both sleeps ran in the sandbox").isTrue();
-		await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}
 
 	/**
-	 * A Perl one-liner that listens on the address, connects to itself, and prints what its server
-	 * received: it needs a loopback that is up.
+	 * A Perl one-liner that listens on the address, connects to itself, and prints what
+	 * its server received: it needs a loopback that is up.
 	 */
 	private static List<String> loopbackRoundTrip(String address) {
-		return List.of("perl", "-MIO::Socket::INET", "-e",
-				"my $server = IO::Socket::INET->new(LocalAddr => '" + address + "', LocalPort => 0, Listen => 1) "
-						+ "or die \"listen: $!\\n\"; my $client = IO::Socket::INET->new(PeerAddr => '" + address
-						+ "', PeerPort => $server->sockport) or die \"connect: $!\\n\"; print $client \"private-hello\\n\"; "
-						+ "close $client; my $peer = $server->accept; print 'served: ', scalar <$peer>;");
+		return List.of("perl", "-MIO::Socket::INET", "-e", "my $server = IO::Socket::INET->new(LocalAddr => '" + address
+				+ "', LocalPort => 0, Listen => 1) "
+				+ "or die \"listen: $!\\n\"; my $client = IO::Socket::INET->new(PeerAddr => '" + address
+				+ "', PeerPort => $server->sockport) or die \"connect: $!\\n\"; print $client \"private-hello\\n\"; "
+				+ "close $client; my $peer = $server->accept; print 'served: ', scalar <$peer>;");
 	}
 
 }

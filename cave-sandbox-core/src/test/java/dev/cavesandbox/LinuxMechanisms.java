@@ -9,10 +9,11 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The one list of Linux mechanisms that every behavioural test of the sandbox runs for: a test
- * annotated {@link ForEachLinuxMechanism} runs once per entry, so a new mechanism (a rung of the
- * ladder) joins every such test by being added to {@link #ALL}. A mechanism that the probe does not
- * verify on the test host fails the test rather than skipping it: CI installs every mechanism.
+ * The one list of Linux mechanisms that every behavioural test of the sandbox runs for: a
+ * test annotated {@link ForEachLinuxMechanism} runs once per entry, so a new mechanism (a
+ * rung of the ladder) joins every such test by being added to {@link #ALL}. A mechanism
+ * that the probe does not verify on the test host fails the test rather than skipping it:
+ * CI installs every mechanism.
  */
 public final class LinuxMechanisms {
 
@@ -33,7 +34,8 @@ public final class LinuxMechanisms {
 	}
 
 	/**
-	 * Probe the settings once per test JVM and return the verdict, which must be available.
+	 * Probe the settings once per test JVM and return the verdict, which must be
+	 * available.
 	 * @param settings the settings, with the mechanism to probe
 	 * @return the available verdict
 	 */

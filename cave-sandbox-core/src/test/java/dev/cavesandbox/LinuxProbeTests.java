@@ -15,20 +15,21 @@ import org.junit.jupiter.params.provider.CsvSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Linux probe's judgement of a child's report. Its real runs, against real faulty sandboxes,
- * are in {@link NetworkIsolationProbeTests}.
+ * The Linux probe's judgement of a child's report. Its real runs, against real faulty
+ * sandboxes, are in {@link NetworkIsolationProbeTests}.
  */
 class LinuxProbeTests {
 
 	/**
-	 * A JVM that cannot read its own namespaces or a hidden directory's device (a host this test
-	 * cannot make: the JVM always reads its own {@code /proc/self/ns}) compares the child's with
-	 * nothing: no fact counts as verified. The child's report is right in every respect.
+	 * A JVM that cannot read its own namespaces or a hidden directory's device (a host
+	 * this test cannot make: the JVM always reads its own {@code /proc/self/ns}) compares
+	 * the child's with nothing: no fact counts as verified. The child's report is right
+	 * in every respect.
 	 */
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = { "unknown|pid:[2]|ipc:[5]|42|network namespace",
-			"net:[1]|unknown|ipc:[5]|42|PID namespace", "net:[1]|pid:[2]|unknown|42|IPC namespace",
-			"net:[1]|pid:[2]|ipc:[5]|-1|hidden directory /tmp" })
+	@CsvSource(delimiter = '|',
+			value = { "unknown|pid:[2]|ipc:[5]|42|network namespace", "net:[1]|unknown|ipc:[5]|42|PID namespace",
+					"net:[1]|pid:[2]|unknown|42|IPC namespace", "net:[1]|pid:[2]|ipc:[5]|-1|hidden directory /tmp" })
 	void aJvmThatCannotReadItsOwnFactsVerifiesNothing(String net, String pid, String ipc, long device,
 			String unverified) {
 		HostFacts host = new HostFacts(net, pid, ipc, 1000, 1000, FilesystemView.of(List.of(Path.of("/tmp")), true),

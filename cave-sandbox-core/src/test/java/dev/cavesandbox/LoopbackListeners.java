@@ -15,13 +15,14 @@ import java.util.List;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Test listeners on the host's loopback only: they show whether anything from a child arrived.
- * Tests never send traffic to any other address.
+ * Test listeners on the host's loopback only: they show whether anything from a child
+ * arrived. Tests never send traffic to any other address.
  * <p>
- * To show that nothing arrived from an isolated command, a test lets the command finish, then runs
- * an unisolated control that sends a different message, and awaits that message: connections and
- * datagrams queue in the order they came, so whatever the isolated command had sent would be
- * returned with (before) the control's. No bound on time decides the result.
+ * To show that nothing arrived from an isolated command, a test lets the command finish,
+ * then runs an unisolated control that sends a different message, and awaits that
+ * message: connections and datagrams queue in the order they came, so whatever the
+ * isolated command had sent would be returned with (before) the control's. No bound on
+ * time decides the result.
  */
 final class LoopbackListeners {
 
@@ -29,8 +30,8 @@ final class LoopbackListeners {
 	}
 
 	/**
-	 * A TCP listener on a loopback address; {@link #accepted()} counts the connections that arrive
-	 * within the given wait.
+	 * A TCP listener on a loopback address; {@link #accepted()} counts the connections
+	 * that arrive within the given wait.
 	 */
 	static final class Tcp implements AutoCloseable {
 
@@ -48,8 +49,8 @@ final class LoopbackListeners {
 		}
 
 		/**
-		 * Return the peer addresses of the connections that {@link #accepted(int)} has accepted so
-		 * far, in order.
+		 * Return the peer addresses of the connections that {@link #accepted(int)} has
+		 * accepted so far, in order.
 		 */
 		List<InetAddress> peers() {
 			return List.copyOf(this.peers);
@@ -87,8 +88,8 @@ final class LoopbackListeners {
 	}
 
 	/**
-	 * A UDP socket on a loopback address; {@link #received(int)} returns the datagrams that arrive
-	 * within the given wait.
+	 * A UDP socket on a loopback address; {@link #received(int)} returns the datagrams
+	 * that arrive within the given wait.
 	 */
 	static final class Udp implements AutoCloseable {
 
@@ -103,7 +104,8 @@ final class LoopbackListeners {
 		}
 
 		/**
-		 * Wait, with a generous limit, until a datagram that contains the expected text arrived.
+		 * Wait, with a generous limit, until a datagram that contains the expected text
+		 * arrived.
 		 * @param expected the text
 		 * @return every datagram received until then, in order
 		 */
@@ -135,8 +137,8 @@ final class LoopbackListeners {
 	}
 
 	/**
-	 * Poll the listener until a message that contains the expected text arrived, for at most 30
-	 * seconds (a limit for a loaded machine, not a measure).
+	 * Poll the listener until a message that contains the expected text arrived, for at
+	 * most 30 seconds (a limit for a loaded machine, not a measure).
 	 */
 	private static List<String> awaitArrival(String expected, IOFunction poll) {
 		List<String> arrived = new ArrayList<>();

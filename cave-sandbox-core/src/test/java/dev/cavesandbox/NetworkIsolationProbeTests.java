@@ -65,8 +65,9 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.available()).as("%s", capability).isTrue();
 		assertThat(capability.mechanismName()).isEqualTo("unshare");
 		assertThat(capability.privateLoopback()).isTrue();
-		assertThat(capability.verified()).contains("only interface: lo", "loopback: down", "capabilities: none",
-				"root filesystem: read-only", "private loopback on request: lo up, verified")
+		assertThat(capability.verified())
+			.contains("only interface: lo", "loopback: down", "capabilities: none", "root filesystem: read-only",
+					"private loopback on request: lo up, verified")
 			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["));
 		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isTrue();
 	}
@@ -82,8 +83,9 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * bwrap's outer process exits before its sandbox's init, which is left for PID 1 to reap; a JVM
-	 * that is PID 1 never does, so auto prefers unshare there, and names the risk if bwrap is used.
+	 * bwrap's outer process exits before its sandbox's init, which is left for PID 1 to
+	 * reap; a JVM that is PID 1 never does, so auto prefers unshare there, and names the
+	 * risk if bwrap is used.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -100,15 +102,17 @@ class NetworkIsolationProbeTests {
 		assertThat(fallback.mechanismName()).isEqualTo("bwrap");
 		assertThat(fallback.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1)
 			.anyMatch((fact) -> fact.startsWith("not chosen: unshare unavailable, BINARY_MISSING"));
-		assertThat(probe(SandboxSettings.defaults()).verified()).doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
+		assertThat(probe(SandboxSettings.defaults()).verified())
+			.doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
 	}
 
 	/**
-	 * The fact behind that rule, for real: under a PID 1 that reaps only what it started (Perl's
-	 * {@code system}, as a JVM's process API), each bwrap run leaves a zombie, and no other mechanism
-	 * does. PID 1 counts once nothing else in its PID namespace is still running (bwrap's orphaned
-	 * init exits some time after bwrap): from then on no process is left that could become a zombie,
-	 * so a count of 0 is final, whatever the load.
+	 * The fact behind that rule, for real: under a PID 1 that reaps only what it started
+	 * (Perl's {@code system}, as a JVM's process API), each bwrap run leaves a zombie,
+	 * and no other mechanism does. PID 1 counts once nothing else in its PID namespace is
+	 * still running (bwrap's orphaned init exits some time after bwrap): from then on no
+	 * process is left that could become a zombie, so a count of 0 is final, whatever the
+	 * load.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -142,8 +146,8 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The command lines that the probe verified as root also isolate a user without privileges:
-	 * the same builders, with that user's uid, spawned through setpriv.
+	 * The command lines that the probe verified as root also isolate a user without
+	 * privileges: the same builders, with that user's uid, spawned through setpriv.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -156,7 +160,9 @@ class NetworkIsolationProbeTests {
 			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
 					65534, 65534, true);
 		}
-		UserPrincipal nobody = directory.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+		UserPrincipal nobody = directory.getFileSystem()
+			.getUserPrincipalLookupService()
+			.lookupPrincipalByName("nobody");
 		Files.setOwner(directory, nobody);
 		String script = "id -u; readlink /proc/self/ns/net; readlink /proc/self/ns/ipc; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
 				+ "ls -A /tmp | wc -l; touch written && echo written; grep CapEff /proc/self/status | cut -f2";
@@ -206,9 +212,10 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The kernel's real answers, produced by running the real binaries where the kernel refuses
-	 * them (see {@link RestrictedHost}): every mechanism of {@link LinuxMechanisms#ALL} needs a
-	 * wrapper and its message for each refusal, else the test fails.
+	 * The kernel's real answers, produced by running the real binaries where the kernel
+	 * refuses them (see {@link RestrictedHost}): every mechanism of
+	 * {@link LinuxMechanisms#ALL} needs a wrapper and its message for each refusal, else
+	 * the test fails.
 	 */
 	@ParameterizedTest(name = "{0} {1}")
 	@MethodSource("realKernelRefusals")
@@ -226,7 +233,8 @@ class NetworkIsolationProbeTests {
 
 	static Stream<Arguments> realKernelRefusals() {
 		return LinuxMechanisms.ALL.stream()
-			.flatMap((choice) -> Stream.of(arguments(choice, "WithNamespaceLimitZero", UnavailabilityCause.NAMESPACE_LIMIT),
+			.flatMap((choice) -> Stream.of(
+					arguments(choice, "WithNamespaceLimitZero", UnavailabilityCause.NAMESPACE_LIMIT),
 					arguments(choice, "WithoutCapabilities", UnavailabilityCause.UID_MAP_REFUSED)));
 	}
 
@@ -238,13 +246,14 @@ class NetworkIsolationProbeTests {
 			.unsharePath(RestrictedHost.unshareWithNamespaceLimitZero(directory))
 			.build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);
-		assertThat(capability.detail()).contains("bwrap unavailable, NAMESPACE_LIMIT", "unshare unavailable, NAMESPACE_LIMIT");
+		assertThat(capability.detail()).contains("bwrap unavailable, NAMESPACE_LIMIT",
+				"unshare unavailable, NAMESPACE_LIMIT");
 	}
 
 	/**
-	 * A wrapper that skips its options and runs the probe's script in the host's namespaces (the
-	 * unshare one also skips its setup script, which must never run on the host): the probe must
-	 * notice.
+	 * A wrapper that skips its options and runs the probe's script in the host's
+	 * namespaces (the unshare one also skips its setup script, which must never run on
+	 * the host): the probe must notice.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -256,22 +265,23 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The real sandbox without its new IPC namespace (bwrap without {@code --unshare-ipc}, unshare
-	 * without {@code --ipc}): the child would reach the host's System V IPC and POSIX message queues.
+	 * The real sandbox without its new IPC namespace (bwrap without
+	 * {@code --unshare-ipc}, unshare without {@code --ipc}): the child would reach the
+	 * host's System V IPC and POSIX message queues.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
 	void aSandboxThatKeepsTheHostsIpcNamespaceIsNotVerified(MechanismChoice choice) {
 		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.HOST_IPC_NAMESPACE).build());
 		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(capability.detail()).isEqualTo("the child's IPC namespace " + namespace("ipc")
-				+ " is not a new one (host: " + namespace("ipc")
-				+ "): the host's System V IPC and POSIX message queues would be in reach");
+		assertThat(capability.detail())
+			.isEqualTo("the child's IPC namespace " + namespace("ipc") + " is not a new one (host: " + namespace("ipc")
+					+ "): the host's System V IPC and POSIX message queues would be in reach");
 	}
 
 	/**
-	 * The real sandbox without the tmpfs over the hidden directories: the child sees the host's
-	 * {@code /tmp}, where host unix sockets live.
+	 * The real sandbox without the tmpfs over the hidden directories: the child sees the
+	 * host's {@code /tmp}, where host unix sockets live.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -285,9 +295,9 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The real sandbox whose command keeps the capabilities of its user namespace (bwrap with
-	 * {@code --cap-add ALL}; unshare mapping the command to root, without the setpriv that drops
-	 * them): it could unmount the tmpfs over the host's sockets.
+	 * The real sandbox whose command keeps the capabilities of its user namespace (bwrap
+	 * with {@code --cap-add ALL}; unshare mapping the command to root, without the
+	 * setpriv that drops them): it could unmount the tmpfs over the host's sockets.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -299,24 +309,25 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The real sandbox with an interface besides {@code lo}, added inside its new network namespace
-	 * before the child runs (never in the host's). bwrap's stand-in gives the command the two
-	 * capabilities this takes, which bwrap grants only to root.
+	 * The real sandbox with an interface besides {@code lo}, added inside its new network
+	 * namespace before the child runs (never in the host's). bwrap's stand-in gives the
+	 * command the two capabilities this takes, which bwrap grants only to root.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
 	void aSandboxWithAnotherInterfaceIsNotVerified(MechanismChoice choice) {
 		assumeThat(choice != MechanismChoice.BWRAP || "root".equals(System.getProperty("user.name")))
-			.as("bwrap adds capabilities for root only").isTrue();
+			.as("bwrap adds capabilities for root only")
+			.isTrue();
 		IsolationCapability capability = probe(FaultySandboxes.settings(choice, Fault.EXTRA_INTERFACE).build());
 		assertThat(capability.cause()).as("%s", capability).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 		assertThat(capability.detail()).isEqualTo("the child sees the interfaces [lo, cave0], expected only lo");
 	}
 
 	/**
-	 * A wrapper that keeps the host's user namespace: the setup script refuses to mount. (The
-	 * wrapper still gives it a throwaway mount namespace, so that a broken guard could not hide this
-	 * host's directories.)
+	 * A wrapper that keeps the host's user namespace: the setup script refuses to mount.
+	 * (The wrapper still gives it a throwaway mount namespace, so that a broken guard
+	 * could not hide this host's directories.)
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -332,9 +343,10 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * util-linux before 2.38 has no {@code --map-user}: simulated by a wrapper that rejects it the
-	 * way getopt does; the command then runs as uid 0 of the outer namespace, without capabilities.
-	 * The wrapper lives outside the hidden directories, since the sandbox runs it again inside.
+	 * util-linux before 2.38 has no {@code --map-user}: simulated by a wrapper that
+	 * rejects it the way getopt does; the command then runs as uid 0 of the outer
+	 * namespace, without capabilities. The wrapper lives outside the hidden directories,
+	 * since the sandbox runs it again inside.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -352,13 +364,14 @@ class NetworkIsolationProbeTests {
 			assertThat(capability.verified()).contains("uid 0: the caller's");
 		}
 		else {
-			assertThat(capability.verified()).anyMatch((fact) -> fact.endsWith("is mapped to root without capabilities"));
+			assertThat(capability.verified())
+				.anyMatch((fact) -> fact.endsWith("is mapped to root without capabilities"));
 		}
 	}
 
 	/**
-	 * A wrapper that never answers: the probe gives up at its timeout, which is all this measures
-	 * (the wrapper would sleep 100 times as long).
+	 * A wrapper that never answers: the probe gives up at its timeout, which is all this
+	 * measures (the wrapper would sleep 100 times as long).
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -373,7 +386,8 @@ class NetworkIsolationProbeTests {
 
 	@Test
 	void mechanismNoneIsReportedAsSwitchedOff() {
-		IsolationCapability capability = probe(SandboxSettings.builder().mechanism(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
+		IsolationCapability capability = probe(
+				SandboxSettings.builder().mechanism(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
 		assertThat(capability.detail()).isEmpty();
 		assertThat(capability.cause().description()).contains("mechanism NONE");
@@ -436,8 +450,8 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * A stand-in for sandbox-exec that runs the command without any sandbox: the probe's connect
-	 * test reaches its listener, so nothing is claimed.
+	 * A stand-in for sandbox-exec that runs the command without any sandbox: the probe's
+	 * connect test reaches its listener, so nothing is claimed.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -450,8 +464,8 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * A stand-in for sandbox-exec that checks its arguments are the Seatbelt command line, then
-	 * denies the network the Linux way: the probe's logic, run for real.
+	 * A stand-in for sandbox-exec that checks its arguments are the Seatbelt command
+	 * line, then denies the network the Linux way: the probe's logic, run for real.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -464,7 +478,8 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.available()).as("%s", capability).isTrue();
 		assertThat(capability.mechanismName()).isEqualTo("sandbox-exec");
 		assertThat(capability.privateLoopback()).isFalse();
-		assertThat(capability.verified()).contains("sandbox-exec applied the deny-network profile (sandbox_apply succeeded)")
+		assertThat(capability.verified())
+			.contains("sandbox-exec applied the deny-network profile (sandbox_apply succeeded)")
 			.anyMatch((fact) -> fact.startsWith("a TCP connect from inside to a listener of the probe on 127.0.0.1 "
 					+ "failed and nothing arrived"));
 	}

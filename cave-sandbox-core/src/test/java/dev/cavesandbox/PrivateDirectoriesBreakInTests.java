@@ -25,11 +25,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
- * Break-in attempts on the private working directories: an unprivileged local user (nobody)
- * planting entries in a shared sticky work directory like {@code /tmp} before a root JVM's
- * executor is created, a sandboxed command leaving state in the private directory it is given,
- * for the next execution that reuses it, and one opening what it creates to other local users.
- * Each test is an attack that must stay stopped.
+ * Break-in attempts on the private working directories: an unprivileged local user
+ * (nobody) planting entries in a shared sticky work directory like {@code /tmp} before a
+ * root JVM's executor is created, a sandboxed command leaving state in the private
+ * directory it is given, for the next execution that reuses it, and one opening what it
+ * creates to other local users. Each test is an attack that must stay stopped.
  */
 @EnabledOnOs(OS.LINUX)
 class PrivateDirectoriesBreakInTests {
@@ -59,8 +59,8 @@ class PrivateDirectoriesBreakInTests {
 	@Test
 	void plantedSymlinksFifosAndLookalikesAreNeitherFollowedNorBlocking() throws Exception {
 		String id = "1-planted";
-		asNobody("cd " + this.shared + " && ln -s " + this.victim + "/precious cave-sandbox-lock-" + id
-				+ " && ln -s " + this.victim + " cave-sandbox-" + id + "-dir"
+		asNobody("cd " + this.shared + " && ln -s " + this.victim + "/precious cave-sandbox-lock-" + id + " && ln -s "
+				+ this.victim + " cave-sandbox-" + id + "-dir"
 				+ " && mkfifo cave-sandbox-lock-2-fifo && mkdir cave-sandbox-2-fifo-x"
 				+ " && mkdir cave-sandbox-lock-3-dir && mkdir cave-sandbox-3-dir-x"
 				+ " && touch cave-sandbox-lock-4-mine && mkdir cave-sandbox-4-mine-x"
@@ -68,7 +68,8 @@ class PrivateDirectoriesBreakInTests {
 				+ " && perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => \"cave-sandbox-lock-7-sock\", Listen => 1) or die'");
 		List<Path> planted = entries(this.shared);
 		assertThat(planted).hasSizeGreaterThanOrEqualTo(10);
-		// A FIFO opened for writing blocks until a reader comes: the constructor must not.
+		// A FIFO opened for writing blocks until a reader comes: the constructor must
+		// not.
 		assertTimeoutPreemptively(Duration.ofSeconds(60), () -> new PrivateDirectories(this.shared, 1, true).close());
 		assertThat(planted).allSatisfy((path) -> assertThat(path).existsNoFollowLinks());
 		assertThat(this.victim.resolve("precious")).hasContent("keep");
@@ -77,9 +78,10 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
-	 * The home's name is predictable: nobody creates it first, as its own directory, as a symbolic
-	 * link to a directory nobody can read, or as a file; root creates it open to others. Each is
-	 * refused with an error naming it, and nothing is created in it or through it.
+	 * The home's name is predictable: nobody creates it first, as its own directory, as a
+	 * symbolic link to a directory nobody can read, or as a file; root creates it open to
+	 * others. Each is refused with an error naming it, and nothing is created in it or
+	 * through it.
 	 */
 	@Test
 	void homePlantedOrOpenedBeforeTheExecutorIsRefusedNamingIt() throws Exception {
@@ -117,11 +119,13 @@ class PrivateDirectoriesBreakInTests {
 
 	@Test
 	void hardLinkedRootFileAsLockFileOnlyLosesTheLink() throws Exception {
-		// protected_hardlinks lets nobody link a root file it can read and write: root-owned, so
-		// it passes the owner check and gets locked; what is named after it must still be safe.
+		// protected_hardlinks lets nobody link a root file it can read and write:
+		// root-owned, so
+		// it passes the owner check and gets locked; what is named after it must still be
+		// safe.
 		String id = "1-hardlink";
-		asNobody("cd " + this.shared + " && ln " + this.victim + "/precious cave-sandbox-lock-" + id
-				+ " && ln -s " + this.victim + " cave-sandbox-" + id + "-link && mkdir cave-sandbox-" + id + "-dir");
+		asNobody("cd " + this.shared + " && ln " + this.victim + "/precious cave-sandbox-lock-" + id + " && ln -s "
+				+ this.victim + " cave-sandbox-" + id + "-link && mkdir cave-sandbox-" + id + "-dir");
 		new PrivateDirectories(this.shared, 1, true).close();
 		assertThat(this.victim.resolve("precious")).hasContent("keep");
 		assertThat(this.shared.resolve("cave-sandbox-" + id + "-link")).existsNoFollowLinks();
@@ -131,47 +135,57 @@ class PrivateDirectoriesBreakInTests {
 
 	@Test
 	void nobodyCannotRenameADeadRootJvmsDirectoryIntoASymlink() throws Exception {
-		// The race "owner checked, then the directory swapped for a symlink" needs a rename that
-		// the sticky bit forbids: the entries of a root JVM cannot be replaced by another user.
+		// The race "owner checked, then the directory swapped for a symlink" needs a
+		// rename that
+		// the sticky bit forbids: the entries of a root JVM cannot be replaced by another
+		// user.
 		List<Path> left = leftByAKilledJvm(this.shared);
 		Path directory = left.stream().filter(Files::isDirectory).findFirst().orElseThrow();
-		Process rename = asNobodyProcess("mv " + directory + " " + directory + "-moved && ln -s " + this.victim
-				+ " " + directory);
+		Process rename = asNobodyProcess(
+				"mv " + directory + " " + directory + "-moved && ln -s " + this.victim + " " + directory);
 		assertThat(rename.exitValue()).isNotZero();
 		new PrivateDirectories(this.shared, 1, true).close();
-		assertThat(left).allSatisfy((path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
+		assertThat(left).allSatisfy(
+				(path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
 		assertThat(this.victim.resolve("precious")).hasContent("keep");
 	}
 
 	@Test
 	void nobodysLookalikeDirectoryDoesNotKeepADeadRootJvmsLockFileForever() throws Exception {
 		List<Path> left = leftByAKilledJvm(this.shared);
-		Path lockFile = left.stream().filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-lock-"))
-			.findFirst().orElseThrow();
+		Path lockFile = left.stream()
+			.filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-lock-"))
+			.findFirst()
+			.orElseThrow();
 		String id = lockFile.getFileName().toString().substring("cave-sandbox-lock-".length());
 		Path planted = lockFile.resolveSibling("cave-sandbox-" + id + "-planted");
 		Process plant = asNobodyProcess("mkdir " + planted);
 		assertThat(plant.exitValue()).as("nobody cannot enter root's home").isNotZero();
-		// Only root could put another user's look-alike there; it still does not keep the lock file.
+		// Only root could put another user's look-alike there; it still does not keep the
+		// lock file.
 		Files.createDirectory(planted);
 		run("chown", NOBODY, planted.toString());
 		new PrivateDirectories(this.shared, 1, true).close();
-		assertThat(left).allSatisfy((path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
+		assertThat(left).allSatisfy(
+				(path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
 		assertThat(planted).as("another user's directory is left").isDirectory();
 	}
 
 	@Test
 	void aSecondNameForThisJvmsLockFileDoesNotMakeItLetItsLockGo() throws Exception {
-		// On a host with fs.protected_hardlinks=0 (or for a user allowed to link it) the lock file
+		// On a host with fs.protected_hardlinks=0 (or for a user allowed to link it) the
+		// lock file
 		// of a live JVM can get a second name. Opening and closing that name releases the
-		// process's fcntl(2) lock on the file: then any other JVM removes this one's directories.
+		// process's fcntl(2) lock on the file: then any other JVM removes this one's
+		// directories.
 		PrivateDirectories mine = new PrivateDirectories(this.shared, 1, false);
 		Path directory = mine.create();
 		Files.writeString(directory.resolve("in-use"), "x");
 		Path lockFile;
 		try (Stream<Path> files = Files.list(PrivateDirectories.home(this.shared))) {
 			lockFile = files.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-lock-"))
-				.findFirst().orElseThrow();
+				.findFirst()
+				.orElseThrow();
 		}
 		Files.createLink(lockFile.resolveSibling("cave-sandbox-lock-1-secondname"), lockFile);
 		new PrivateDirectories(this.shared, 1, false).close();
@@ -207,15 +221,16 @@ class PrivateDirectoriesBreakInTests {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
 				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
-			// A default ACL (user::rwx, user:<self>:rwx, group::---, mask::rwx, other::---) in
+			// A default ACL (user::rwx, user:<self>:rwx, group::---, mask::rwx,
+			// other::---) in
 			// the kernel's xattr format, set with setxattr(2) (188 on x86_64).
 			String acl = "pack(\"V\", 2) . pack(\"vvV\", 1, 7, 0xFFFFFFFF) . pack(\"vvV\", 2, 7, $<)"
 					+ " . pack(\"vvV\", 4, 0, 0xFFFFFFFF) . pack(\"vvV\", 0x10, 7, 0xFFFFFFFF)"
 					+ " . pack(\"vvV\", 0x20, 0, 0xFFFFFFFF)";
-			ExecutionResult first = executor.execute("sh", "-c", "pwd; perl -e '$a = " + acl
-					+ "; ($p, $n) = (\".\", \"system.posix_acl_default\");"
-					+ " syscall(188, $p, $n, $a, length($a), 0) == 0 or die \"setxattr: $!\\n\"'; "
-					+ LIST_XATTRS);
+			ExecutionResult first = executor.execute("sh", "-c",
+					"pwd; perl -e '$a = " + acl + "; ($p, $n) = (\".\", \"system.posix_acl_default\");"
+							+ " syscall(188, $p, $n, $a, length($a), 0) == 0 or die \"setxattr: $!\\n\"'; "
+							+ LIST_XATTRS);
 			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			assertThat(first.stdoutText()).as("the attack took effect").contains("system.posix_acl_default");
 			ExecutionResult second = executor.execute("sh", "-c", "pwd; " + LIST_XATTRS);
@@ -263,13 +278,14 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
-	 * A work directory outside the hidden directories: the command sees its home's host directory,
-	 * read-only like the rest of the root, and cannot open it.
+	 * A work directory outside the hidden directories: the command sees its home's host
+	 * directory, read-only like the rest of the root, and cannot open it.
 	 */
 	@ForEachLinuxMechanism
 	void setuidFileInADirectoryOutsideTheHiddenOnesIsNotReachableByAnotherUser(MechanismChoice mechanism)
 			throws Exception {
-		// target/ of this module: not below a hidden directory, and traversable by nobody.
+		// target/ of this module: not below a hidden directory, and traversable by
+		// nobody.
 		Path work = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "break-in-");
 		try {
 			Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -291,8 +307,8 @@ class PrivateDirectoriesBreakInTests {
 				.atMost(Duration.ofSeconds(60))
 				.until(() -> readyMarker(work), java.util.Optional::isPresent)
 				.orElseThrow();
-			Process attacker = asNobodyProcess(ready.resolveSibling("id") + " -u > /dev/null 2>&1 && "
-					+ ready.resolveSibling("id") + " -u; true");
+			Process attacker = asNobodyProcess(
+					ready.resolveSibling("id") + " -u > /dev/null 2>&1 && " + ready.resolveSibling("id") + " -u; true");
 			String euid = new String(attacker.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 			Files.writeString(ready.resolveSibling("done"), "");
 			ExecutionResult result = running.get(120, TimeUnit.SECONDS);

@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
- * Private working directories: reuse of emptied ones, and removal of the directories of a JVM that
- * no longer runs, proven by its lock, never anyone else's. The other JVMs are real child JVMs.
+ * Private working directories: reuse of emptied ones, and removal of the directories of a
+ * JVM that no longer runs, proven by its lock, never anyone else's. The other JVMs are
+ * real child JVMs.
  */
 @EnabledOnOs(OS.LINUX)
 class PrivateDirectoriesTests {
@@ -61,7 +62,8 @@ class PrivateDirectoriesTests {
 		Path directory = second.create();
 		first.close();
 		second.close();
-		// A directory still in use when its executor closed stays provable: the lock stays.
+		// A directory still in use when its executor closed stays provable: the lock
+		// stays.
 		assertThat(lockFiles()).hasSize(1);
 		DirectoryTrees.delete(directory);
 		PrivateDirectories third = new PrivateDirectories(this.workDirectory, 1, false);
@@ -90,7 +92,8 @@ class PrivateDirectoriesTests {
 		Process jvm = holder(this.workDirectory, 2);
 		List<Path> renamed = new ArrayList<>();
 		try {
-			// Seen from another PID namespace, the holder's pid would be someone else's or nobody's.
+			// Seen from another PID namespace, the holder's pid would be someone else's
+			// or nobody's.
 			for (Path path : ownedBy(this.workDirectory, jvm.pid())) {
 				String name = path.getFileName().toString().replace("-" + jvm.pid() + "-", "-" + deadPid + "-");
 				renamed.add(Files.move(path, path.resolveSibling(name)));
@@ -112,7 +115,8 @@ class PrivateDirectoriesTests {
 	@Test
 	void anotherUsersDirectoriesAreLeftSilently() throws Exception {
 		List<Path> left = leftByAKilledJvm(this.workDirectory, 1);
-		// A dead JVM of another user (nobody): as root this JVM could remove them, but must not.
+		// A dead JVM of another user (nobody): as root this JVM could remove them, but
+		// must not.
 		run("chown", "-R", "nobody", left.get(0).toString(), left.get(1).toString());
 		ProcessIsolatedExecutor.unisolated(settings()).close();
 		assertThat(left).allSatisfy((path) -> assertThat(path).exists());
@@ -121,8 +125,9 @@ class PrivateDirectoriesTests {
 	}
 
 	/**
-	 * Two users sharing a work directory (like {@code /tmp}): an unprivileged JVM (nobody) finds
-	 * the directories of a killed root JVM. It can neither lock nor remove them, and says nothing.
+	 * Two users sharing a work directory (like {@code /tmp}): an unprivileged JVM
+	 * (nobody) finds the directories of a killed root JVM. It can neither lock nor remove
+	 * them, and says nothing.
 	 */
 	@Test
 	void unprivilegedJvmLeavesAnotherUsersDirectoriesWithoutAWarning() throws Exception {
@@ -160,9 +165,10 @@ class PrivateDirectoriesTests {
 
 	@Test
 	void directoriesWithoutALockFileAreLeft() throws Exception {
-		// Nothing proves that their JVM is dead (an older version's, or not the executor's at all).
-		Path directory = Files.createDirectory(
-				PrivateDirectories.home(this.workDirectory).resolve("cave-sandbox-" + deadPid() + "-123"));
+		// Nothing proves that their JVM is dead (an older version's, or not the
+		// executor's at all).
+		Path directory = Files
+			.createDirectory(PrivateDirectories.home(this.workDirectory).resolve("cave-sandbox-" + deadPid() + "-123"));
 		ProcessIsolatedExecutor.unisolated(settings()).close();
 		assertThat(directory).exists();
 	}
@@ -177,7 +183,10 @@ class PrivateDirectoriesTests {
 		return SandboxSettings.builder().workDirectory(this.workDirectory).build();
 	}
 
-	/** The lock file and the directories of the given pid in this user's home in the work directory. */
+	/**
+	 * The lock file and the directories of the given pid in this user's home in the work
+	 * directory.
+	 */
 	private static List<Path> ownedBy(Path workDirectory, long pid) throws IOException {
 		try (Stream<Path> files = Files.list(PrivateDirectories.home(workDirectory))) {
 			return files

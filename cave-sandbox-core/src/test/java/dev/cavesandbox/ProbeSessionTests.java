@@ -20,13 +20,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ProbeSessionTests {
 
 	/**
-	 * The command runs in a new directory of the work directory, which holds the marker and takes
-	 * a write, and which is gone once the checks are done.
+	 * The command runs in a new directory of the work directory, which holds the marker
+	 * and takes a write, and which is gone once the checks are done.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
-	void checksRunInADirectoryWithTheMarkerThatIsDeletedAfterwards(MechanismChoice choice,
-			@TempDir Path workDirectory) throws Exception {
+	void checksRunInADirectoryWithTheMarkerThatIsDeletedAfterwards(MechanismChoice choice, @TempDir Path workDirectory)
+			throws Exception {
 		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 			.mechanism();
 		SandboxSettings settings = SandboxSettings.builder().mechanism(choice).workDirectory(workDirectory).build();
@@ -66,8 +66,8 @@ class ProbeSessionTests {
 	}
 
 	/**
-	 * A wrapper that is gone by the time it runs: the launch error names the cause, and the
-	 * directory is deleted all the same.
+	 * A wrapper that is gone by the time it runs: the launch error names the cause, and
+	 * the directory is deleted all the same.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)

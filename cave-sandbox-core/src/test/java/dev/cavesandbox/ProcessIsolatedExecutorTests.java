@@ -24,8 +24,9 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Real executions on this Linux host, isolated and (as the control that shows each check can
- * fail) unisolated. Network checks touch only listeners that the test opens on loopback.
+ * Real executions on this Linux host, isolated and (as the control that shows each check
+ * can fail) unisolated. Network checks touch only listeners that the test opens on
+ * loopback.
  */
 @EnabledOnOs(OS.LINUX)
 class ProcessIsolatedExecutorTests {
@@ -65,7 +66,8 @@ class ProcessIsolatedExecutorTests {
 
 	@ForEachLinuxMechanism
 	void privateWorkingDirectoryIsHomeAndIsRemovedAfterwards(MechanismChoice mechanism) {
-		ExecutionResult result = isolated(mechanism).execute("sh", "-c", "pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c",
+				"pwd; echo data > file; mkdir -p a/b; chmod 000 a; echo $HOME");
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		List<String> lines = result.stdoutText().lines().toList();
 		assertThat(lines).hasSize(2);
@@ -147,7 +149,8 @@ class ProcessIsolatedExecutorTests {
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertThat(result.stdoutText()).isEqualTo("started\n");
 			assertThat(directory.resolve("background")).hasContent("running");
-			// The PID namespace ends with the command. Not a speed bound: a survivor would stay.
+			// The PID namespace ends with the command. Not a speed bound: a survivor
+			// would stay.
 			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(marker).isEmpty());
 		}
 		finally {
@@ -190,9 +193,10 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * Found by a break-in attempt: with the caller's PATH, the unshare mechanism's setup ran a
-	 * {@code mount} that an earlier execution had planted in a persistent working directory, as
-	 * root of the outer namespace, before the hidden directories were mounted.
+	 * Found by a break-in attempt: with the caller's PATH, the unshare mechanism's setup
+	 * ran a {@code mount} that an earlier execution had planted in a persistent working
+	 * directory, as root of the outer namespace, before the hidden directories were
+	 * mounted.
 	 */
 	@Test
 	void variablesThatSteerTheWrappersReachOnlyTheCommand(@TempDir Path directory) throws IOException {
@@ -208,11 +212,12 @@ class ProcessIsolatedExecutorTests {
 		assertThat(unshare.available()).as("%s", unshare).isTrue();
 		String path = bin + ":" + SandboxSettings.BASELINE_PATH;
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, unshare)) {
-			ExecutionResult result = executor.execute(ExecutionRequest.builder("sh", "-c", "echo $PATH; echo $LD_LIBRARY_PATH")
-				.workingDirectory(workspace)
-				.environment("PATH", path)
-				.environment("LD_LIBRARY_PATH", workspace.resolve("lib").toString())
-				.build());
+			ExecutionResult result = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "echo $PATH; echo $LD_LIBRARY_PATH")
+					.workingDirectory(workspace)
+					.environment("PATH", path)
+					.environment("LD_LIBRARY_PATH", workspace.resolve("lib").toString())
+					.build());
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertThat(result.stdoutText()).isEqualTo(path + "\n" + workspace.resolve("lib") + "\n");
 		}
@@ -229,21 +234,24 @@ class ProcessIsolatedExecutorTests {
 		Path linkToDirectory = Files.createSymbolicLink(directory.resolve("alias"), real);
 		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(
 				() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(linkToDirectory).build()));
-		assertThat(isolated.execute(ExecutionRequest.builder("true").workingDirectory(real).build()).exitCode()).isZero();
+		assertThat(isolated.execute(ExecutionRequest.builder("true").workingDirectory(real).build()).exitCode())
+			.isZero();
 	}
 
 	@Test
 	void workingDirectoryThatWouldUncoverHiddenDirectoriesIsRefused() {
 		for (String directory : List.of("/", "/var")) {
 			assertThatExceptionOfType(InvalidExecutionRequestException.class)
-				.isThrownBy(() -> isolated.execute(ExecutionRequest.builder("true").workingDirectory(Path.of(directory)).build()))
+				.isThrownBy(() -> isolated
+					.execute(ExecutionRequest.builder("true").workingDirectory(Path.of(directory)).build()))
 				.withMessageContaining("contains a hidden directory");
 		}
 	}
 
 	@ForEachLinuxMechanism
 	void privateDirectoryIsRemovedWhateverTheChildLeftInIt(MechanismChoice mechanism) {
-		// An unreadable directory with a name that is not UTF-8, and a tree deeper than PATH_MAX.
+		// An unreadable directory with a name that is not UTF-8, and a tree deeper than
+		// PATH_MAX.
 		String script = "mkdir \"$(printf 'x\\377')\"; touch \"$(printf 'x\\377')/f\"; chmod 000 \"$(printf 'x\\377')\"; "
 				+ "pwd; perl -e 'for (1..30) { mkdir \"d\" x 200 or die; chdir \"d\" x 200 or die } open F, \">deep\" or die'";
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
@@ -288,7 +296,8 @@ class ProcessIsolatedExecutorTests {
 			String marker = "34" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
 			CompletableFuture<ExecutionResult> running = executor.executeAsync(ExecutionRequest.of("sleep", marker));
 			await().atMost(Duration.ofSeconds(60)).until(() -> !processesWith(marker).isEmpty());
-			assertThatExceptionOfType(ConcurrencyLimitExceededException.class).isThrownBy(() -> executor.execute("true"))
+			assertThatExceptionOfType(ConcurrencyLimitExceededException.class)
+				.isThrownBy(() -> executor.execute("true"))
 				.withMessageContaining("(maxConcurrent)")
 				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_concurrency_limit_exceeded"));
 			running.cancel(true);
@@ -341,8 +350,8 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * Thousands of executions from many threads, with bad requests mixed in, leave the JVM as they
-	 * found it: descriptors, threads, working directories and processes.
+	 * Thousands of executions from many threads, with bad requests mixed in, leave the
+	 * JVM as they found it: descriptors, threads, working directories and processes.
 	 */
 	@Tag("slow")
 	@ForEachLinuxMechanism
@@ -389,13 +398,24 @@ class ProcessIsolatedExecutorTests {
 			assertThat(succeeded.get()).isEqualTo(executions * 8 / 10);
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
-			try (var left = Files.list(PrivateDirectories.home(directory)).filter(Files::isDirectory)) { // the JVM's lock file stays while the executor is open
+			try (var left = Files.list(PrivateDirectories.home(directory)).filter(Files::isDirectory)) { // the
+																											// JVM's
+																											// lock
+																											// file
+																											// stays
+																											// while
+																											// the
+																											// executor
+																											// is
+																											// open
 				assertThat(left).as("at most one emptied directory per slot is kept")
 					.hasSizeLessThanOrEqualTo(16)
 					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
 			}
-			// The JDK opens descriptors of its own for a while (the process reaper, pipes being
-			// closed): the count must settle back to at most the baseline, not match it at one instant.
+			// The JDK opens descriptors of its own for a while (the process reaper, pipes
+			// being
+			// closed): the count must settle back to at most the baseline, not match it
+			// at one instant.
 			await().atMost(Duration.ofSeconds(60)).pollInSameThread().untilAsserted(() -> {
 				assertThat(openDescriptors()).isLessThanOrEqualTo(descriptorsBefore);
 				assertThat(threadsOtherThanReapers()).as("threads now: %s", Thread.getAllStackTraces().keySet())
@@ -408,9 +428,9 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * The environment a child gets from {@code cave.sandbox.env} and from its request, read from
-	 * the child's own {@code env}. Surefire gives this JVM {@code CAVE_SANDBOX_TEST_PASSED} and
-	 * {@code CAVE_SANDBOX_TEST_SECRET}.
+	 * The environment a child gets from {@code cave.sandbox.env} and from its request,
+	 * read from the child's own {@code env}. Surefire gives this JVM
+	 * {@code CAVE_SANDBOX_TEST_PASSED} and {@code CAVE_SANDBOX_TEST_SECRET}.
 	 */
 	private static final class Environments {
 
@@ -423,7 +443,8 @@ class ProcessIsolatedExecutorTests {
 		static void assertReachTheChild(ProcessIsolatedExecutor executor) {
 			assertThat(System.getenv("CAVE_SANDBOX_TEST_PASSED")).as("set by surefire").isEqualTo("from-the-jvm");
 			assertThat(System.getenv("CAVE_SANDBOX_TEST_NOT_SET_IN_THE_JVM")).isNull();
-			java.util.Map<String, String> fromSettings = environmentOf(executor, ExecutionRequest.builder("env").build());
+			java.util.Map<String, String> fromSettings = environmentOf(executor,
+					ExecutionRequest.builder("env").build());
 			assertThat(fromSettings).containsEntry("CAVE_SANDBOX_TEST_PASSED", "from-the-jvm")
 				.containsEntry("CAVE_SANDBOX_FROM_SETTINGS", "settings value")
 				.containsEntry("CAVE_SANDBOX_OVERRIDDEN", "settings value")
@@ -431,11 +452,12 @@ class ProcessIsolatedExecutorTests {
 				.containsEntry("PATH", SandboxSettings.BASELINE_PATH)
 				.containsOnlyKeys("CAVE_SANDBOX_TEST_PASSED", "CAVE_SANDBOX_FROM_SETTINGS", "CAVE_SANDBOX_OVERRIDDEN",
 						"HOME", "TMPDIR", "LANG", "PATH");
-			java.util.Map<String, String> withRequest = environmentOf(executor, ExecutionRequest.builder("env")
-				.passEnvironment("CAVE_SANDBOX_TEST_SECRET")
-				.environment("CAVE_SANDBOX_OVERRIDDEN", "request value")
-				.environment("CAVE_SANDBOX_FROM_REQUEST", "request value")
-				.build());
+			java.util.Map<String, String> withRequest = environmentOf(executor,
+					ExecutionRequest.builder("env")
+						.passEnvironment("CAVE_SANDBOX_TEST_SECRET")
+						.environment("CAVE_SANDBOX_OVERRIDDEN", "request value")
+						.environment("CAVE_SANDBOX_FROM_REQUEST", "request value")
+						.build());
 			assertThat(withRequest).containsEntry("CAVE_SANDBOX_TEST_PASSED", "from-the-jvm")
 				.containsEntry("CAVE_SANDBOX_TEST_SECRET", System.getenv("CAVE_SANDBOX_TEST_SECRET"))
 				.containsEntry("CAVE_SANDBOX_FROM_SETTINGS", "settings value")
@@ -447,8 +469,8 @@ class ProcessIsolatedExecutorTests {
 
 		static void assertStaysOut(ProcessIsolatedExecutor executor) {
 			assertThat(System.getenv("CAVE_SANDBOX_TEST_PASSED")).as("set by surefire").isEqualTo("from-the-jvm");
-			assertThat(environmentOf(executor, ExecutionRequest.builder("env").build()))
-				.containsOnlyKeys("HOME", "TMPDIR", "LANG", "PATH");
+			assertThat(environmentOf(executor, ExecutionRequest.builder("env").build())).containsOnlyKeys("HOME",
+					"TMPDIR", "LANG", "PATH");
 		}
 
 		private static java.util.Map<String, String> environmentOf(ProcessIsolatedExecutor executor,
@@ -461,7 +483,8 @@ class ProcessIsolatedExecutorTests {
 				assertThat(equals).as("env line %s", line).isPositive();
 				environment.put(line.substring(0, equals), line.substring(equals + 1));
 			});
-			// bwrap and the unshare mechanism's setup shell change directory: they set PWD (and
+			// bwrap and the unshare mechanism's setup shell change directory: they set
+			// PWD (and
 			// OLDPWD) to the working directory, which is also HOME.
 			for (String directory : List.of("PWD", "OLDPWD")) {
 				String value = environment.remove(directory);
@@ -479,16 +502,24 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * The JDK waits for each child on a "process reaper" thread of its own cached pool, which keeps
-	 * idle threads for 60 s; they are the JDK's, not ours, and are left out of the count.
+	 * The JDK waits for each child on a "process reaper" thread of its own cached pool,
+	 * which keeps idle threads for 60 s; they are the JDK's, not ours, and are left out
+	 * of the count.
 	 */
 	private static long threadsOtherThanReapers() {
-		return Thread.getAllStackTraces().keySet().stream().filter((t) -> !t.getName().equals("process reaper")).count();
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((t) -> !t.getName().equals("process reaper"))
+			.count();
 	}
 
 	private static long ioThreads() {
-		return Thread.getAllStackTraces().keySet().stream().filter((t) -> t.getName().startsWith("cave-sandbox-io-")
-				|| t.getName().startsWith("cave-sandbox-async-")).count();
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((t) -> t.getName().startsWith("cave-sandbox-io-") || t.getName().startsWith("cave-sandbox-async-"))
+			.count();
 	}
 
 	static List<ProcessHandle> processesWith(String marker) {

@@ -32,17 +32,19 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Process lifetime and stream handling of the runner, on real sandboxes of every Linux mechanism
- * and unisolated: JVM death, floods, stdin the child does not read, stdout closed early, and the
- * termination of a whole tree on timeout, interrupt and cancellation.
+ * Process lifetime and stream handling of the runner, on real sandboxes of every Linux
+ * mechanism and unisolated: JVM death, floods, stdin the child does not read, stdout
+ * closed early, and the termination of a whole tree on timeout, interrupt and
+ * cancellation.
  * <p>
- * The termination tests start a tree whose command traps SIGTERM (and writes a marker into its
- * working directory when it gets it), with a {@code setsid} child and a child that both ignore
- * SIGTERM. They wait until every child runs, then let the timeout, the interrupt or the cancel
- * happen, and assert what only the runner's own termination produces: the command's TERM marker
- * and exit code (the grace period reached it), and no child left (the SIGKILL after the grace
- * period reached the whole tree). The runner's last-resort reap (a SIGKILL to its direct child
- * after 5 s) produces neither: it gives no SIGTERM, and unisolated it leaves the children alive.
+ * The termination tests start a tree whose command traps SIGTERM (and writes a marker
+ * into its working directory when it gets it), with a {@code setsid} child and a child
+ * that both ignore SIGTERM. They wait until every child runs, then let the timeout, the
+ * interrupt or the cancel happen, and assert what only the runner's own termination
+ * produces: the command's TERM marker and exit code (the grace period reached it), and no
+ * child left (the SIGKILL after the grace period reached the whole tree). The runner's
+ * last-resort reap (a SIGKILL to its direct child after 5 s) produces neither: it gives
+ * no SIGTERM, and unisolated it leaves the children alive.
  */
 @EnabledOnOs(OS.LINUX)
 class ProcessRunnerTests {
@@ -50,8 +52,9 @@ class ProcessRunnerTests {
 	private static final Duration GRACE = Duration.ofMillis(400);
 
 	/**
-	 * The timeout of the timeout tests. It must cover spawning the sandbox and a few shells on a
-	 * loaded machine before it fires; the tests check that everything had started.
+	 * The timeout of the timeout tests. It must cover spawning the sandbox and a few
+	 * shells on a loaded machine before it fires; the tests check that everything had
+	 * started.
 	 */
 	private static final Duration TIMEOUT = Duration.ofSeconds(3);
 
@@ -83,21 +86,25 @@ class ProcessRunnerTests {
 	void killedJvmLeavesNoSandboxBehindWhateverThreadStartedIt(MechanismChoice mechanism, @TempDir Path workDirectory)
 			throws Exception {
 		String marker = "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
-		// A work directory of its own: other JVMs' executors clean up the dead JVM's directories in /tmp.
+		// A work directory of its own: other JVMs' executors clean up the dead JVM's
+		// directories in /tmp.
 		Process jvm = childJvm(List.of(), SandboxHolderMain.class, marker, mechanism.name(), workDirectory.toString())
 			.start();
 		try (BufferedReader out = new BufferedReader(new InputStreamReader(jvm.getInputStream()))) {
 			String ready = out.readLine();
 			assertThat(ready).as("child JVM output").startsWith("READY");
 			int expected = Integer.parseInt(ready.substring("READY ".length()));
-			// Not killed early: the short-lived thread has ended, the sandboxes still run.
+			// Not killed early: the short-lived thread has ended, the sandboxes still
+			// run.
 			Thread.sleep(500);
 			assertThat(SandboxHolderMain.running(marker)).hasSize(expected);
 			jvm.destroyForcibly();
 			assertThat(jvm.waitFor(60, TimeUnit.SECONDS)).isTrue();
-			// The kernel's parent-death signal takes them down; the bound only says "not left running".
+			// The kernel's parent-death signal takes them down; the bound only says "not
+			// left running".
 			await().atMost(Duration.ofSeconds(30)).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
-			// The killed JVM never removed its private working directories; the next executor does.
+			// The killed JVM never removed its private working directories; the next
+			// executor does.
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
 			Path home = PrivateDirectories.home(workDirectory);
 			assertThat(privateDirectories(home, prefix)).hasSize(expected);
@@ -147,10 +154,10 @@ class ProcessRunnerTests {
 
 	@ForEachLinuxMechanism
 	void stdinCanBeAStreamAndIsClosedAfterIt(MechanismChoice mechanism) {
-		// wc reads to the end of its input: it would wait for the timeout if stdin stayed open.
-		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder("wc", "-c")
-			.stdin(() -> new ByteArrayInputStream(new byte[123_456]))
-			.build());
+		// wc reads to the end of its input: it would wait for the timeout if stdin stayed
+		// open.
+		ExecutionResult result = isolated(mechanism).execute(
+				ExecutionRequest.builder("wc", "-c").stdin(() -> new ByteArrayInputStream(new byte[123_456])).build());
 		assertThat(result.timedOut()).isFalse();
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText().trim()).isEqualTo("123456");
@@ -167,8 +174,9 @@ class ProcessRunnerTests {
 	}
 
 	/**
-	 * Unisolated, a background process of the command can keep the output pipes open after the
-	 * command has exited: the call still returns after the grace period, with what was read.
+	 * Unisolated, a background process of the command can keep the output pipes open
+	 * after the command has exited: the call still returns after the grace period, with
+	 * what was read.
 	 */
 	@Test
 	void unisolatedBackgroundProcessHoldingThePipesDoesNotHoldTheCall() {
@@ -177,7 +185,8 @@ class ProcessRunnerTests {
 			ExecutionResult result = unisolated.execute("sh", "-c", "echo kept; " + marker + " & exit 0");
 			assertThat(result.exitCode()).isZero();
 			assertThat(result.stdoutText()).isEqualTo("kept\n");
-			assertThat(ProcessIsolatedExecutorTests.processesWith(marker)).as("the background process outlives the call")
+			assertThat(ProcessIsolatedExecutorTests.processesWith(marker))
+				.as("the background process outlives the call")
 				.isNotEmpty();
 		}
 		finally {
@@ -186,8 +195,8 @@ class ProcessRunnerTests {
 	}
 
 	/**
-	 * Closing the executor while a caller waits in {@code execute} kills the command's whole tree,
-	 * background processes included, and the waiting call returns.
+	 * Closing the executor while a caller waits in {@code execute} kills the command's
+	 * whole tree, background processes included, and the waiting call returns.
 	 */
 	@Test
 	void closingTheExecutorKillsTheTreesStillRunning() throws Exception {
@@ -205,10 +214,13 @@ class ProcessRunnerTests {
 		});
 		try {
 			caller.start();
-			await().atMost(Duration.ofSeconds(60)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).size() == 3);
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).size() == 3);
 			executor.close();
-			await().atMost(Duration.ofSeconds(30)).until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
-			assertThat(call).succeedsWithin(NO_HANG).satisfies((result) -> assertThat(result.exitCode()).isEqualTo(137));
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+			assertThat(call).succeedsWithin(NO_HANG)
+				.satisfies((result) -> assertThat(result.exitCode()).isEqualTo(137));
 		}
 		finally {
 			ProcessIsolatedExecutorTests.processesWith(marker).forEach(ProcessHandle::destroyForcibly);
@@ -227,8 +239,7 @@ class ProcessRunnerTests {
 	}
 
 	@Test
-	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTreeUnisolated(@TempDir Path directory)
-			throws Exception {
+	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTreeUnisolated(@TempDir Path directory) throws Exception {
 		assertTimeoutTerminatesTheTree(unisolated, directory);
 	}
 
@@ -265,11 +276,11 @@ class ProcessRunnerTests {
 			Path directory) throws Exception {
 		String marker = marker("35");
 		try {
-			CompletableFuture<ExecutionResult> call = executor.executeAsync(ExecutionRequest
-				.builder("sh", "-c", "trap '' TERM; echo ignoring > ignoring; exec sleep " + marker)
-				.workingDirectory(directory)
-				.timeout(TIMEOUT)
-				.build());
+			CompletableFuture<ExecutionResult> call = executor.executeAsync(
+					ExecutionRequest.builder("sh", "-c", "trap '' TERM; echo ignoring > ignoring; exec sleep " + marker)
+						.workingDirectory(directory)
+						.timeout(TIMEOUT)
+						.build());
 			await().atMost(NO_HANG).until(() -> sleeping(marker).size() == 1);
 			ExecutionResult result = call.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
 			assertThat(directory.resolve("ignoring")).as("the trap was set before the timeout").hasContent("ignoring");
@@ -353,9 +364,10 @@ class ProcessRunnerTests {
 	}
 
 	/**
-	 * A command that traps SIGTERM (writes {@code got-term} into the file {@code term-received} and
-	 * to stdout, exits 3), with three children that sleep "forever": one in a session of its own
-	 * ({@code setsid}) and one in the same session that both ignore SIGTERM, and one that does not.
+	 * A command that traps SIGTERM (writes {@code got-term} into the file
+	 * {@code term-received} and to stdout, exits 3), with three children that sleep
+	 * "forever": one in a session of its own ({@code setsid}) and one in the same session
+	 * that both ignore SIGTERM, and one that does not.
 	 */
 	private static final class Tree {
 
@@ -373,11 +385,12 @@ class ProcessRunnerTests {
 		ExecutionRequest request(Duration timeout) {
 			String script = "trap 'echo got-term > term-received; echo got-term; exit 3' TERM\n"
 					+ "setsid sh -c 'trap \"\" TERM; exec sleep " + this.marker + "1' &\n"
-					+ "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "2' &\n"
-					+ "sleep " + this.marker + "3 &\n"
-					+ "echo started\n"
-					+ "wait\n";
-			return ExecutionRequest.builder("sh", "-c", script).workingDirectory(this.directory).timeout(timeout).build();
+					+ "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "2' &\n" + "sleep " + this.marker + "3 &\n"
+					+ "echo started\n" + "wait\n";
+			return ExecutionRequest.builder("sh", "-c", script)
+				.workingDirectory(this.directory)
+				.timeout(timeout)
+				.build();
 		}
 
 		/** Wait until all three children run (their shells have exec'd into sleep). */
@@ -387,8 +400,8 @@ class ProcessRunnerTests {
 		}
 
 		/**
-		 * Every process of the tree (the command's shell names the marker too) is gone, and the
-		 * command had got SIGTERM before that.
+		 * Every process of the tree (the command's shell names the marker too) is gone,
+		 * and the command had got SIGTERM before that.
 		 */
 		void assertTerminatedGracefullyThenKilled() {
 			// Not a speed bound: a child left alive would stay for ever.
@@ -406,7 +419,10 @@ class ProcessRunnerTests {
 
 	}
 
-	/** The {@code sleep} processes (not the shells that start them) whose arguments name the marker. */
+	/**
+	 * The {@code sleep} processes (not the shells that start them) whose arguments name
+	 * the marker.
+	 */
 	static List<ProcessHandle> sleeping(String marker) {
 		return ProcessHandle.allProcesses()
 			.filter((process) -> process.info().command().orElse("").endsWith("/sleep"))

@@ -6,9 +6,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
 /**
- * Simulates, for real, hosts where network isolation is unavailable, without touching this host:
- * wrapper scripts that stand in for {@code unshare} or {@code bwrap} and run the real binary where
- * the kernel refuses it (see platform-facts.md).
+ * Simulates, for real, hosts where network isolation is unavailable, without touching
+ * this host: wrapper scripts that stand in for {@code unshare} or {@code bwrap} and run
+ * the real binary where the kernel refuses it (see platform-facts.md).
  */
 public final class RestrictedHost {
 
@@ -21,8 +21,9 @@ public final class RestrictedHost {
 	}
 
 	/**
-	 * Write a wrapper that runs the real {@code /usr/bin/unshare} inside a nested user namespace whose
-	 * {@code user.max_user_namespaces} is 0, so the kernel answers ENOSPC.
+	 * Write a wrapper that runs the real {@code /usr/bin/unshare} inside a nested user
+	 * namespace whose {@code user.max_user_namespaces} is 0, so the kernel answers
+	 * ENOSPC.
 	 * @param directory where to write the wrapper
 	 * @return the wrapper, to be used as the unshare path
 	 * @throws IOException if it cannot be written
@@ -32,7 +33,8 @@ public final class RestrictedHost {
 	}
 
 	/**
-	 * Write a wrapper that runs the real {@code /usr/bin/bwrap} where the user namespace limit is 0.
+	 * Write a wrapper that runs the real {@code /usr/bin/bwrap} where the user namespace
+	 * limit is 0.
 	 * @param directory where to write the wrapper
 	 * @return the wrapper, to be used as the bwrap path
 	 * @throws IOException if it cannot be written
@@ -42,8 +44,9 @@ public final class RestrictedHost {
 	}
 
 	/**
-	 * Write a wrapper that runs the real {@code /usr/bin/unshare} without any capability (an empty
-	 * bounding set, as in a locked-down container), so the kernel answers EPERM.
+	 * Write a wrapper that runs the real {@code /usr/bin/unshare} without any capability
+	 * (an empty bounding set, as in a locked-down container), so the kernel answers
+	 * EPERM.
 	 * @param directory where to write the wrapper
 	 * @return the wrapper, to be used as the unshare path
 	 * @throws IOException if it cannot be written

@@ -7,8 +7,9 @@ import java.util.concurrent.ForkJoinPool;
 
 /**
  * Run in a child JVM by {@link ProcessRunnerTests} with a marker, a mechanism and a work
- * directory: starts one sandboxed {@code sleep} from a short-lived thread, one from a pooled thread, and (on Java 21+) one from a virtual thread, waits
- * until all are running, prints {@code READY} and then waits to be killed.
+ * directory: starts one sandboxed {@code sleep} from a short-lived thread, one from a
+ * pooled thread, and (on Java 21+) one from a virtual thread, waits until all are
+ * running, prints {@code READY} and then waits to be killed.
  */
 public final class SandboxHolderMain {
 
@@ -21,14 +22,16 @@ public final class SandboxHolderMain {
 			.mechanism(MechanismChoice.valueOf(args[1]))
 			.workDirectory(java.nio.file.Path.of(args[2]))
 			.build();
-		IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, new NetworkIsolationProbe(settings).probe());
+		IsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings,
+				new NetworkIsolationProbe(settings).probe());
 		Thread shortLived = new Thread(() -> executor.executeAsync(ExecutionRequest.of("sleep", marker + "1")));
 		shortLived.start();
 		shortLived.join();
 		ForkJoinPool.commonPool().execute(() -> executor.execute(ExecutionRequest.of("sleep", marker + "2")));
 		int expected = 2;
 		if (System.getProperty("os.arch").equals("amd64")) {
-			// A command that clears its own parent-death signal (prctl(2) PR_SET_PDEATHSIG, 0 is
+			// A command that clears its own parent-death signal (prctl(2)
+			// PR_SET_PDEATHSIG, 0 is
 			// syscall 157 on x86-64) must still die with the JVM.
 			executor.executeAsync(ExecutionRequest.of("perl", "-e",
 					"syscall(157, 1, 0, 0, 0, 0) == 0 or die; exec 'sleep', '" + marker + "4'"));

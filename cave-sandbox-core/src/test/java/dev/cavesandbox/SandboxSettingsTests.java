@@ -185,10 +185,8 @@ class SandboxSettingsTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "/", "tmp", "run/user", "" })
 	void hiddenDirectoriesMustBeAbsoluteAndNotTheRoot(String directory) {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> SandboxSettings.builder()
-				.hiddenDirectories(List.of(Path.of("/run"), Path.of(directory)))
-				.build())
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> SandboxSettings.builder().hiddenDirectories(List.of(Path.of("/run"), Path.of(directory))).build())
 			.withMessage("a hidden directory must be an absolute path other than /, but was " + directory);
 	}
 

@@ -17,9 +17,8 @@ class UnavailabilityCauseTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = UnavailabilityCause.class,
-			names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE", "MOUNT_REFUSED", "PRIVATE_LOOPBACK_UNAVAILABLE",
-					"PROBE_TIMEOUT" })
+	@EnumSource(value = UnavailabilityCause.class, names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE", "MOUNT_REFUSED",
+			"PRIVATE_LOOPBACK_UNAVAILABLE", "PROBE_TIMEOUT" })
 	void fixesNameTheSettingsByTheirComponent(UnavailabilityCause cause) {
 		assertThat(SandboxSettings.class.getRecordComponents()).extracting(RecordComponent::getName)
 			.anyMatch((name) -> cause.fix().contains("(" + name) || cause.fix().contains(name + ")"));

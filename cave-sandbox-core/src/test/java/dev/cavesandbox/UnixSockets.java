@@ -22,19 +22,20 @@ import java.util.concurrent.TimeUnit;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Unix-domain socket listeners of the tests on this host, and the client that a command runs to
- * reach them: they show whether anything from a child arrived. Perl (Debian's essential
- * {@code perl-base}) serves where Java cannot: abstract addresses, and a client inside the sandbox.
+ * Unix-domain socket listeners of the tests on this host, and the client that a command
+ * runs to reach them: they show whether anything from a child arrived. Perl (Debian's
+ * essential {@code perl-base}) serves where Java cannot: abstract addresses, and a client
+ * inside the sandbox.
  */
 final class UnixSockets {
 
 	/**
 	 * A Perl client program: connects to the unix socket given as the first argument (a
-	 * path, or {@code @name} for an abstract one) and sends the second argument; exit 0 only if it
-	 * was sent.
+	 * path, or {@code @name} for an abstract one) and sends the second argument; exit 0
+	 * only if it was sent.
 	 */
 	static final String CLIENT_PROGRAM = "use Socket; my ($a, $m) = @ARGV; $a =~ s/^\\@/\\0/; socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die \"socket: $!\\n\"; "
-					+ "connect($s, pack_sockaddr_un($a)) or die \"connect: $!\\n\"; print $s \"$m\\n\"; close($s) or die;";
+			+ "connect($s, pack_sockaddr_un($a)) or die \"connect: $!\\n\"; print $s \"$m\\n\"; close($s) or die;";
 
 	private UnixSockets() {
 	}
@@ -71,9 +72,9 @@ final class UnixSockets {
 		}
 
 		/**
-		 * Wait, with a generous limit, until a connection sent the expected message (for control
-		 * runs that must reach the listener). Connections queue in the order they came, so anything
-		 * an earlier command had sent is returned with it.
+		 * Wait, with a generous limit, until a connection sent the expected message (for
+		 * control runs that must reach the listener). Connections queue in the order they
+		 * came, so anything an earlier command had sent is returned with it.
 		 * @param expected the message
 		 * @return every message received until then, in order
 		 */
@@ -126,8 +127,9 @@ final class UnixSockets {
 	}
 
 	/**
-	 * A listener on an abstract address (unix(7): the name starts with a NUL byte and lives in the
-	 * network namespace, not in the filesystem), served by a Perl process that prints each message.
+	 * A listener on an abstract address (unix(7): the name starts with a NUL byte and
+	 * lives in the network namespace, not in the filesystem), served by a Perl process
+	 * that prints each message.
 	 */
 	static final class AbstractListener implements AutoCloseable {
 
@@ -178,9 +180,9 @@ final class UnixSockets {
 		}
 
 		/**
-		 * Wait, with a generous limit, until the expected message arrived. The listener serves one
-		 * connection after the other in the order they came, so anything an earlier command had
-		 * sent is returned with (before) it.
+		 * Wait, with a generous limit, until the expected message arrived. The listener
+		 * serves one connection after the other in the order they came, so anything an
+		 * earlier command had sent is returned with (before) it.
 		 * @param expected the message
 		 * @return every message received until then, in order
 		 */

@@ -7,10 +7,11 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * A place for test files that a sandbox must see at the same path as the host: outside every
- * default hidden directory. The build's {@code target} directory when the checkout lies outside
- * them, else a directory under the user's {@code ~/.cache} (a checkout under {@code /tmp}, as CI
- * may make, is hidden inside the sandbox). Everything created there is removed when the JVM exits.
+ * A place for test files that a sandbox must see at the same path as the host: outside
+ * every default hidden directory. The build's {@code target} directory when the checkout
+ * lies outside them, else a directory under the user's {@code ~/.cache} (a checkout under
+ * {@code /tmp}, as CI may make, is hidden inside the sandbox). Everything created there
+ * is removed when the JVM exits.
  */
 final class VisibleDirectories {
 
@@ -40,9 +41,8 @@ final class VisibleDirectories {
 		try {
 			Path target = Files.createDirectories(Path.of("target").toAbsolutePath()).toRealPath();
 			boolean hidden = DEFAULT_HIDDEN.stream().anyMatch((directory) -> target.startsWith(realPath(directory)));
-			Path root = hidden
-					? Files.createTempDirectory(
-							Files.createDirectories(Path.of(System.getProperty("user.home"), ".cache")), "cave-sandbox-tests-")
+			Path root = hidden ? Files.createTempDirectory(
+					Files.createDirectories(Path.of(System.getProperty("user.home"), ".cache")), "cave-sandbox-tests-")
 					: Files.createDirectories(target.resolve("visible"));
 			Runtime.getRuntime().addShutdownHook(new Thread(() -> DirectoryTrees.delete(root)));
 			return root;

@@ -20,8 +20,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 class WrapperFailureClassifierTests {
 
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = {
-			"unshare: unshare failed: Operation not permitted|KERNEL_REFUSED",
+	@CsvSource(delimiter = '|', value = { "unshare: unshare failed: Operation not permitted|KERNEL_REFUSED",
 			"unshare: unshare failed: No space left on device|NAMESPACE_LIMIT",
 			"unshare: unshare failed: Invalid argument|USER_NAMESPACES_UNSUPPORTED",
 			"unshare: write failed /proc/self/uid_map: Operation not permitted|UID_MAP_REFUSED",
@@ -43,15 +42,17 @@ class WrapperFailureClassifierTests {
 	}
 
 	/**
-	 * The real unshare where the kernel refuses a new user namespace (see {@link RestrictedHost}):
-	 * the cause comes from its stderr, and the detail keeps its exit code and message.
+	 * The real unshare where the kernel refuses a new user namespace (see
+	 * {@link RestrictedHost}): the cause comes from its stderr, and the detail keeps its
+	 * exit code and message.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void aWrapperThatExitsWithAnErrorIsJudgedByItsStderr(@TempDir Path directory) throws Exception {
 		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
-		ProcessRunner.Outcome outcome = run(List.of(unshare.toString(), "--user", "--map-root-user", "--net", "--",
-				"/bin/true"), directory, Duration.ofSeconds(30));
+		ProcessRunner.Outcome outcome = run(
+				List.of(unshare.toString(), "--user", "--map-root-user", "--net", "--", "/bin/true"), directory,
+				Duration.ofSeconds(30));
 		IsolationCapability capability = WrapperFailureClassifier.failure(outcome, Duration.ofMillis(5));
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);
 		assertThat(capability.detail()).isEqualTo("exit 1: unshare: unshare failed: No space left on device");
@@ -59,8 +60,8 @@ class WrapperFailureClassifierTests {
 	}
 
 	/**
-	 * A wrapper that never answers is a timeout, whatever it wrote: the sleep would last 100 times
-	 * the timeout.
+	 * A wrapper that never answers is a timeout, whatever it wrote: the sleep would last
+	 * 100 times the timeout.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -94,7 +95,8 @@ class WrapperFailureClassifierTests {
 	}
 
 	/**
-	 * An argument longer than the kernel takes (E2BIG) says nothing about the wrapper's binary.
+	 * An argument longer than the kernel takes (E2BIG) says nothing about the wrapper's
+	 * binary.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)

@@ -14,15 +14,15 @@ import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
 
 /**
- * A mechanism as the benchmarks see it: the exact command line that the executor spawns for an
- * argv in a working directory (the "raw" floor), and the executor over the same verified
- * capability. Every benchmark takes the mechanism as a {@code @Param}.
+ * A mechanism as the benchmarks see it: the exact command line that the executor spawns
+ * for an argv in a working directory (the "raw" floor), and the executor over the same
+ * verified capability. Every benchmark takes the mechanism as a {@code @Param}.
  * <ul>
  * <li>{@code none}: the argv itself (plain {@code ProcessBuilder}) and the unisolated
  * executor.</li>
- * <li>{@code unshare}, {@code bwrap}: the mechanism that {@link NetworkIsolationProbe} verified on
- * this host with {@code cave.sandbox.mechanism} set to it; its command line comes from
- * {@code capability.mechanism().commandLine(...)}, as in the executor.</li>
+ * <li>{@code unshare}, {@code bwrap}: the mechanism that {@link NetworkIsolationProbe}
+ * verified on this host with {@code cave.sandbox.mechanism} set to it; its command line
+ * comes from {@code capability.mechanism().commandLine(...)}, as in the executor.</li>
  * </ul>
  *
  * @param name the parameter value
@@ -56,8 +56,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	}
 
 	/**
-	 * Return the mechanisms that work on this host, with {@code none} first; print why others are
-	 * skipped.
+	 * Return the mechanisms that work on this host, with {@code none} first; print why
+	 * others are skipped.
 	 * @return the names
 	 */
 	static List<String> available() {
@@ -75,7 +75,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	}
 
 	/**
-	 * Return the command line that the executor spawns for the argv in the working directory.
+	 * Return the command line that the executor spawns for the argv in the working
+	 * directory.
 	 * @param workingDirectory the working directory of the spawn
 	 * @param argv the command
 	 * @return the whole command line
@@ -101,8 +102,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	}
 
 	/**
-	 * Return the settings of the executor: the defaults, with this mechanism and the given work
-	 * directory.
+	 * Return the settings of the executor: the defaults, with this mechanism and the
+	 * given work directory.
 	 * @param workDirectory where private working directories are created
 	 * @return the settings
 	 */
@@ -130,8 +131,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 		}
 
 		/**
-		 * Spawn in the given directory, read both streams to their end, wait: what a caller of
-		 * {@link ProcessBuilder} does at least.
+		 * Spawn in the given directory, read both streams to their end, wait: what a
+		 * caller of {@link ProcessBuilder} does at least.
 		 * @param commandLine the command line
 		 * @param directory the working directory
 		 * @return the exit code, always 0

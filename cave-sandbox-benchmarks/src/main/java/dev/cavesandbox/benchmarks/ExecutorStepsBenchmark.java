@@ -31,11 +31,13 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The steps that {@code ProcessIsolatedExecutor} and {@code ProcessRunner} add around a spawn, each
- * alone and without a spawn, so that the spawn-level differences in {@link SpawnBenchmark} can be
- * attributed. Directory removal and the command check call the executor's own code through the
- * core's public building blocks ({@link DirectoryTrees}, {@link CommandResolver}); the thread hand-offs and the environment are copies of the production
- * code at the time of writing (named in each method): keep them in step when it changes.
+ * The steps that {@code ProcessIsolatedExecutor} and {@code ProcessRunner} add around a
+ * spawn, each alone and without a spawn, so that the spawn-level differences in
+ * {@link SpawnBenchmark} can be attributed. Directory removal and the command check call
+ * the executor's own code through the core's public building blocks
+ * ({@link DirectoryTrees}, {@link CommandResolver}); the thread hand-offs and the
+ * environment are copies of the production code at the time of writing (named in each
+ * method): keep them in step when it changes.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -68,7 +70,8 @@ public class ExecutorStepsBenchmark {
 
 	/**
 	 * PrivateDirectories.create() and DirectoryTrees.delete(): one empty directory, in
-	 * {@code java.io.tmpdir} (the default work directory) or on the tmpfs {@code /dev/shm}.
+	 * {@code java.io.tmpdir} (the default work directory) or on the tmpfs
+	 * {@code /dev/shm}.
 	 */
 	@Benchmark
 	public Path privateDirectory(WorkDirectory workDirectory) throws IOException {
@@ -78,8 +81,9 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * What reusing an emptied private directory would cost instead, per execution in the steady
-	 * state: check that it is empty and reset its mode (no mkdir, no rmdir, no block freed).
+	 * What reusing an emptied private directory would cost instead, per execution in the
+	 * steady state: check that it is empty and reset its mode (no mkdir, no rmdir, no
+	 * block freed).
 	 */
 	@Benchmark
 	public Path privateDirectoryReused(WorkDirectory workDirectory) throws IOException {
@@ -104,8 +108,8 @@ public class ExecutorStepsBenchmark {
 
 		@Setup
 		public void setUp() throws IOException {
-			this.path = Path.of(this.workDirectory.startsWith("/") ? this.workDirectory
-					: System.getProperty(this.workDirectory));
+			this.path = Path
+				.of(this.workDirectory.startsWith("/") ? this.workDirectory : System.getProperty(this.workDirectory));
 			this.reusable = Files.createTempDirectory(this.path, "cave-sandbox-reused-");
 		}
 
@@ -116,13 +120,19 @@ public class ExecutorStepsBenchmark {
 
 	}
 
-	/** ProcessRunner.launch(): the spawn handed to a launcher thread and awaited (a no-op here). */
+	/**
+	 * ProcessRunner.launch(): the spawn handed to a launcher thread and awaited (a no-op
+	 * here).
+	 */
 	@Benchmark
 	public Object launcherHandoff() throws InterruptedException, ExecutionException {
 		return this.launcher.submit(() -> this).get();
 	}
 
-	/** ProcessRunner.await()/finish(): two drains submitted to the io pool and awaited (no-ops here). */
+	/**
+	 * ProcessRunner.await()/finish(): two drains submitted to the io pool and awaited
+	 * (no-ops here).
+	 */
 	@Benchmark
 	public Object drainHandoff() throws InterruptedException, ExecutionException {
 		Future<?> stdout = this.io.submit(() -> this);
@@ -133,8 +143,8 @@ public class ExecutorStepsBenchmark {
 
 	/**
 	 * ChildEnvironment.of() with the default settings (the four baseline variables,
-	 * nothing passed) and ProcessRunner.run()'s ProcessBuilder set-up, which copies the JVM's whole
-	 * environment before clearing it.
+	 * nothing passed) and ProcessRunner.run()'s ProcessBuilder set-up, which copies the
+	 * JVM's whole environment before clearing it.
 	 */
 	@Benchmark
 	public Map<String, String> environment() {

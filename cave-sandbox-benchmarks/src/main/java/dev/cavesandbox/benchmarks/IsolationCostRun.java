@@ -27,10 +27,11 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs the whole set in one go (a few minutes on two cores) and prints a Markdown summary with the
- * ratios that BENCHMARKS.md reports: latency (median, p99) and throughput at 1, 2 and 8 threads
- * of spawning {@code /bin/true} raw and through the executor for each mechanism available here,
- * the cost split of the executor's own steps, the output path, and the startup probe.
+ * Runs the whole set in one go (a few minutes on two cores) and prints a Markdown summary
+ * with the ratios that BENCHMARKS.md reports: latency (median, p99) and throughput at 1,
+ * 2 and 8 threads of spawning {@code /bin/true} raw and through the executor for each
+ * mechanism available here, the cost split of the executor's own steps, the output path,
+ * and the startup probe.
  * <p>
  * Arguments: {@code --quick} for shorter iterations (a smoke run, not for figures);
  * {@code --summary FILE} to also write the summary to FILE.
@@ -192,7 +193,8 @@ public final class IsolationCostRun {
 				double median = percentile(find(latency, mechanism, path, 1).orElseThrow(), 50);
 				double perSecond = find(throughput, mechanism, path, 8).map(IsolationCostRun::score).orElse(Double.NaN);
 				row.append(Double.isNaN(previous) ? String.format(Locale.ROOT, " %.3f ms, %.0f/s |", median, perSecond)
-						: String.format(Locale.ROOT, " %.3f ms (%+.3f), %.0f/s |", median, median - previous, perSecond));
+						: String.format(Locale.ROOT, " %.3f ms (%+.3f), %.0f/s |", median, median - previous,
+								perSecond));
 				previous = median;
 			}
 			line("%s", row);
@@ -201,11 +203,12 @@ public final class IsolationCostRun {
 			double plain = percentile(find(latency, "none", "raw", 1).orElseThrow(), 50);
 			line("");
 			line("Isolation itself (raw command line over plain /bin/true, medians): %s.",
-					String.join(", ", this.mechanisms.stream()
-						.filter((m) -> !m.equals("none"))
-						.map((m) -> String.format(Locale.ROOT, "%s %.2fx", m,
-								percentile(find(latency, m, "raw", 1).orElseThrow(), 50) / plain))
-						.toList()));
+					String.join(", ",
+							this.mechanisms.stream()
+								.filter((m) -> !m.equals("none"))
+								.map((m) -> String.format(Locale.ROOT, "%s %.2fx", m,
+										percentile(find(latency, m, "raw", 1).orElseThrow(), 50) / plain))
+								.toList()));
 		}
 	}
 
@@ -303,7 +306,8 @@ public final class IsolationCostRun {
 		String mechanism = this.mechanisms.contains("unshare") ? "unshare" : "none";
 		List<String> paths = List.of("raw-discard", "raw-memory", "executor-default-cap", "executor-large-cap",
 				"executor-sink");
-		// split-cpus is left to manual runs: on a shared VM, its cross-CPU wake-ups swing by seconds.
+		// split-cpus is left to manual runs: on a shared VM, its cross-CPU wake-ups swing
+		// by seconds.
 		String[] placements = { "same-cpu" };
 		Rounds rounds = inRounds(List.of(
 				outputOptions(mechanism).jvmArgsAppend("-Xms2g", "-Xmx2g")
@@ -331,8 +335,8 @@ public final class IsolationCostRun {
 			for (String path : paths) {
 				RunResult result = find(results, mechanism, path, 1).orElseThrow();
 				double rate = mebibytesPerSecond(result);
-				line("| %s | %s | %.0f | %.0f | %.2f | %.2f | %.1f |", placement, path, score(result), rate, rate / floor,
-						rate / inMemory, heapGrowth(result));
+				line("| %s | %s | %.0f | %.0f | %.2f | %.2f | %.1f |", placement, path, score(result), rate,
+						rate / floor, rate / inMemory, heapGrowth(result));
 			}
 		}
 		RunResult small = rounds.merged()
@@ -418,8 +422,9 @@ public final class IsolationCostRun {
 	}
 
 	/**
-	 * Run every configuration once per round, one after the other, and merge the forks of each
-	 * configuration: a change of load on this shared machine then weighs on all of them alike.
+	 * Run every configuration once per round, one after the other, and merge the forks of
+	 * each configuration: a change of load on this shared machine then weighs on all of
+	 * them alike.
 	 */
 	private Rounds inRounds(List<ChainedOptionsBuilder> configurations) throws RunnerException {
 		Map<String, List<RunResult>> byConfiguration = new LinkedHashMap<>();
@@ -429,8 +434,9 @@ public final class IsolationCostRun {
 			for (ChainedOptionsBuilder configuration : configurations) {
 				results.addAll(run(configuration));
 			}
-			results.forEach((result) -> byConfiguration.computeIfAbsent(key(result.getParams()), (k) -> new ArrayList<>())
-				.add(result));
+			results
+				.forEach((result) -> byConfiguration.computeIfAbsent(key(result.getParams()), (k) -> new ArrayList<>())
+					.add(result));
 			rounds.add(results);
 		}
 		List<RunResult> merged = byConfiguration.values().stream().map((results) -> {
@@ -442,7 +448,8 @@ public final class IsolationCostRun {
 	}
 
 	/**
-	 * The results of every configuration, merged over the rounds, and those of each round.
+	 * The results of every configuration, merged over the rounds, and those of each
+	 * round.
 	 */
 	private record Rounds(List<RunResult> merged, List<List<RunResult>> each) {
 
@@ -458,8 +465,7 @@ public final class IsolationCostRun {
 				+ params.getJvmArgs();
 	}
 
-	private static Optional<RunResult> find(Collection<RunResult> results, String mechanism, String path,
-			int threads) {
+	private static Optional<RunResult> find(Collection<RunResult> results, String mechanism, String path, int threads) {
 		return results.stream().filter((result) -> {
 			BenchmarkParams params = result.getParams();
 			return mechanism.equals(params.getParam("mechanism")) && path.equals(params.getParam("path"))
@@ -507,17 +513,21 @@ public final class IsolationCostRun {
 	}
 
 	private static String cpuModel() {
-		return read("/proc/cpuinfo").flatMap((text) -> text.lines()
-			.filter((l) -> l.startsWith("model name"))
-			.map((l) -> l.substring(l.indexOf(':') + 1).trim())
-			.findFirst()).orElse("unknown CPU");
+		return read("/proc/cpuinfo")
+			.flatMap((text) -> text.lines()
+				.filter((l) -> l.startsWith("model name"))
+				.map((l) -> l.substring(l.indexOf(':') + 1).trim())
+				.findFirst())
+			.orElse("unknown CPU");
 	}
 
 	private static String memory() {
-		return read("/proc/meminfo").flatMap((text) -> text.lines()
-			.filter((l) -> l.startsWith("MemTotal:"))
-			.map((l) -> Long.parseLong(l.replaceAll("[^0-9]", "")) / (1024 * 1024) + " GiB RAM")
-			.findFirst()).orElse("");
+		return read("/proc/meminfo")
+			.flatMap((text) -> text.lines()
+				.filter((l) -> l.startsWith("MemTotal:"))
+				.map((l) -> Long.parseLong(l.replaceAll("[^0-9]", "")) / (1024 * 1024) + " GiB RAM")
+				.findFirst())
+			.orElse("");
 	}
 
 	private static Optional<String> read(String file) {

@@ -27,28 +27,31 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * Draining 256 MiB that a child writes to stdout ({@code dd if=/dev/zero bs=1M count=256}), behind
- * the same mechanism, by each path:
+ * Draining 256 MiB that a child writes to stdout
+ * ({@code dd if=/dev/zero bs=1M count=256}), behind the same mechanism, by each path:
  * <ul>
- * <li>{@code raw-discard}: {@code Process.getInputStream()} read to its end into one 64 KiB buffer
- * (the executor's chunk size) and dropped. The floor.</li>
+ * <li>{@code raw-discard}: {@code Process.getInputStream()} read to its end into one 64
+ * KiB buffer (the executor's chunk size) and dropped. The floor.</li>
  * <li>{@code raw-memory}: {@code readAllBytes()}: all 256 MiB on the heap.</li>
- * <li>{@code executor-default-cap}: the executor with the default 1 MiB cap: keeps 1 MiB, reads and
- * discards the rest.</li>
- * <li>{@code executor-large-cap}: the executor with a cap above 256 MiB: all of it in the result.</li>
- * <li>{@code executor-sink}: the executor with a cap above 256 MiB streaming to a sink that
- * discards.</li>
+ * <li>{@code executor-default-cap}: the executor with the default 1 MiB cap: keeps 1 MiB,
+ * reads and discards the rest.</li>
+ * <li>{@code executor-large-cap}: the executor with a cap above 256 MiB: all of it in the
+ * result.</li>
+ * <li>{@code executor-sink}: the executor with a cap above 256 MiB streaming to a sink
+ * that discards.</li>
  * </ul>
- * Each execution also reports {@code heapPeakGrowthMiB}: the sum of the heap pools' peak usage
- * during the execution minus the heap used after a full GC before it. It is an upper bound of
- * what the execution held at once: garbage not yet collected counts too. (JMH's console shows the
- * sum over the iterations; {@link IsolationCostRun} reports the largest single execution.)
+ * Each execution also reports {@code heapPeakGrowthMiB}: the sum of the heap pools' peak
+ * usage during the execution minus the heap used after a full GC before it. It is an
+ * upper bound of what the execution held at once: garbage not yet collected counts too.
+ * (JMH's console shows the sum over the iterations; {@link IsolationCostRun} reports the
+ * largest single execution.)
  * <p>
- * On a VM, a pipe between two CPUs is several times slower than a pipe within one (each 64 KiB
- * the writer and the reader wake each other across CPUs), and the scheduler picks either at
- * random: unpinned runs are bimodal. So every fork pins itself and its children with
- * {@code taskset}: {@code same-cpu} puts the JVM and the child on CPU 0 (the copying cost),
- * {@code split-cpus} puts the JVM on CPU 0 and the child on CPU 1 (the wake-up cost).
+ * On a VM, a pipe between two CPUs is several times slower than a pipe within one (each
+ * 64 KiB the writer and the reader wake each other across CPUs), and the scheduler picks
+ * either at random: unpinned runs are bimodal. So every fork pins itself and its children
+ * with {@code taskset}: {@code same-cpu} puts the JVM and the child on CPU 0 (the copying
+ * cost), {@code split-cpus} puts the JVM on CPU 0 and the child on CPU 1 (the wake-up
+ * cost).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -85,7 +88,8 @@ public class OutputBenchmark {
 		pinThisJvm("0");
 		String[] command = switch (this.placement) {
 			case "same-cpu" -> COMMAND;
-			case "split-cpus" -> Stream.concat(Stream.of(TASKSET, "-c", "1"), Stream.of(COMMAND)).toArray(String[]::new);
+			case "split-cpus" ->
+				Stream.concat(Stream.of(TASKSET, "-c", "1"), Stream.of(COMMAND)).toArray(String[]::new);
 			default -> throw new IllegalArgumentException("unknown placement " + this.placement);
 		};
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
@@ -117,8 +121,8 @@ public class OutputBenchmark {
 	}
 
 	/**
-	 * Pin every thread of this JVM to the given CPUs; threads and processes started later inherit
-	 * it from the thread that starts them.
+	 * Pin every thread of this JVM to the given CPUs; threads and processes started later
+	 * inherit it from the thread that starts them.
 	 */
 	private static void pinThisJvm(String cpus) throws IOException, InterruptedException {
 		String pid = String.valueOf(ProcessHandle.current().pid());
@@ -152,8 +156,8 @@ public class OutputBenchmark {
 		ExecutionResult result = this.executor.execute(this.request);
 		expect(result.succeeded(), result + ": " + result.stderrText());
 		switch (this.path) {
-			case "executor-default-cap" -> expect(result.stdout().length == 1024 * 1024 && result.stdoutTruncated(),
-					result.toString());
+			case "executor-default-cap" ->
+				expect(result.stdout().length == 1024 * 1024 && result.stdoutTruncated(), result.toString());
 			case "executor-large-cap" -> expect(result.stdout().length == SIZE, result.toString());
 			default -> expect(this.sink.count == SIZE, "sink got " + this.sink.count + " bytes");
 		}

@@ -25,16 +25,18 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The executor and its raw command line measured in pairs, one right after the other, many times
- * over, so that a change of load on a shared machine weighs on both alike; the medians go to JMH
- * as auxiliary counters (one value per measurement iteration, in µs). Each round runs, in an order
- * that rotates: the raw command line; the executor; the executor with a shared working directory;
- * the raw command line in a fresh private directory, created and removed the way the executor
- * does it, with each of those two steps timed; and the raw command line with the executor's thread
- * hand-offs, environment and working directory ({@link ThreadedSpawn}).
+ * The executor and its raw command line measured in pairs, one right after the other,
+ * many times over, so that a change of load on a shared machine weighs on both alike; the
+ * medians go to JMH as auxiliary counters (one value per measurement iteration, in µs).
+ * Each round runs, in an order that rotates: the raw command line; the executor; the
+ * executor with a shared working directory; the raw command line in a fresh private
+ * directory, created and removed the way the executor does it, with each of those two
+ * steps timed; and the raw command line with the executor's thread hand-offs, environment
+ * and working directory ({@link ThreadedSpawn}).
  * <p>
- * {@link SpawnBenchmark} gives the JMH latency and throughput figures; this one tells small
- * differences apart where those figures, taken minutes apart in separate forks, cannot.
+ * {@link SpawnBenchmark} gives the JMH latency and throughput figures; this one tells
+ * small differences apart where those figures, taken minutes apart in separate forks,
+ * cannot.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -85,7 +87,8 @@ public class PairedSpawnBenchmark {
 		for (int i = 0; i < this.pairs; i++) {
 			for (int step = 0; step < 5; step++) {
 				switch ((i + step) % 5) {
-					case 0 -> times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory));
+					case 0 ->
+						times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory));
 					case 1 -> times[1][i] = time(() -> check(this.executor.execute(this.request)));
 					case 2 -> times[2][i] = time(() -> check(this.executor.execute(this.sharedDirectoryRequest)));
 					case 3 -> times[6][i] = time(() -> this.threaded.run(threadedBuilder(), true, true));

@@ -28,13 +28,13 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * Throughput at 8 threads, raw and through the executor, in alternating phases within one fork:
- * 8 threads spawn {@code /bin/true} as fast as they can for one phase with the raw command line,
- * then one phase through the executor, one through the executor with a shared working
- * directory, and one through an executor whose work directory is the tmpfs {@code /dev/shm}, in
- * rotating order, several times over. The median rate of each (spawns/s) goes to
- * JMH as an auxiliary counter. Like {@link PairedSpawnBenchmark}, it keeps a change of load on a
- * shared machine from weighing on one side only.
+ * Throughput at 8 threads, raw and through the executor, in alternating phases within one
+ * fork: 8 threads spawn {@code /bin/true} as fast as they can for one phase with the raw
+ * command line, then one phase through the executor, one through the executor with a
+ * shared working directory, and one through an executor whose work directory is the tmpfs
+ * {@code /dev/shm}, in rotating order, several times over. The median rate of each
+ * (spawns/s) goes to JMH as an auxiliary counter. Like {@link PairedSpawnBenchmark}, it
+ * keeps a change of load on a shared machine from weighing on one side only.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -81,7 +81,8 @@ public class PairedThroughputBenchmark {
 
 	@Benchmark
 	public double phases(Rates rates) throws Exception {
-		List<Callable<Object>> variants = List.of(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
+		List<Callable<Object>> variants = List.of(
+				() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
 				() -> check(this.executor.execute(this.request)),
 				() -> check(this.executor.execute(this.sharedDirectoryRequest)),
 				() -> check(this.tmpfsExecutor.execute(this.request)));

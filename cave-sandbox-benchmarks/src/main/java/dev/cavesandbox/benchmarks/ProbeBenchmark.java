@@ -9,9 +9,9 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The startup probe: {@link NetworkIsolationProbe#probe()} with the default settings
- * ({@code cave.sandbox.mechanism=auto}: bubblewrap first on Linux, then unshare), as an application
- * pays it once at startup. {@link IsolationCostRun} measures it warm (latency over many calls) and cold (the first
- * call in a fresh JVM, one per fork).
+ * ({@code cave.sandbox.mechanism=auto}: bubblewrap first on Linux, then unshare), as an
+ * application pays it once at startup. {@link IsolationCostRun} measures it warm (latency
+ * over many calls) and cold (the first call in a fresh JVM, one per fork).
  */
 @State(Scope.Benchmark)
 public class ProbeBenchmark {

@@ -18,23 +18,26 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * Spawning {@code /bin/true} and waiting for it, for each mechanism and each path:
  * <ul>
- * <li>{@code raw}: {@link ProcessBuilder} on the command line that the mechanism builds for
- * {@code /bin/true} in a fixed working directory, exactly what the executor spawns (for
- * {@code none}: plain {@code /bin/true}). The floor.</li>
- * <li>{@code executor}: {@link IsolatedExecutor#execute(ExecutionRequest)} with every value at its
- * default (a private working directory per execution).</li>
- * <li>{@code executor-shared-dir}: the same with a fixed working directory, so the difference to
- * {@code executor} is the private directory's creation and removal.</li>
+ * <li>{@code raw}: {@link ProcessBuilder} on the command line that the mechanism builds
+ * for {@code /bin/true} in a fixed working directory, exactly what the executor spawns
+ * (for {@code none}: plain {@code /bin/true}). The floor.</li>
+ * <li>{@code executor}: {@link IsolatedExecutor#execute(ExecutionRequest)} with every
+ * value at its default (a private working directory per execution).</li>
+ * <li>{@code executor-shared-dir}: the same with a fixed working directory, so the
+ * difference to {@code executor} is the private directory's creation and removal.</li>
  * <li>{@code executor-tmpfs-workdir}: the executor with its work directory
- * ({@code cave.sandbox.work-directory}) on the tmpfs {@code /dev/shm}, so the difference to
- * {@code executor} is what the file system of {@code java.io.tmpdir} costs.</li>
- * <li>{@code raw-threads}: the raw command line spawned with the executor's thread structure and
- * nothing else (spawn handed to a fixed launcher pool, both streams drained on a cached pool), so
- * the difference to {@code raw} is the cost of the thread hand-offs.</li>
- * <li>{@code raw-launcher-thread} and {@code raw-drain-threads}: each of those two hand-offs alone
- * (not in the default set; run them with JMH's own command line, see BENCHMARKS.md).</li>
+ * ({@code cave.sandbox.work-directory}) on the tmpfs {@code /dev/shm}, so the difference
+ * to {@code executor} is what the file system of {@code java.io.tmpdir} costs.</li>
+ * <li>{@code raw-threads}: the raw command line spawned with the executor's thread
+ * structure and nothing else (spawn handed to a fixed launcher pool, both streams drained
+ * on a cached pool), so the difference to {@code raw} is the cost of the thread
+ * hand-offs.</li>
+ * <li>{@code raw-launcher-thread} and {@code raw-drain-threads}: each of those two
+ * hand-offs alone (not in the default set; run them with JMH's own command line, see
+ * BENCHMARKS.md).</li>
  * </ul>
- * The run mode (latency or throughput) and the thread count are set by {@link IsolationCostRun}.
+ * The run mode (latency or throughput) and the thread count are set by
+ * {@link IsolationCostRun}.
  */
 @State(Scope.Benchmark)
 public class SpawnBenchmark {
@@ -94,8 +97,7 @@ public class SpawnBenchmark {
 		}
 		if (this.threaded != null) {
 			return this.threaded.run(new ProcessBuilder(this.commandLine).directory(this.sharedDirectory.toFile()),
-					!this.path.equals("raw-drain-threads"),
-					!this.path.equals("raw-launcher-thread"));
+					!this.path.equals("raw-drain-threads"), !this.path.equals("raw-launcher-thread"));
 		}
 		return BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory);
 	}

@@ -10,9 +10,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A raw spawn with the thread structure of the executor's {@code ProcessRunner} and nothing else:
- * the spawn handed to a fixed pool of long-lived launcher threads, both streams drained on a
- * cached pool while the caller waits for the process. Either hand-off can be left out.
+ * A raw spawn with the thread structure of the executor's {@code ProcessRunner} and
+ * nothing else: the spawn handed to a fixed pool of long-lived launcher threads, both
+ * streams drained on a cached pool while the caller waits for the process. Either
+ * hand-off can be left out.
  */
 final class ThreadedSpawn implements AutoCloseable {
 

@@ -6,29 +6,33 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Builds the command line of bubblewrap ({@code bwrap(1)}, Debian package {@code bubblewrap}, not
- * setuid): new user, network, PID, IPC and mount namespaces, set up by bwrap itself before the
- * command starts. A pure function of its inputs; nothing here touches the host.
+ * Builds the command line of bubblewrap ({@code bwrap(1)}, Debian package
+ * {@code bubblewrap}, not setuid): new user, network, PID, IPC and mount namespaces, set
+ * up by bwrap itself before the command starts. A pure function of its inputs; nothing
+ * here touches the host.
  * <ul>
- * <li>{@code --unshare-user} (the command keeps the caller's uid) {@code --unshare-net}: the only
- * interface is {@code lo}, which bwrap always brings up: a private loopback that cannot reach
- * the host's (network_namespaces(7)). The host's abstract unix sockets belong to the host's
- * network namespace and are unreachable too (unix(7)).</li>
- * <li>{@code --unshare-pid}: bwrap's own init is PID 1 and the command PID 2; when the command
- * exits, or bwrap dies, every process left in the namespace is killed (pid_namespaces(7)).</li>
- * <li>{@code --die-with-parent}: bwrap and the sandbox get SIGKILL when the JVM thread that spawned
- * bwrap ends (prctl(2) PR_SET_PDEATHSIG; see bubblewrap issue 692 about threads).
- * {@code --new-session}: the command cannot push input into the JVM's terminal (TIOCSTI).</li>
- * <li>{@code --unshare-ipc}: System V IPC and POSIX message queues of the host are out of reach.
- * {@code --cap-drop ALL}: the command holds no capability, even when the JVM runs as root, so it
- * can neither unmount the tmpfs that hides host sockets nor change the mounts.</li>
- * <li>The filesystem: {@code --ro-bind / /} (or {@code --bind} when the root is writable), a
- * minimal new {@code /dev} ({@code null}, {@code zero}, {@code full}, {@code random},
- * {@code urandom}, {@code tty}, a private {@code pts}: no disks, so a command running as root cannot
- * write the host's block devices), a new {@code /proc} with {@code /proc/sys} and
- * {@code /proc/sysrq-trigger} read-only, an empty tmpfs over each hidden directory (where host unix sockets live:
- * {@code /run/docker.sock}, {@code /tmp/.X11-unix}, ...), and the working directory bound
- * writable on top.</li>
+ * <li>{@code --unshare-user} (the command keeps the caller's uid) {@code --unshare-net}:
+ * the only interface is {@code lo}, which bwrap always brings up: a private loopback that
+ * cannot reach the host's (network_namespaces(7)). The host's abstract unix sockets
+ * belong to the host's network namespace and are unreachable too (unix(7)).</li>
+ * <li>{@code --unshare-pid}: bwrap's own init is PID 1 and the command PID 2; when the
+ * command exits, or bwrap dies, every process left in the namespace is killed
+ * (pid_namespaces(7)).</li>
+ * <li>{@code --die-with-parent}: bwrap and the sandbox get SIGKILL when the JVM thread
+ * that spawned bwrap ends (prctl(2) PR_SET_PDEATHSIG; see bubblewrap issue 692 about
+ * threads). {@code --new-session}: the command cannot push input into the JVM's terminal
+ * (TIOCSTI).</li>
+ * <li>{@code --unshare-ipc}: System V IPC and POSIX message queues of the host are out of
+ * reach. {@code --cap-drop ALL}: the command holds no capability, even when the JVM runs
+ * as root, so it can neither unmount the tmpfs that hides host sockets nor change the
+ * mounts.</li>
+ * <li>The filesystem: {@code --ro-bind / /} (or {@code --bind} when the root is
+ * writable), a minimal new {@code /dev} ({@code null}, {@code zero}, {@code full},
+ * {@code random}, {@code urandom}, {@code tty}, a private {@code pts}: no disks, so a
+ * command running as root cannot write the host's block devices), a new {@code /proc}
+ * with {@code /proc/sys} and {@code /proc/sysrq-trigger} read-only, an empty tmpfs over
+ * each hidden directory (where host unix sockets live: {@code /run/docker.sock},
+ * {@code /tmp/.X11-unix}, ...), and the working directory bound writable on top.</li>
  * </ul>
  *
  * @param bwrap the {@code bwrap} binary
@@ -52,8 +56,8 @@ public record BubblewrapMechanism(Path bwrap, FilesystemView filesystem) impleme
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * bwrap brings {@code lo} up in every sandbox, so the command always has a private loopback;
-	 * {@code loopback} changes nothing.
+	 * bwrap brings {@code lo} up in every sandbox, so the command always has a private
+	 * loopback; {@code loopback} changes nothing.
 	 */
 	@Override
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {

@@ -4,21 +4,23 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * One way of running a command without network access: a small immutable builder that turns a
- * request into the argv that is actually spawned, in the manner of Bazel's sandbox command-line
- * builders. Implementations are pure functions of their inputs and of the facts about the host
- * they were given when they were built; nothing here touches the host, so every command line is
- * unit-testable on any operating system. Whether a mechanism works on a host is decided by the
- * {@code NetworkIsolationProbe}, which runs the real command line once.
+ * One way of running a command without network access: a small immutable builder that
+ * turns a request into the argv that is actually spawned, in the manner of Bazel's
+ * sandbox command-line builders. Implementations are pure functions of their inputs and
+ * of the facts about the host they were given when they were built; nothing here touches
+ * the host, so every command line is unit-testable on any operating system. Whether a
+ * mechanism works on a host is decided by the {@code NetworkIsolationProbe}, which runs
+ * the real command line once.
  * <p>
- * To add a mechanism: implement this interface in this package, and teach the probe to build and
- * verify it.
+ * To add a mechanism: implement this interface in this package, and teach the probe to
+ * build and verify it.
  */
 public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMechanism, SandboxExecMechanism {
 
 	/**
-	 * Return the name of this mechanism, as reported in results, health and logs: the name of
-	 * its {@link dev.cavesandbox.MechanismChoice} in lower case, with {@code -} for {@code _}.
+	 * Return the name of this mechanism, as reported in results, health and logs: the
+	 * name of its {@link dev.cavesandbox.MechanismChoice} in lower case, with {@code -}
+	 * for {@code _}.
 	 * @return the name
 	 */
 	String name();
@@ -26,13 +28,13 @@ public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMec
 	/**
 	 * Return the command line that runs {@code argv} in the sandbox.
 	 * @param argv the command and its arguments, at least one element
-	 * @param workingDirectory the command's working directory, an absolute path without symbolic
-	 * links; it stays visible and writable inside the sandbox, even where it lies in a hidden
-	 * directory
+	 * @param workingDirectory the command's working directory, an absolute path without
+	 * symbolic links; it stays visible and writable inside the sandbox, even where it
+	 * lies in a hidden directory
 	 * @param loopback whether the command gets a private, working loopback interface
 	 * @return the command line to spawn, in that working directory
-	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot provide
-	 * a private one
+	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot
+	 * provide a private one
 	 */
 	List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback);
 
@@ -43,15 +45,15 @@ public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMec
 	List<Path> binaries();
 
 	/**
-	 * Return whether this mechanism can give the command a private loopback interface that is up,
-	 * and cannot reach the host's loopback.
+	 * Return whether this mechanism can give the command a private loopback interface
+	 * that is up, and cannot reach the host's loopback.
 	 * @return whether {@code loopback} may be {@code true}
 	 */
 	boolean supportsPrivateLoopback();
 
 	/**
-	 * Return whether the given host path is hidden inside the sandbox (it lies in a hidden
-	 * directory), unless it is also in the command's working directory.
+	 * Return whether the given host path is hidden inside the sandbox (it lies in a
+	 * hidden directory), unless it is also in the command's working directory.
 	 * @param path an absolute path without symbolic links
 	 * @return whether the command cannot see the path
 	 */

@@ -1,8 +1,8 @@
 package dev.cavesandbox.mechanism;
 
 /**
- * Quotes a value for a POSIX shell (sh(1), "Quoting"): inside single quotes nothing is special, and
- * a single quote is written as {@code '\''}.
+ * Quotes a value for a POSIX shell (sh(1), "Quoting"): inside single quotes nothing is
+ * special, and a single quote is written as {@code '\''}.
  */
 final class ShellQuoting {
 

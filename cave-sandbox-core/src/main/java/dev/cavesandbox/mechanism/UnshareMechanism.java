@@ -10,52 +10,59 @@ import org.jspecify.annotations.Nullable;
 import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 
 /**
- * Builds the command line of the util-linux mechanism: {@code unshare(1)} with new user, network,
- * mount, IPC and PID namespaces behind {@code setpriv(1) --pdeathsig KILL}, a short {@code sh}
- * script that sets up the mounts, and a nested user namespace that gives the command the caller's
- * uid back. A pure function of its inputs; nothing here touches the host.
+ * Builds the command line of the util-linux mechanism: {@code unshare(1)} with new user,
+ * network, mount, IPC and PID namespaces behind {@code setpriv(1) --pdeathsig KILL}, a
+ * short {@code sh} script that sets up the mounts, and a nested user namespace that gives
+ * the command the caller's uid back. A pure function of its inputs; nothing here touches
+ * the host.
  * <ul>
- * <li>Outer {@code unshare --user --map-root-user --net --mount --ipc --pid --fork --kill-child
- * --mount-proc}: the caller is root of a new user namespace that owns the new network, mount, IPC
- * and PID namespaces, so it may mount there (user_namespaces(7)). The only interface is {@code lo},
- * down unless a private loopback is requested (then {@code ip link set lo up}). The command is PID
- * 1 of the new PID namespace; when it exits, or {@code unshare} dies, the kernel kills every
- * process left in it (pid_namespaces(7)).</li>
- * <li>The script replaces each hidden directory by an empty tmpfs, binds the working directory
- * back, remounts the host's other mounts read-only (except {@code /proc} and {@code /dev}) and,
- * when the caller is root, makes {@code /proc/sys} and {@code /proc/sysrq-trigger}
- * read-only.</li>
- * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a nested user
- * namespace in which the command has the caller's uid and no capability over the namespaces
- * above, so it cannot unmount the tmpfs to reach the host sockets beneath (an unprivileged caller
- * has no capability after execve(2); a root caller's are dropped by {@code setpriv
- * --bounding-set=-all}). With older util-linux, {@code keepUid} is false: the command stays uid 0
- * of the outer namespace, without capabilities.</li>
- * <li>{@code setpriv --pdeathsig KILL}: {@code unshare} gets SIGKILL when the JVM thread that
- * spawned it ends (prctl(2), PR_SET_PDEATHSIG), so a killed JVM leaves no sandbox behind.</li>
+ * <li>Outer
+ * {@code unshare --user --map-root-user --net --mount --ipc --pid --fork --kill-child
+ * --mount-proc}: the caller is root of a new user namespace that owns the new network,
+ * mount, IPC and PID namespaces, so it may mount there (user_namespaces(7)). The only
+ * interface is {@code lo}, down unless a private loopback is requested (then
+ * {@code ip link set lo up}). The command is PID 1 of the new PID namespace; when it
+ * exits, or {@code unshare} dies, the kernel kills every process left in it
+ * (pid_namespaces(7)).</li>
+ * <li>The script replaces each hidden directory by an empty tmpfs, binds the working
+ * directory back, remounts the host's other mounts read-only (except {@code /proc} and
+ * {@code /dev}) and, when the caller is root, makes {@code /proc/sys} and
+ * {@code /proc/sysrq-trigger} read-only.</li>
+ * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a
+ * nested user namespace in which the command has the caller's uid and no capability over
+ * the namespaces above, so it cannot unmount the tmpfs to reach the host sockets beneath
+ * (an unprivileged caller has no capability after execve(2); a root caller's are dropped
+ * by {@code setpriv
+ * --bounding-set=-all}). With older util-linux, {@code keepUid} is false: the command
+ * stays uid 0 of the outer namespace, without capabilities.</li>
+ * <li>{@code setpriv --pdeathsig KILL}: {@code unshare} gets SIGKILL when the JVM thread
+ * that spawned it ends (prctl(2), PR_SET_PDEATHSIG), so a killed JVM leaves no sandbox
+ * behind.</li>
  * </ul>
- * Each mount is one {@code mount(8)} process, which makes this mechanism slower to start than
- * bubblewrap, which mounts from one process.
+ * Each mount is one {@code mount(8)} process, which makes this mechanism slower to start
+ * than bubblewrap, which mounts from one process.
  *
  * @param setpriv the {@code setpriv} binary
  * @param unshare the {@code unshare} binary
- * @param ip the iproute2 {@code ip} binary that brings {@code lo} up for a private loopback, or
- * {@code null} where there is none (no private loopback then)
+ * @param ip the iproute2 {@code ip} binary that brings {@code lo} up for a private
+ * loopback, or {@code null} where there is none (no private loopback then)
  * @param filesystem what the command sees of the host's filesystem
  * @param uid the caller's uid, which the command keeps
  * @param gid the caller's gid, which the command keeps
- * @param keepUid whether the command gets the caller's uid back through a nested user namespace
- * (util-linux 2.38+), rather than running as uid 0 without capabilities
+ * @param keepUid whether the command gets the caller's uid back through a nested user
+ * namespace (util-linux 2.38+), rather than running as uid 0 without capabilities
  */
-public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, FilesystemView filesystem, long uid, long gid,
-		boolean keepUid) implements SandboxMechanism {
+public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, FilesystemView filesystem, long uid,
+		long gid, boolean keepUid) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "unshare";
 
 	private static final String SHELL = "/bin/sh";
 
-	/** Case patterns that match the file-system type field of a mountinfo line (proc(5)). */
+	/**
+	 * Case patterns that match the file-system type field of a mountinfo line (proc(5)).
+	 */
 	private static final String PSEUDO_FILE_SYSTEMS = String.join("|",
 			List.of("sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "pstore", "bpf", "configfs",
 					"fusectl", "efivarfs", "selinuxfs", "binfmt_misc", "hugetlbfs", "mqueue", "autofs")
@@ -79,17 +86,17 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
-		List<String> command = new ArrayList<>(List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--",
-				this.unshare.toString(), "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork",
-				"--kill-child", "--mount-proc", "--", SHELL, "-c", setupScript(workingDirectory, loopback),
-				"cave-sandbox"));
+		List<String> command = new ArrayList<>(
+				List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--", this.unshare.toString(), "--user",
+						"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
+						"--mount-proc", "--", SHELL, "-c", setupScript(workingDirectory, loopback), "cave-sandbox"));
 		command.addAll(argv);
 		return command;
 	}
 
 	/**
-	 * Return the script that the outer namespace's root runs before the command: every value in it
-	 * is quoted, and the command's argv follows as {@code "$@"}.
+	 * Return the script that the outer namespace's root runs before the command: every
+	 * value in it is quoted, and the command's argv follows as {@code "$@"}.
 	 * @param workingDirectory the working directory, which is also the script's
 	 * @param loopback whether to bring {@code lo} up
 	 * @return the script
@@ -97,7 +104,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 	String setupScript(Path workingDirectory, boolean loopback) {
 		String directory = quote(workingDirectory.toString());
 		StringBuilder script = new StringBuilder("set -e\n");
-		// Never mount anything unless this is the new user namespace of one mapped id: a wrapper that
+		// Never mount anything unless this is the new user namespace of one mapped id: a
+		// wrapper that
 		// ran the script in the host's namespaces must not hide the host's /tmp.
 		script.append("read -r _ _ n < /proc/self/uid_map\n")
 			.append("[ \"$n\" = 1 ] || { echo 'cave-sandbox: not in a new user namespace' >&2; exit 125; }\n");
@@ -108,16 +116,21 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		}
 		boolean rebind = this.filesystem.readOnlyRoot() || this.filesystem.covers(workingDirectory);
 		if (rebind) {
-			// The shell's working directory is still the host's one beneath the tmpfs: bind it back
+			// The shell's working directory is still the host's one beneath the tmpfs:
+			// bind it back
 			// (-c: "." must not be canonicalized to the now hidden path).
 			script.append("mkdir -p ").append(directory).append('\n');
 			script.append("mount -n -c --bind . ").append(directory).append('\n');
 		}
 		if (this.filesystem.readOnlyRoot()) {
-			// Every writable mount becomes read-only, except /proc and /dev (as with bwrap), the hidden
-			// directories and the working directory, and the pseudo file systems below /sys (one mount(8)
-			// process each would dominate the start-up; /sys itself is remounted). Mount points in
-			// mountinfo escape blanks and backslashes as octal (\040): decoded before they are compared.
+			// Every writable mount becomes read-only, except /proc and /dev (as with
+			// bwrap), the hidden
+			// directories and the working directory, and the pseudo file systems below
+			// /sys (one mount(8)
+			// process each would dominate the start-up; /sys itself is remounted). Mount
+			// points in
+			// mountinfo escape blanks and backslashes as octal (\040): decoded before
+			// they are compared.
 			script.append("while read -r _ _ _ _ m o rest; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
 				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
@@ -132,7 +145,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 				.append("done < /proc/self/mountinfo\n");
 		}
 		if (this.uid == 0) {
-			// A root caller's uid 0 is the host's: global sysctls would be writable through /proc.
+			// A root caller's uid 0 is the host's: global sysctls would be writable
+			// through /proc.
 			script.append("mount -n -o bind,ro /proc/sys /proc/sys\n");
 			script.append("if [ -e /proc/sysrq-trigger ]; then mount -n -o bind,ro /proc/sysrq-trigger "
 					+ "/proc/sysrq-trigger; fi\n");
@@ -143,11 +157,16 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		if (rebind) {
 			script.append("cd ").append(directory).append('\n');
 		}
-		// The command runs as PID 2 in a session of its own, not as PID 1 in place of this shell: a
-		// PID 1 command could clear the parent-death signal that ties the namespace to the JVM
-		// (prctl(2)), and without a new session it could push input into the JVM's terminal
-		// (TIOCSTI). This shell stays PID 1, ignores SIGTERM (pid_namespaces(7)), passes on the
-		// command's exit status, and takes the namespace down when it exits. util-linux setsid(1) is
+		// The command runs as PID 2 in a session of its own, not as PID 1 in place of
+		// this shell: a
+		// PID 1 command could clear the parent-death signal that ties the namespace to
+		// the JVM
+		// (prctl(2)), and without a new session it could push input into the JVM's
+		// terminal
+		// (TIOCSTI). This shell stays PID 1, ignores SIGTERM (pid_namespaces(7)), passes
+		// on the
+		// command's exit status, and takes the namespace down when it exits. util-linux
+		// setsid(1) is
 		// found on the baseline PATH the wrappers run with. stdin goes through
 		// fd 3 because an asynchronous list would otherwise read /dev/null.
 		script.append("exec 3<&0\n");

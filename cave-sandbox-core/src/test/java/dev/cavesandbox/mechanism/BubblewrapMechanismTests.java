@@ -18,8 +18,8 @@ class BubblewrapMechanismTests {
 		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN)
 			.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
 		assertThat(command).containsExactly("/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user",
-				"--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/",
-				"--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+				"--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
+				"/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
 				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777",
 				"--tmpfs", "/run", "--bind", "/srv/work", "/srv/work", "--chdir", "/srv/work", "--", "echo", "hi");
 	}

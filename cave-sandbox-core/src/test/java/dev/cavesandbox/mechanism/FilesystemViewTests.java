@@ -14,8 +14,8 @@ class FilesystemViewTests {
 
 	@Test
 	void directoriesInsideAnotherHiddenOneAndDuplicatesAreDropped() {
-		FilesystemView view = FilesystemView.of(
-				List.of(Path.of("/run"), Path.of("/tmp"), Path.of("/run/user"), Path.of("/tmp")), true);
+		FilesystemView view = FilesystemView
+			.of(List.of(Path.of("/run"), Path.of("/tmp"), Path.of("/run/user"), Path.of("/tmp")), true);
 		assertThat(view.hiddenDirectories()).containsExactly(Path.of("/run"), Path.of("/tmp"));
 	}
 
@@ -31,8 +31,7 @@ class FilesystemViewTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "/", "tmp", "run/user", "/tmp/../etc", "/run/./user" })
 	void rootRelativeAndUnnormalizedPathsAreRejected(String directory) {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new FilesystemView(List.of(Path.of(directory)), true))
+		assertThatIllegalArgumentException().isThrownBy(() -> new FilesystemView(List.of(Path.of(directory)), true))
 			.withMessageContaining(directory);
 	}
 

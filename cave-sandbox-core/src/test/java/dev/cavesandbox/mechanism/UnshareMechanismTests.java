@@ -27,9 +27,10 @@ class UnshareMechanismTests {
 	void commandLineRunsTheSetupScriptInNewNamespacesThenTheArgv() {
 		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
 		List<String> command = mechanism.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
-		assertThat(command).containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--user",
-				"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
-				"/bin/sh", "-c", mechanism.setupScript(Path.of("/srv/work"), false), "cave-sandbox", "echo", "hi");
+		assertThat(command).containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare",
+				"--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
+				"--mount-proc", "--", "/bin/sh", "-c", mechanism.setupScript(Path.of("/srv/work"), false),
+				"cave-sandbox", "echo", "hi");
 	}
 
 	@Test
@@ -60,7 +61,8 @@ class UnshareMechanismTests {
 	@Test
 	void olderUtilLinuxStaysRootWithoutCapabilities() {
 		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).endsWith("setsid -w '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+		assertThat(script).endsWith(
+				"setsid -w '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("--map-user");
 	}
 
@@ -69,8 +71,8 @@ class UnshareMechanismTests {
 		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
 		assertThat(mechanism.setupScript(Path.of("/srv/work"), true)).contains("'/sbin/ip' link set lo up\n");
 		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
-		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null,
-				HIDE_TMP_AND_RUN, 1000, 1000, true);
+		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"),
+				null, HIDE_TMP_AND_RUN, 1000, 1000, true);
 		assertThat(withoutIp.supportsPrivateLoopback()).isFalse();
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), true))
@@ -85,8 +87,8 @@ class UnshareMechanismTests {
 	}
 
 	/**
-	 * Paths are data, never code: a working directory with quotes, spaces and shell syntax is
-	 * quoted, and the script still parses ({@code sh -n}).
+	 * Paths are data, never code: a working directory with quotes, spaces and shell
+	 * syntax is quoted, and the script still parses ({@code sh -n}).
 	 */
 	@Test
 	@EnabledOnOs({ OS.LINUX, OS.MAC })
@@ -120,10 +122,12 @@ class UnshareMechanismTests {
 	@Test
 	void nullBinaryOrFilesystemIsRejectedButIpIsOptional() {
 		assertThatNullPointerException()
-			.isThrownBy(() -> new UnshareMechanism(null, Path.of("/usr/bin/unshare"), null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.isThrownBy(
+					() -> new UnshareMechanism(null, Path.of("/usr/bin/unshare"), null, HIDE_TMP_AND_RUN, 0, 0, true))
 			.withMessage("setpriv must not be null");
 		assertThatNullPointerException()
-			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), null, null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.isThrownBy(
+					() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), null, null, HIDE_TMP_AND_RUN, 0, 0, true))
 			.withMessage("unshare must not be null");
 		assertThatNullPointerException()
 			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null, null,
@@ -134,8 +138,9 @@ class UnshareMechanismTests {
 	@Test
 	void readOnlyRootBindsTheWorkingDirectoryBackSoThatItStaysWritable() {
 		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-				+ "mkdir -p '/srv/work'\nmount -n -c --bind . '/srv/work'\nwhile read -r")
+		assertThat(script)
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+					+ "mkdir -p '/srv/work'\nmount -n -c --bind . '/srv/work'\nwhile read -r")
 			.contains("\ncd '/srv/work'\nexec 3<&0\n");
 	}
 
@@ -158,8 +163,8 @@ class UnshareMechanismTests {
 
 	@Test
 	void withoutIpEverythingButALoopbackStillWorks() {
-		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null,
-				HIDE_TMP_AND_RUN, 1000, 1000, true);
+		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"),
+				null, HIDE_TMP_AND_RUN, 1000, 1000, true);
 		List<String> command = withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), false);
 		assertThat(command).endsWith("cave-sandbox", "true");
 		assertThat(command.get(command.indexOf("-c") + 1)).doesNotContain("link set lo up");

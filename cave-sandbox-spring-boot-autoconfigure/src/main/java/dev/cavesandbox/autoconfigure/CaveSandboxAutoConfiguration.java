@@ -22,20 +22,23 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of
- * cave-sandbox: probes this host's network-isolation capability once and provides the
- * {@link IsolatedExecutor} that fits it and {@code cave.sandbox.mode}, as the core's policy
- * ({@link IsolatedExecutors}) decides; this class adds fail-fast startup and the conditions report:
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of cave-sandbox: probes this host's network-isolation capability
+ * once and provides the {@link IsolatedExecutor} that fits it and
+ * {@code cave.sandbox.mode}, as the core's policy ({@link IsolatedExecutors}) decides;
+ * this class adds fail-fast startup and the conditions report:
  * <ul>
- * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified mechanism;</li>
- * <li>unavailable, {@code strict} (default): startup fails with a report of the cause and its fixes
- * ({@code cave.sandbox.fail-fast=true}, default), or every execution throws
+ * <li>isolation verified: a {@link ProcessIsolatedExecutor} behind the verified
+ * mechanism;</li>
+ * <li>unavailable, {@code strict} (default): startup fails with a report of the cause and
+ * its fixes ({@code cave.sandbox.fail-fast=true}, default), or every execution throws
  * {@link NetworkIsolationUnavailableException} ({@code fail-fast=false});</li>
  * <li>unavailable, {@code fallback}: an unisolated executor, after one warning.</li>
  * </ul>
- * {@link SandboxSettingsCustomizer} beans adjust the executor's settings after binding. An
- * {@link IsolatedExecutor} bean of the application's own wins. The verdict itself
- * ({@link IsolationCapability}) cannot be replaced: isolation is never claimed without the probe.
+ * {@link SandboxSettingsCustomizer} beans adjust the executor's settings after binding.
+ * An {@link IsolatedExecutor} bean of the application's own wins. The verdict itself
+ * ({@link IsolationCapability}) cannot be replaced: isolation is never claimed without
+ * the probe.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(CaveSandboxProperties.class)
@@ -92,8 +95,8 @@ public final class CaveSandboxAutoConfiguration {
 	}
 
 	/**
-	 * The settings of the executor: the bound properties, changed by the customizers in their
-	 * order. What the probe verified must stay as it was bound.
+	 * The settings of the executor: the bound properties, changed by the customizers in
+	 * their order. What the probe verified must stay as it was bound.
 	 */
 	static SandboxSettings executorSettings(CaveSandboxProperties properties,
 			ObjectProvider<SandboxSettingsCustomizer> customizers) {

@@ -18,16 +18,19 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
 import org.springframework.util.unit.DataSize;
 
 /**
- * The rules of {@code cave.sandbox.*} values, checked as each value is bound: a value that breaks
- * one fails the binding of that property, so Boot's failure report names the property, shows the
- * value as typed and says where it came from. {@code ProbedCapability} binds with it before anything
- * is probed.
+ * The rules of {@code cave.sandbox.*} values, checked as each value is bound: a value
+ * that breaks one fails the binding of that property, so Boot's failure report names the
+ * property, shows the value as typed and says where it came from.
+ * {@code ProbedCapability} binds with it before anything is probed.
  */
 final class CaveSandboxBindHandler extends AbstractBindHandler {
 
 	private static final String PREFIX = "cave.sandbox.";
 
-	/** The mode bound so far; the record binds {@code mode} first, so it is known at {@code mechanism}. */
+	/**
+	 * The mode bound so far; the record binds {@code mode} first, so it is known at
+	 * {@code mechanism}.
+	 */
 	private SandboxMode mode = SandboxSettings.defaults().mode();
 
 	CaveSandboxBindHandler(BindHandler parent) {
@@ -35,7 +38,8 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 	}
 
 	@Override
-	public @Nullable Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result) {
+	public @Nullable Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
+			Object result) {
 		String violation = violation(name.toString(), result);
 		if (violation != null) {
 			throw new IllegalArgumentException(violation);
@@ -77,7 +81,8 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 			case "env.set" -> {
 				for (Map.Entry<?, ?> variable : ((Map<?, ?>) value).entrySet()) {
 					String variableName = (String) variable.getKey();
-					if (!SandboxSettings.isValidVariableName(variableName) || ((String) variable.getValue()).indexOf('\0') >= 0) {
+					if (!SandboxSettings.isValidVariableName(variableName)
+							|| ((String) variable.getValue()).indexOf('\0') >= 0) {
 						return "variable '" + variableName.replace('\0', '?')
 								+ "' must have a non-empty name without '=' and no NUL byte in its name or value";
 					}

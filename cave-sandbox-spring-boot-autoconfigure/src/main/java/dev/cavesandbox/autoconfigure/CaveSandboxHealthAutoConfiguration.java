@@ -12,10 +12,10 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of the
- * {@code sandbox} {@link SandboxHealthIndicator health indicator}, active when
- * {@code spring-boot-health} is on the class path; {@code management.health.sandbox.enabled=false}
- * switches it off.
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the {@code sandbox} {@link SandboxHealthIndicator health
+ * indicator}, active when {@code spring-boot-health} is on the class path;
+ * {@code management.health.sandbox.enabled=false} switches it off.
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class,
 		beforeName = "org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration")

@@ -13,10 +13,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of the
- * {@code sandbox} {@link SandboxInfoContributor info contributor}. Opt-in, like Boot's
- * {@code java} and {@code os} contributors: only {@code management.info.sandbox.enabled=true}
- * switches it on ({@code management.info.defaults.enabled} does not).
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the {@code sandbox} {@link SandboxInfoContributor info
+ * contributor}. Opt-in, like Boot's {@code java} and {@code os} contributors: only
+ * {@code management.info.sandbox.enabled=true} switches it on
+ * ({@code management.info.defaults.enabled} does not).
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class)
 @ConditionalOnClass(InfoContributor.class)

@@ -14,15 +14,17 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of
- * cave-sandbox's Micrometer instrumentation, active when Micrometer is on the class path:
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of cave-sandbox's Micrometer instrumentation, active when
+ * Micrometer is on the class path:
  * <ul>
  * <li>every {@link IsolatedExecutor} bean records one
- * {@link SandboxObservationDocumentation#EXECUTION observation} per execution when the context
- * has an {@link ObservationRegistry} (Boot's, with {@code spring-boot-micrometer-observation});
+ * {@link SandboxObservationDocumentation#EXECUTION observation} per execution when the
+ * context has an {@link ObservationRegistry} (Boot's, with
+ * {@code spring-boot-micrometer-observation});
  * {@code management.observations.enable.cave.sandbox=false} switches them off;</li>
- * <li>the gauge {@code cave.sandbox.unisolated} when {@code micrometer-core} is present (Boot binds
- * it to every {@link io.micrometer.core.instrument.MeterRegistry}).</li>
+ * <li>the gauge {@code cave.sandbox.unisolated} when {@code micrometer-core} is present
+ * (Boot binds it to every {@link io.micrometer.core.instrument.MeterRegistry}).</li>
  * </ul>
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class)

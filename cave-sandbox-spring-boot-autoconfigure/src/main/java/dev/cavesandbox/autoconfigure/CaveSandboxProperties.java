@@ -18,36 +18,38 @@ import org.springframework.util.unit.DataSize;
  * Configuration properties of cave-sandbox ({@code cave.sandbox.*}).
  *
  * @param mode What to do when OS-level network isolation is unavailable on this host:
- * 'strict' fails closed and never runs anything unisolated; 'fallback' logs a warning and runs
- * commands without isolation, and every result says so.
- * @param failFast In strict mode, whether startup fails when isolation is unavailable; when false
- * the application starts and every execution throws cave_sandbox_os_network_isolation_unavailable.
- * @param timeout Default time limit of one execution; the whole process tree is terminated when it
- * is reached.
- * @param maxOutput Default cap of each output stream (stdout and stderr separately); bytes beyond
- * it are discarded and the result reports truncation.
- * @param killGracePeriod Time between SIGTERM and SIGKILL when a process tree is terminated after a
- * timeout or a cancellation.
+ * 'strict' fails closed and never runs anything unisolated; 'fallback' logs a warning and
+ * runs commands without isolation, and every result says so.
+ * @param failFast In strict mode, whether startup fails when isolation is unavailable;
+ * when false the application starts and every execution throws
+ * cave_sandbox_os_network_isolation_unavailable.
+ * @param timeout Default time limit of one execution; the whole process tree is
+ * terminated when it is reached.
+ * @param maxOutput Default cap of each output stream (stdout and stderr separately);
+ * bytes beyond it are discarded and the result reports truncation.
+ * @param killGracePeriod Time between SIGTERM and SIGKILL when a process tree is
+ * terminated after a timeout or a cancellation.
  * @param probeTimeout Time limit of the isolation probe that runs once at startup.
  * @param maxConcurrent Maximum number of executions that run at the same time.
  * @param queueTimeout How long an execution waits for a free slot before it fails with
  * cave_sandbox_concurrency_limit_exceeded.
- * @param workDirectory Directory in which the private working directory of each execution is
- * created (and removed afterwards); defaults to java.io.tmpdir.
+ * @param workDirectory Directory in which the private working directory of each execution
+ * is created (and removed afterwards); defaults to java.io.tmpdir.
  * @param env Environment of the child processes.
  * @param linux Host binaries of the Linux mechanisms.
- * @param mechanism Mechanism that isolates the commands: auto picks the strongest one that the
- * probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on macOS); none runs
- * without isolation and is only allowed with cave.sandbox.mode=fallback.
- * @param loopback Whether commands get a private loopback interface that is up, so that a server a
- * command starts on 127.0.0.1 is reachable from inside the sandbox; the host's loopback stays
- * unreachable. A request may override it.
- * @param readOnlyRoot Whether the host's filesystem is read-only inside the sandbox, except the
- * working directory and the hidden directories.
- * @param hiddenDirectories Host directories replaced by private, empty, writable tmpfs mounts inside
- * the sandbox, so that the host's unix sockets in them (docker.sock, D-Bus, X11, systemd) cannot be
- * reached; the working directory stays visible even inside one of them. Setting it replaces the
- * default list.
+ * @param mechanism Mechanism that isolates the commands: auto picks the strongest one
+ * that the probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on
+ * macOS); none runs without isolation and is only allowed with
+ * cave.sandbox.mode=fallback.
+ * @param loopback Whether commands get a private loopback interface that is up, so that a
+ * server a command starts on 127.0.0.1 is reachable from inside the sandbox; the host's
+ * loopback stays unreachable. A request may override it.
+ * @param readOnlyRoot Whether the host's filesystem is read-only inside the sandbox,
+ * except the working directory and the hidden directories.
+ * @param hiddenDirectories Host directories replaced by private, empty, writable tmpfs
+ * mounts inside the sandbox, so that the host's unix sockets in them (docker.sock, D-Bus,
+ * X11, systemd) cannot be reached; the working directory stays visible even inside one of
+ * them. Setting it replaces the default list.
  * @param macos Host binaries of the macOS mechanism.
  */
 @ConfigurationProperties("cave.sandbox")
@@ -56,9 +58,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue("1s") Duration killGracePeriod, @DefaultValue("10s") Duration probeTimeout,
 		@DefaultValue("16") int maxConcurrent, @DefaultValue("30s") Duration queueTimeout, @Nullable Path workDirectory,
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
-		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot,
-		@DefaultValue({ "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
-		@DefaultValue Macos macos) {
+		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
+				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
+		@DefaultValue Macos macos){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -100,9 +102,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	}
 
 	/**
-	 * Environment of the child processes. Every child starts from a fixed baseline (PATH, HOME and
-	 * TMPDIR set to its working directory, LANG=C.UTF-8); no variable of the parent leaks unless it
-	 * is named here.
+	 * Environment of the child processes. Every child starts from a fixed baseline (PATH,
+	 * HOME and TMPDIR set to its working directory, LANG=C.UTF-8); no variable of the
+	 * parent leaks unless it is named here.
 	 *
 	 * @param pass Names of variables of this JVM's environment passed to every child.
 	 * @param set Variables set in every child, on top of the baseline.
@@ -114,13 +116,13 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	/**
 	 * Host binaries of the Linux mechanisms (bubblewrap, util-linux, iproute2).
 	 *
-	 * @param unsharePath Path of util-linux unshare, which creates the user, network, mount and PID
-	 * namespaces.
-	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life of the JVM
-	 * with a parent-death signal.
+	 * @param unsharePath Path of util-linux unshare, which creates the user, network,
+	 * mount and PID namespaces.
+	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life
+	 * of the JVM with a parent-death signal.
 	 * @param bwrapPath Path of bubblewrap's bwrap.
-	 * @param ipPath Path of iproute2's ip, with which the unshare mechanism brings up a private
-	 * loopback; without it that mechanism has none.
+	 * @param ipPath Path of iproute2's ip, with which the unshare mechanism brings up a
+	 * private loopback; without it that mechanism has none.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
@@ -131,8 +133,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	/**
 	 * Host binaries of the macOS mechanism.
 	 *
-	 * @param sandboxExecPath Path of sandbox-exec, which applies a Seatbelt profile that denies the
-	 * network (deprecated by Apple, but still shipped).
+	 * @param sandboxExecPath Path of sandbox-exec, which applies a Seatbelt profile that
+	 * denies the network (deprecated by Apple, but still shipped).
 	 */
 	public record Macos(@DefaultValue("/usr/bin/sandbox-exec") Path sandboxExecPath) {
 

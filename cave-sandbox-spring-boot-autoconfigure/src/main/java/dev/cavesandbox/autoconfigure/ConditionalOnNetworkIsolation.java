@@ -9,9 +9,10 @@ import java.lang.annotation.Target;
 import org.springframework.context.annotation.Conditional;
 
 /**
- * {@link Conditional @Conditional} that matches on the measured network-isolation capability of
- * this host: the {@link dev.cavesandbox.NetworkIsolationProbe probe} runs once per application
- * context, and its verdict and cause appear in the conditions report.
+ * {@link Conditional @Conditional} that matches on the measured network-isolation
+ * capability of this host: the {@link dev.cavesandbox.NetworkIsolationProbe probe} runs
+ * once per application context, and its verdict and cause appear in the conditions
+ * report.
  */
 @Target({ ElementType.TYPE, ElementType.METHOD })
 @Retention(RetentionPolicy.RUNTIME)
@@ -20,8 +21,8 @@ import org.springframework.context.annotation.Conditional;
 public @interface ConditionalOnNetworkIsolation {
 
 	/**
-	 * Whether the condition matches when isolation is verified ({@code true}, the default) or when
-	 * it is unavailable ({@code false}).
+	 * Whether the condition matches when isolation is verified ({@code true}, the
+	 * default) or when it is unavailable ({@code false}).
 	 * @return the availability to match
 	 */
 	boolean value() default true;

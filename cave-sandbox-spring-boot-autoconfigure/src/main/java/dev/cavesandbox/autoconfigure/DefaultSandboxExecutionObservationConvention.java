@@ -7,8 +7,8 @@ import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
 /**
- * The default {@link SandboxExecutionObservationConvention}: name {@value #NAME}, the keys of
- * {@link SandboxObservationDocumentation}.
+ * The default {@link SandboxExecutionObservationConvention}: name {@value #NAME}, the
+ * keys of {@link SandboxObservationDocumentation}.
  */
 public class DefaultSandboxExecutionObservationConvention implements SandboxExecutionObservationConvention {
 
@@ -28,7 +28,8 @@ public class DefaultSandboxExecutionObservationConvention implements SandboxExec
 	@Override
 	public KeyValues getLowCardinalityKeyValues(SandboxExecutionObservationContext context) {
 		String errorCode = context.getErrorCode();
-		// KeyValue.NONE_VALUE, not withNoneValue(): Micrometer 1.15 (Spring Boot 3.5) lacks that.
+		// KeyValue.NONE_VALUE, not withNoneValue(): Micrometer 1.15 (Spring Boot 3.5)
+		// lacks that.
 		return KeyValues.of(LowCardinalityKeyNames.MECHANISM.withValue(context.getIsolation().mechanism()),
 				LowCardinalityKeyNames.ISOLATED.withValue(String.valueOf(context.getIsolation().networkIsolated())),
 				LowCardinalityKeyNames.OUTCOME.withValue(context.getOutcome().name()),

@@ -7,18 +7,20 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Explains a startup that failed closed because network isolation is unavailable in strict mode:
- * the detected cause, the probe detail, and every way out, in terms of the {@code cave.sandbox.*}
- * properties ({@link PropertyFixes}).
+ * Explains a startup that failed closed because network isolation is unavailable in
+ * strict mode: the detected cause, the probe detail, and every way out, in terms of the
+ * {@code cave.sandbox.*} properties ({@link PropertyFixes}).
  */
 class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer<NetworkIsolationUnavailableException> {
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, NetworkIsolationUnavailableException cause) {
 		IsolationCapability capability = cause.capability();
-		String description = String.format("cave-sandbox could not verify OS-level network isolation on this host, "
-				+ "and cave.sandbox.mode is strict, so it failed closed (%s).%n%nCause: %s: %s.%n%s",
-				NetworkIsolationUnavailableException.CODE, capability.cause(), PropertyFixes.description(capability.cause()),
+		String description = String.format(
+				"cave-sandbox could not verify OS-level network isolation on this host, "
+						+ "and cave.sandbox.mode is strict, so it failed closed (%s).%n%nCause: %s: %s.%n%s",
+				NetworkIsolationUnavailableException.CODE, capability.cause(),
+				PropertyFixes.description(capability.cause()),
 				capability.detail().isEmpty() ? "" : "Probe detail: " + capability.detail());
 		String action = String.format("Fix the host: %s.%n%nOr, if another boundary (a container or VM without "
 				+ "network) already blocks egress:%n"

@@ -13,10 +13,11 @@ import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An {@link IsolatedExecutor} that records one {@link SandboxObservationDocumentation#EXECUTION
- * observation} per execution of the executor it decorates. An asynchronous execution is observed
- * from the call until its future completes; the future returned is the delegate's own, so that
- * cancelling it still kills the process tree.
+ * An {@link IsolatedExecutor} that records one
+ * {@link SandboxObservationDocumentation#EXECUTION observation} per execution of the
+ * executor it decorates. An asynchronous execution is observed from the call until its
+ * future completes; the future returned is the delegate's own, so that cancelling it
+ * still kills the process tree.
  */
 final class ObservedIsolatedExecutor implements IsolatedExecutor {
 
@@ -74,8 +75,8 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	private Observation observation(SandboxExecutionObservationContext context) {
-		return SandboxObservationDocumentation.EXECUTION.observation(this.convention, DEFAULT_CONVENTION,
-				() -> context, this.registry);
+		return SandboxObservationDocumentation.EXECUTION.observation(this.convention, DEFAULT_CONVENTION, () -> context,
+				this.registry);
 	}
 
 	private Isolation executorIsolation() {

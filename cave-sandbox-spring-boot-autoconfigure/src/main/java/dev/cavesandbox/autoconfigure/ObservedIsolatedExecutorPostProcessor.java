@@ -7,10 +7,10 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 
 /**
- * Decorates every {@link IsolatedExecutor} bean, the auto-configured one and an application's
- * own, with an {@link ObservedIsolatedExecutor} when the context has an
- * {@link ObservationRegistry}. The registry and the convention are looked up lazily, when the
- * first executor is created.
+ * Decorates every {@link IsolatedExecutor} bean, the auto-configured one and an
+ * application's own, with an {@link ObservedIsolatedExecutor} when the context has an
+ * {@link ObservationRegistry}. The registry and the convention are looked up lazily, when
+ * the first executor is created.
  */
 final class ObservedIsolatedExecutorPostProcessor implements BeanPostProcessor {
 

@@ -12,15 +12,16 @@ import org.springframework.context.annotation.ConditionContext;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
- * {@link SpringBootCondition} behind {@link ConditionalOnNetworkIsolation}: matches on the probe
- * verdict and says why, so {@code --debug} and {@code /actuator/conditions} explain which
- * {@code IsolatedExecutor} was chosen.
+ * {@link SpringBootCondition} behind {@link ConditionalOnNetworkIsolation}: matches on
+ * the probe verdict and says why, so {@code --debug} and {@code /actuator/conditions}
+ * explain which {@code IsolatedExecutor} was chosen.
  */
 class OnNetworkIsolationCondition extends SpringBootCondition {
 
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-		Map<String, @Nullable Object> attributes = metadata.getAnnotationAttributes(ConditionalOnNetworkIsolation.class.getName());
+		Map<String, @Nullable Object> attributes = metadata
+			.getAnnotationAttributes(ConditionalOnNetworkIsolation.class.getName());
 		boolean requireAvailable = (attributes == null) || (Boolean) attributes.get("value");
 		IsolationCapability capability = ProbedCapability.get(context.getBeanFactory(), context.getEnvironment());
 		ConditionMessage.Builder message = ConditionMessage.forCondition(ConditionalOnNetworkIsolation.class,

@@ -13,13 +13,13 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
 
 /**
- * Runs the network-isolation probe once per application context and keeps the verdict as a
- * singleton of the bean factory, so that conditions (evaluated before any bean exists) and beans
- * share one measurement.
+ * Runs the network-isolation probe once per application context and keeps the verdict as
+ * a singleton of the bean factory, so that conditions (evaluated before any bean exists)
+ * and beans share one measurement.
  * <p>
  * Tests of this package that only need a verdict of unavailable isolation supply it with
- * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict of
- * available isolation: only the probe verifies it.
+ * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict
+ * of available isolation: only the probe verifies it.
  */
 final class ProbedCapability {
 
@@ -57,10 +57,11 @@ final class ProbedCapability {
 	}
 
 	/**
-	 * Test seam: make a bean factory use the given verdict of unavailable isolation instead of
-	 * probing, as if the probe had returned it. Call it before the context is refreshed (for
-	 * example from an {@code ApplicationContextInitializer}). It refuses a verdict of available
-	 * isolation, so it cannot make the starter claim isolation that the probe did not verify.
+	 * Test seam: make a bean factory use the given verdict of unavailable isolation
+	 * instead of probing, as if the probe had returned it. Call it before the context is
+	 * refreshed (for example from an {@code ApplicationContextInitializer}). It refuses a
+	 * verdict of available isolation, so it cannot make the starter claim isolation that
+	 * the probe did not verify.
 	 * @param beanFactory the bean factory of a context that is not refreshed yet
 	 * @param capability a verdict of unavailable isolation
 	 * @throws IllegalArgumentException if the verdict says isolation is available
@@ -79,9 +80,10 @@ final class ProbedCapability {
 	}
 
 	/**
-	 * Bind {@code cave.sandbox.*} to the properties record, as Boot binds the properties bean, with
-	 * the rules of each value ({@link CaveSandboxBindHandler}): a bad value fails startup with Boot's
-	 * report before anything is probed, and the probe sees the settings the executor will use.
+	 * Bind {@code cave.sandbox.*} to the properties record, as Boot binds the properties
+	 * bean, with the rules of each value ({@link CaveSandboxBindHandler}): a bad value
+	 * fails startup with Boot's report before anything is probed, and the probe sees the
+	 * settings the executor will use.
 	 */
 	private static SandboxSettings probeSettings(Environment environment) {
 		Bindable<CaveSandboxProperties> target = Bindable.of(CaveSandboxProperties.class);

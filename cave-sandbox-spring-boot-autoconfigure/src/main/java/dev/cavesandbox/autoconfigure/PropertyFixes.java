@@ -7,11 +7,12 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 
 /**
- * The one place where the core's neutral texts become texts for a Spring Boot application: the
- * property ({@code cave.sandbox.*}) behind each {@link SandboxSettings} component, and the
- * description and fix of each {@link UnavailabilityCause} in terms of those properties. The core
- * names settings by their component ({@code unsharePath}, {@code mechanism NONE}); the failure
- * analysis, the conditions report and the health and info details use these texts instead.
+ * The one place where the core's neutral texts become texts for a Spring Boot
+ * application: the property ({@code cave.sandbox.*}) behind each {@link SandboxSettings}
+ * component, and the description and fix of each {@link UnavailabilityCause} in terms of
+ * those properties. The core names settings by their component ({@code unsharePath},
+ * {@code mechanism NONE}); the failure analysis, the conditions report and the health and
+ * info details use these texts instead.
  */
 final class PropertyFixes {
 
@@ -95,15 +96,14 @@ final class PropertyFixes {
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "
 					+ "iproute2 for the unshare mechanism (" + property("ipPath") + "), or set " + property("loopback")
 					+ "=false; macOS cannot isolate a loopback";
-			case MECHANISM_DISABLED -> "set " + property("mechanism") + "=auto (or bwrap, unshare, sandbox-exec) to "
-					+ "isolate commands";
+			case MECHANISM_DISABLED ->
+				"set " + property("mechanism") + "=auto (or bwrap, unshare, sandbox-exec) to " + "isolate commands";
 			case NESTED_SANDBOX_REFUSED -> "run the JVM outside the App Sandbox and outside any tool that wraps its "
 					+ "children in sandbox-exec; or, if that outer sandbox already denies the network, use "
 					+ property("mode") + "=fallback";
 			case PROBE_TIMEOUT -> "check that the host is not overloaded, or raise " + property("probeTimeout");
 			// These fixes name no setting: the core's text is the whole fix.
-			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, NOT_VERIFIED,
-					UNKNOWN ->
+			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, NOT_VERIFIED, UNKNOWN ->
 				cause.fix();
 		};
 	}

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link Observation.Context} of one {@link SandboxObservationDocumentation#EXECUTION
- * execution}: the request, the isolation of the executor, and the result once there is one.
+ * execution}: the request, the isolation of the executor, and the result once there is
+ * one.
  */
 public class SandboxExecutionObservationContext extends Observation.Context {
 
@@ -25,8 +26,8 @@ public class SandboxExecutionObservationContext extends Observation.Context {
 	/**
 	 * Create a context of one execution.
 	 * @param request the request
-	 * @param isolation the isolation that the executor applies ({@link Isolation#NONE} when it
-	 * refuses every execution)
+	 * @param isolation the isolation that the executor applies ({@link Isolation#NONE}
+	 * when it refuses every execution)
 	 */
 	public SandboxExecutionObservationContext(ExecutionRequest request, Isolation isolation) {
 		this.request = request;
@@ -42,8 +43,8 @@ public class SandboxExecutionObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * Return the isolation that was applied: the result's once there is one, otherwise the
-	 * executor's.
+	 * Return the isolation that was applied: the result's once there is one, otherwise
+	 * the executor's.
 	 * @return the isolation
 	 */
 	public Isolation getIsolation() {
@@ -79,9 +80,9 @@ public class SandboxExecutionObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * Return the stable code of the failure: the {@link CaveSandboxException#code() code} of a
-	 * cave-sandbox exception, {@value ExecutionCancelledException#CODE} for a cancelled future, the
-	 * simple class name of any other exception.
+	 * Return the stable code of the failure: the {@link CaveSandboxException#code() code}
+	 * of a cave-sandbox exception, {@value ExecutionCancelledException#CODE} for a
+	 * cancelled future, the simple class name of any other exception.
 	 * @return the code, or {@code null} when there was no failure
 	 */
 	public @Nullable String getErrorCode() {

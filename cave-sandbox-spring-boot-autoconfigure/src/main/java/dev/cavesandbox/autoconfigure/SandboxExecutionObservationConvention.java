@@ -4,8 +4,8 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * An {@link ObservationConvention} of {@link SandboxObservationDocumentation#EXECUTION sandbox
- * executions}. Declare a bean of this type to replace the
+ * An {@link ObservationConvention} of {@link SandboxObservationDocumentation#EXECUTION
+ * sandbox executions}. Declare a bean of this type to replace the
  * {@link DefaultSandboxExecutionObservationConvention default}, or register a
  * {@link io.micrometer.observation.GlobalObservationConvention} with the registry.
  */

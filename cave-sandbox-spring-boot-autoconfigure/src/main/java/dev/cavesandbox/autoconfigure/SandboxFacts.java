@@ -15,10 +15,11 @@ import dev.cavesandbox.SandboxMode;
 import org.springframework.boot.convert.DurationStyle;
 
 /**
- * What the health indicator, the info contributor and the gauge report about the sandbox of this
- * instance: the {@link State state} of the boundary and the facts behind it, read from the
- * {@link IsolatedExecutor} actually in use and the probe verdict. Causes are described and fixed in
- * terms of the {@code cave.sandbox.*} properties ({@link PropertyFixes}).
+ * What the health indicator, the info contributor and the gauge report about the sandbox
+ * of this instance: the {@link State state} of the boundary and the facts behind it, read
+ * from the {@link IsolatedExecutor} actually in use and the probe verdict. Causes are
+ * described and fixed in terms of the {@code cave.sandbox.*} properties
+ * ({@link PropertyFixes}).
  */
 final class SandboxFacts {
 
@@ -41,7 +42,8 @@ final class SandboxFacts {
 	/**
 	 * Read the facts now.
 	 * @return the state and, in a stable order, {@code mode}, {@code isolated},
-	 * {@code mechanism}, {@code error} (only when executions are refused) and {@code probe}
+	 * {@code mechanism}, {@code error} (only when executions are refused) and
+	 * {@code probe}
 	 */
 	Snapshot read() {
 		Map<String, Object> details = new LinkedHashMap<>();
@@ -104,10 +106,15 @@ final class SandboxFacts {
 		/** The executor runs commands WITHOUT network isolation (fallback mode). */
 		UNISOLATED,
 
-		/** Isolation is unavailable and the mode is strict: every execution is refused. */
+		/**
+		 * Isolation is unavailable and the mode is strict: every execution is refused.
+		 */
 		UNAVAILABLE,
 
-		/** The executor claims an isolation that the probe did not verify (an application's own bean). */
+		/**
+		 * The executor claims an isolation that the probe did not verify (an
+		 * application's own bean).
+		 */
 		UNVERIFIED
 
 	}

@@ -13,13 +13,16 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.util.ClassUtils;
 
 /**
- * What the {@code sandbox} health indicators of both Spring Boot lines share, without their
- * health types: Spring Boot 4's ({@code spring-boot-health}, {@link SandboxHealthIndicator}) and
- * Spring Boot 3.5's ({@code spring-boot-actuator}, in {@code cave-sandbox-spring-boot3-autoconfigure}).
+ * What the {@code sandbox} health indicators of both Spring Boot lines share, without
+ * their health types: Spring Boot 4's ({@code spring-boot-health},
+ * {@link SandboxHealthIndicator}) and Spring Boot 3.5's ({@code spring-boot-actuator}, in
+ * {@code cave-sandbox-spring-boot3-autoconfigure}).
  */
 final class SandboxHealthStatus {
 
-	/** The code of the status of an instance that runs commands WITHOUT network isolation. */
+	/**
+	 * The code of the status of an instance that runs commands WITHOUT network isolation.
+	 */
 	static final String UNISOLATED_CODE = "UNISOLATED";
 
 	/** The description of that status. */
@@ -30,8 +33,9 @@ final class SandboxHealthStatus {
 	static final String ORDER = "DOWN,OUT_OF_SERVICE,UNISOLATED,UP,UNKNOWN";
 
 	/**
-	 * The name of Boot's default properties, the source that every other overrides. Its class moved
-	 * between the lines ({@code org.springframework.boot.DefaultPropertiesPropertySource} in 3.5,
+	 * The name of Boot's default properties, the source that every other overrides. Its
+	 * class moved between the lines
+	 * ({@code org.springframework.boot.DefaultPropertiesPropertySource} in 3.5,
 	 * {@code org.springframework.boot.env} in 4), its name did not.
 	 */
 	static final String DEFAULT_PROPERTIES = "defaultProperties";
@@ -40,14 +44,16 @@ final class SandboxHealthStatus {
 	}
 
 	/**
-	 * Give {@code UNISOLATED} its place in the aggregate health status: Boot's default order
-	 * ({@code DOWN, OUT_OF_SERVICE, UP, UNKNOWN}) ignores a status it does not list, so an instance
-	 * running unisolated would report {@code UP} at the top. When {@value #ORDER_PROPERTY} is not
-	 * set, set it, as a default property that any other source overrides, to {@value #ORDER}.
+	 * Give {@code UNISOLATED} its place in the aggregate health status: Boot's default
+	 * order ({@code DOWN, OUT_OF_SERVICE, UP, UNKNOWN}) ignores a status it does not
+	 * list, so an instance running unisolated would report {@code UP} at the top. When
+	 * {@value #ORDER_PROPERTY} is not set, set it, as a default property that any other
+	 * source overrides, to {@value #ORDER}.
 	 * @param environment the environment
-	 * @param application the application, whose class loader must see the health status type
-	 * @param statusClassName the health status type of the Boot line of the caller; nothing is set
-	 * without it
+	 * @param application the application, whose class loader must see the health status
+	 * type
+	 * @param statusClassName the health status type of the Boot line of the caller;
+	 * nothing is set without it
 	 */
 	static void addDefaultOrder(ConfigurableEnvironment environment, SpringApplication application,
 			String statusClassName) {

@@ -8,9 +8,10 @@ import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
 
 /**
- * Contributes the facts of the {@code sandbox} health indicator to {@code /actuator/info}, under
- * the key {@code sandbox}: a {@code state} ({@code isolated}, {@code unisolated},
- * {@code unavailable} or {@code unverified}) followed by the same details.
+ * Contributes the facts of the {@code sandbox} health indicator to
+ * {@code /actuator/info}, under the key {@code sandbox}: a {@code state}
+ * ({@code isolated}, {@code unisolated}, {@code unavailable} or {@code unverified})
+ * followed by the same details.
  */
 public final class SandboxInfoContributor implements InfoContributor {
 

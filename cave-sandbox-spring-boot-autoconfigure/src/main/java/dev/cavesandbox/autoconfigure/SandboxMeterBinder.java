@@ -6,10 +6,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 /**
- * Registers the gauge {@value #UNISOLATED}: 1 while the {@link IsolatedExecutor} runs commands
- * WITHOUT network isolation (fallback mode on a host that cannot isolate), 0 otherwise. It exists
- * from startup on, before any execution, so an alert on it fires on an instance that has silently
- * been downgraded even when it is idle.
+ * Registers the gauge {@value #UNISOLATED}: 1 while the {@link IsolatedExecutor} runs
+ * commands WITHOUT network isolation (fallback mode on a host that cannot isolate), 0
+ * otherwise. It exists from startup on, before any execution, so an alert on it fires on
+ * an instance that has silently been downgraded even when it is idle.
  */
 final class SandboxMeterBinder implements MeterBinder {
 

@@ -6,17 +6,17 @@ import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
 
 /**
- * The observations of cave-sandbox. With Spring Boot's default handlers each one gives a timer
- * ({@code cave.sandbox.execution}) and a long-task timer of running executions
- * ({@code cave.sandbox.execution.active}), tagged with the low-cardinality keys, and a span when
- * tracing is present.
+ * The observations of cave-sandbox. With Spring Boot's default handlers each one gives a
+ * timer ({@code cave.sandbox.execution}) and a long-task timer of running executions
+ * ({@code cave.sandbox.execution.active}), tagged with the low-cardinality keys, and a
+ * span when tracing is present.
  */
 public enum SandboxObservationDocumentation implements ObservationDocumentation {
 
 	/**
-	 * One execution of an {@link dev.cavesandbox.IsolatedExecutor}, from the call (including the
-	 * wait for a free slot) until the whole process tree has ended, or until the execution was
-	 * refused.
+	 * One execution of an {@link dev.cavesandbox.IsolatedExecutor}, from the call
+	 * (including the wait for a free slot) until the whole process tree has ended, or
+	 * until the execution was refused.
 	 */
 	EXECUTION {
 
@@ -42,23 +42,28 @@ public enum SandboxObservationDocumentation implements ObservationDocumentation 
 	 */
 	public enum LowCardinalityKeyNames implements KeyName {
 
-		/** The mechanism that isolated the command (for example {@code unshare}), or {@code none}. */
+		/**
+		 * The mechanism that isolated the command (for example {@code unshare}), or
+		 * {@code none}.
+		 */
 		MECHANISM("mechanism"),
 
-		/** Whether the command ran without network access: {@code true} or {@code false}. */
+		/**
+		 * Whether the command ran without network access: {@code true} or {@code false}.
+		 */
 		ISOLATED("isolated"),
 
 		/**
 		 * How the execution ended: {@code SUCCESS} (exit code 0), {@code NON_ZERO_EXIT},
-		 * {@code TIMEOUT} (the process tree was killed), {@code ERROR} (an exception; nothing ran
-		 * or the execution was cancelled), {@code UNKNOWN} while it runs.
+		 * {@code TIMEOUT} (the process tree was killed), {@code ERROR} (an exception;
+		 * nothing ran or the execution was cancelled), {@code UNKNOWN} while it runs.
 		 */
 		OUTCOME("outcome"),
 
 		/**
 		 * The stable code of the failure (for example
-		 * {@code cave_sandbox_os_network_isolation_unavailable}), the simple class name of an
-		 * exception without a code, or {@code none}.
+		 * {@code cave_sandbox_os_network_isolation_unavailable}), the simple class name
+		 * of an exception without a code, or {@code none}.
 		 */
 		ERROR_CODE("error.code");
 
@@ -81,12 +86,15 @@ public enum SandboxObservationDocumentation implements ObservationDocumentation 
 	public enum HighCardinalityKeyNames implements KeyName {
 
 		/**
-		 * The command, {@code argv[0]} only: its arguments are never recorded, since they may
-		 * carry secrets.
+		 * The command, {@code argv[0]} only: its arguments are never recorded, since they
+		 * may carry secrets.
 		 */
 		COMMAND("command"),
 
-		/** The exit code of the command, when it ran to an end (137 after a timeout's SIGKILL). */
+		/**
+		 * The exit code of the command, when it ran to an end (137 after a timeout's
+		 * SIGKILL).
+		 */
 		EXIT_CODE("exit.code");
 
 		private final String name;

@@ -5,13 +5,14 @@ import dev.cavesandbox.SandboxSettings;
 /**
  * Callback that customizes the {@link SandboxSettings} of the auto-configured
  * {@link dev.cavesandbox.IsolatedExecutor}, after {@code cave.sandbox.*} was bound: for
- * executor-side values that are easier to compute than to configure (a timeout, the output cap,
- * the concurrency, the children's environment). Beans of this type are applied in their
- * {@link org.springframework.core.Ordered order}.
+ * executor-side values that are easier to compute than to configure (a timeout, the
+ * output cap, the concurrency, the children's environment). Beans of this type are
+ * applied in their {@link org.springframework.core.Ordered order}.
  * <p>
- * What the startup probe verified cannot be customized: the mode, the mechanism and its binaries,
- * the loopback, the read-only root, the hidden directories and the work directory. A customizer
- * that changes one of them fails startup; set them with their properties instead.
+ * What the startup probe verified cannot be customized: the mode, the mechanism and its
+ * binaries, the loopback, the read-only root, the hidden directories and the work
+ * directory. A customizer that changes one of them fails startup; set them with their
+ * properties instead.
  */
 @FunctionalInterface
 public interface SandboxSettingsCustomizer {

@@ -38,10 +38,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The auto-configuration in an application context. Two groups: the tests tagged
- * {@value HostSandboxes#SANDBOX} need a working sandbox on this host (the real probe verifies
- * isolation, commands run isolated); the others need none: they take a real verdict of
- * unavailable isolation through {@link ProbedCapability#supplyUnavailable} instead of probing, or
- * fail before anything is probed. {@code ./mvnw verify} runs both.
+ * {@value HostSandboxes#SANDBOX} need a working sandbox on this host (the real probe
+ * verifies isolation, commands run isolated); the others need none: they take a real
+ * verdict of unavailable isolation through {@link ProbedCapability#supplyUnavailable}
+ * instead of probing, or fail before anything is probed. {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 @ExtendWith(OutputCaptureExtension.class)
@@ -86,7 +86,8 @@ class CaveSandboxAutoConfigurationTests {
 	@Tag(HostSandboxes.SANDBOX)
 	void fallbackModeStillIsolatesWhereIsolationIsVerified() {
 		this.runner.withPropertyValues("cave.sandbox.mode=fallback")
-			.run((context) -> assertThat(context.getBean(IsolatedExecutor.class).isolation().networkIsolated()).isTrue());
+			.run((context) -> assertThat(context.getBean(IsolatedExecutor.class).isolation().networkIsolated())
+				.isTrue());
 	}
 
 	@Test
@@ -96,7 +97,8 @@ class CaveSandboxAutoConfigurationTests {
 			ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
 			String isolated = CaveSandboxAutoConfiguration.IsolatedExecutorConfiguration.class.getName();
 			assertThat(report.getConditionAndOutcomesBySource().get(isolated).isFullMatch()).isTrue();
-			assertThat(report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
+			assertThat(
+					report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
 				.contains("@ConditionalOnNetworkIsolation (available)")
 				.contains("network isolation verified by the probe")
 				.contains(": bwrap [")
@@ -176,7 +178,8 @@ class CaveSandboxAutoConfigurationTests {
 		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.mode=fallback")
 			.run((context) -> assertThat(context.getBean(IsolationCapability.class)).isSameAs(verdict));
-		assertThat(output).doesNotContain("Network isolation verified in").doesNotContain("Network isolation unavailable (probe took");
+		assertThat(output).doesNotContain("Network isolation verified in")
+			.doesNotContain("Network isolation unavailable (probe took");
 	}
 
 	@Test
@@ -269,8 +272,8 @@ class CaveSandboxAutoConfigurationTests {
 			.withBean(SandboxSettingsCustomizer.class, () -> (settings) -> settings.readOnlyRoot(false))
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure())
-					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
+				assertThat(context.getStartupFailure()).hasStackTraceContaining(
+						"A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
 					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
 			});
 	}
@@ -297,11 +300,12 @@ class CaveSandboxAutoConfigurationTests {
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
 	void loopbackPropertyGivesEveryCommandAPrivateLoopback() {
-		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.loopback=true").run((context) -> {
-			ExecutionResult result = context.getBean(IsolatedExecutor.class)
-				.execute("sh", "-c", "grep -c 127.0.0.1 /proc/net/fib_trie");
-			assertThat(result.stdoutText().trim()).isNotEqualTo("0");
-		});
+		this.runner.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.loopback=true")
+			.run((context) -> {
+				ExecutionResult result = context.getBean(IsolatedExecutor.class)
+					.execute("sh", "-c", "grep -c 127.0.0.1 /proc/net/fib_trie");
+				assertThat(result.stdoutText().trim()).isNotEqualTo("0");
+			});
 	}
 
 	@Test
@@ -340,7 +344,8 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure())
 				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.mechanism'")
-				.hasStackTraceContaining("none runs commands without isolation and is only allowed with cave.sandbox.mode=fallback");
+				.hasStackTraceContaining(
+						"none runs commands without isolation and is only allowed with cave.sandbox.mode=fallback");
 		});
 	}
 
@@ -348,7 +353,8 @@ class CaveSandboxAutoConfigurationTests {
 	void invalidPropertyFailsStartupWithBootsBindingReport() {
 		this.runner.withPropertyValues("cave.sandbox.timeout=0s").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.timeout'")
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.timeout'")
 				.hasStackTraceContaining("must be positive");
 		});
 	}

@@ -27,11 +27,12 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code sandbox} health indicator in an application context, in each mode and with each
- * verdict of the real probe. The tests tagged {@value HostSandboxes#SANDBOX} need a working
- * sandbox on this host (the probe verifies isolation in the context); the others take the real
- * verdict of a probe whose unshare binary does not exist ({@link HostSandboxes#withoutIsolation()})
- * instead of probing, and need none. {@code ./mvnw verify} runs both.
+ * The {@code sandbox} health indicator in an application context, in each mode and with
+ * each verdict of the real probe. The tests tagged {@value HostSandboxes#SANDBOX} need a
+ * working sandbox on this host (the probe verifies isolation in the context); the others
+ * take the real verdict of a probe whose unshare binary does not exist
+ * ({@link HostSandboxes#withoutIsolation()}) instead of probing, and need none.
+ * {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 class CaveSandboxHealthAutoConfigurationTests {
@@ -66,22 +67,26 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void fallbackWithoutIsolationIsUnisolated() {
-		this.runner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.mode=fallback").run((context) -> {
-			Health health = context.getBean(SandboxHealthIndicator.class).health();
-			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
-			assertThat(health.getDetails()).containsEntry("mode", "fallback").containsEntry("isolated", false);
-			assertThat(health.getDetails().get("probe").toString()).contains("cause=BINARY_MISSING")
-				.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path");
-		});
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> {
+				Health health = context.getBean(SandboxHealthIndicator.class).health();
+				assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
+				assertThat(health.getDetails()).containsEntry("mode", "fallback").containsEntry("isolated", false);
+				assertThat(health.getDetails().get("probe").toString()).contains("cause=BINARY_MISSING")
+					.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path");
+			});
 	}
 
 	@Test
 	void strictWithoutIsolationAndWithoutFailFastIsDown() {
-		this.runner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.fail-fast=false").run((context) -> {
-			Health health = context.getBean(SandboxHealthIndicator.class).health();
-			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-			assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
-		});
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.fail-fast=false")
+			.run((context) -> {
+				Health health = context.getBean(SandboxHealthIndicator.class).health();
+				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
+			});
 	}
 
 	@Test
@@ -141,20 +146,23 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void unisolatedIsTheAggregateStatusAndStillServesHttp200() {
-		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.mode=fallback").run((context) -> {
-			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
-				.health();
-			assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
-			assertThat(health.getComponents().get("ping").getStatus()).isEqualTo(Status.UP);
-			assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus())).isEqualTo(200);
-		});
+		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> {
+				CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
+					.health();
+				assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
+				assertThat(health.getComponents().get("ping").getStatus()).isEqualTo(Status.UP);
+				assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus()))
+					.isEqualTo(200);
+			});
 	}
 
 	@Test
 	void unisolatedCanBeMappedToAnotherHttpStatus() {
-		this.endpointRunner
-			.withInitializer(HostSandboxes.withoutIsolation())
-			.withPropertyValues("cave.sandbox.mode=fallback", "management.endpoint.health.status.http-mapping.unisolated=503")
+		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback",
+					"management.endpoint.health.status.http-mapping.unisolated=503")
 			.run((context) -> assertThat(
 					context.getBean(HttpCodeStatusMapper.class).getStatusCode(SandboxHealthIndicator.UNISOLATED))
 				.isEqualTo(503));
@@ -162,12 +170,15 @@ class CaveSandboxHealthAutoConfigurationTests {
 
 	@Test
 	void downInStrictModeIsTheAggregateStatusAndHttp503() {
-		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation()).withPropertyValues("cave.sandbox.fail-fast=false").run((context) -> {
-			CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
-				.health();
-			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-			assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus())).isEqualTo(503);
-		});
+		this.endpointRunner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.fail-fast=false")
+			.run((context) -> {
+				CompositeHealthDescriptor health = (CompositeHealthDescriptor) context.getBean(HealthEndpoint.class)
+					.health();
+				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(context.getBean(HttpCodeStatusMapper.class).getStatusCode(health.getStatus()))
+					.isEqualTo(503);
+			});
 	}
 
 	@Configuration(proxyBeanMethods = false)

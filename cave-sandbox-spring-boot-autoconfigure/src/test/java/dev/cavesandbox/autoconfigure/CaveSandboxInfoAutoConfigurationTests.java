@@ -18,10 +18,11 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The opt-in {@code sandbox} info contributor in an application context, with verdicts of the
- * real probe. The test tagged {@value HostSandboxes#SANDBOX} needs a working sandbox on this host;
- * the others take the real verdict of a probe whose unshare binary does not exist
- * ({@link HostSandboxes#withoutIsolation()}) instead of probing. {@code ./mvnw verify} runs both.
+ * The opt-in {@code sandbox} info contributor in an application context, with verdicts of
+ * the real probe. The test tagged {@value HostSandboxes#SANDBOX} needs a working sandbox
+ * on this host; the others take the real verdict of a probe whose unshare binary does not
+ * exist ({@link HostSandboxes#withoutIsolation()}) instead of probing.
+ * {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 class CaveSandboxInfoAutoConfigurationTests {

@@ -27,13 +27,14 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Micrometer instrumentation in an application context: observations of REAL executions on
- * this host, with a {@link TestObservationRegistry} and with Boot's own observation and metrics
- * auto-configuration, and the {@code cave.sandbox.unisolated} gauge. The tests tagged
- * {@value HostSandboxes#SANDBOX} observe isolated executions and need a working sandbox on this
- * host; the others take the real verdict of a probe whose unshare binary does not exist
- * ({@link HostSandboxes#withoutIsolation()}) instead of probing, and observe unisolated executions
- * (fallback mode) or the application's own executor. {@code ./mvnw verify} runs both.
+ * The Micrometer instrumentation in an application context: observations of REAL
+ * executions on this host, with a {@link TestObservationRegistry} and with Boot's own
+ * observation and metrics auto-configuration, and the {@code cave.sandbox.unisolated}
+ * gauge. The tests tagged {@value HostSandboxes#SANDBOX} observe isolated executions and
+ * need a working sandbox on this host; the others take the real verdict of a probe whose
+ * unshare binary does not exist ({@link HostSandboxes#withoutIsolation()}) instead of
+ * probing, and observe unisolated executions (fallback mode) or the application's own
+ * executor. {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 class CaveSandboxObservationAutoConfigurationTests {
@@ -165,9 +166,11 @@ class CaveSandboxObservationAutoConfigurationTests {
 	void gaugeIsZeroWhenStrictModeRefusesEveryExecution() {
 		this.bootRunner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.fail-fast=false")
-			.run((context) -> assertThat(
-					context.getBean(MeterRegistry.class).get("cave.sandbox.unisolated").tag("mode", "strict").gauge().value())
-				.isZero());
+			.run((context) -> assertThat(context.getBean(MeterRegistry.class)
+				.get("cave.sandbox.unisolated")
+				.tag("mode", "strict")
+				.gauge()
+				.value()).isZero());
 	}
 
 	@Test

@@ -32,7 +32,9 @@ class CaveSandboxPropertiesTests {
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withUserConfiguration(PropertiesConfiguration.class);
 
-	/** Binds as the application does: with the rules of each value, before the probe runs. */
+	/**
+	 * Binds as the application does: with the rules of each value, before the probe runs.
+	 */
 	private final ApplicationContextRunner startup = new ApplicationContextRunner()
 		.withUserConfiguration(StartupConfiguration.class);
 
@@ -48,16 +50,15 @@ class CaveSandboxPropertiesTests {
 
 	@Test
 	void everyPropertyBinds() {
-		this.runner
-			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false", "cave.sandbox.timeout=5s",
-					"cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
-					"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
-					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
-					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
-					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
-					"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
-					"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
-					"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
+		this.runner.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false",
+				"cave.sandbox.timeout=5s", "cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
+				"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
+				"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
+				"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
+				"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
+				"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
+				"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
+				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -92,7 +93,8 @@ class CaveSandboxPropertiesTests {
 		String name = property.substring(0, property.indexOf('='));
 		this.startup.withPropertyValues(property).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under '" + name + "'")
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under '" + name + "'")
 				.hasStackTraceContaining("must be positive");
 		});
 	}
@@ -112,7 +114,8 @@ class CaveSandboxPropertiesTests {
 	void mechanismNoneIsOnlyAllowedInFallbackMode() {
 		this.startup.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasStackTraceContaining("only allowed with cave.sandbox.mode=fallback");
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("only allowed with cave.sandbox.mode=fallback");
 		});
 		this.runner.withPropertyValues("cave.sandbox.mechanism=none", "cave.sandbox.mode=fallback")
 			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().mechanism())
@@ -144,9 +147,11 @@ class CaveSandboxPropertiesTests {
 	}
 
 	@ParameterizedTest
-	@CsvSource(delimiter = '|', value = { "cave.sandbox.timeout|-1s|must be positive",
-			"cave.sandbox.mode|banana|failed to convert", "cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
-			"cave.sandbox.max-concurrent|0|must be positive", "cave.sandbox.hidden-directories|relative|absolute path" })
+	@CsvSource(delimiter = '|',
+			value = { "cave.sandbox.timeout|-1s|must be positive", "cave.sandbox.mode|banana|failed to convert",
+					"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
+					"cave.sandbox.max-concurrent|0|must be positive",
+					"cave.sandbox.hidden-directories|relative|absolute path" })
 	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
 			CapturedOutput output) {
 		SpringApplication application = new SpringApplication(StartupConfiguration.class);

@@ -16,14 +16,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Verdicts of real probes on this host, for the tests of this package: one that verifies
- * isolation, and one made unavailable for real by an unshare path that does not exist (which
- * needs no working sandbox on the host).
+ * isolation, and one made unavailable for real by an unshare path that does not exist
+ * (which needs no working sandbox on the host).
  */
 final class HostSandboxes {
 
 	/**
-	 * The JUnit tag of the tests that need a working sandbox on this host: a context with the real
-	 * probe that verifies isolation, or real isolated execution.
+	 * The JUnit tag of the tests that need a working sandbox on this host: a context with
+	 * the real probe that verifies isolation, or real isolated execution.
 	 */
 	static final String SANDBOX = "sandbox";
 
@@ -31,17 +31,26 @@ final class HostSandboxes {
 
 	static final Path MISSING_UNSHARE = Path.of("/nonexistent/cave5/unshare");
 
-	/** Restricts the mechanism to unshare, so that a missing unshare makes isolation unavailable. */
+	/**
+	 * Restricts the mechanism to unshare, so that a missing unshare makes isolation
+	 * unavailable.
+	 */
 	static final String ONLY_UNSHARE = "cave.sandbox.mechanism=unshare";
 
-	/** With {@link #ONLY_UNSHARE}: the property that makes isolation unavailable in a context. */
+	/**
+	 * With {@link #ONLY_UNSHARE}: the property that makes isolation unavailable in a
+	 * context.
+	 */
 	static final String MISSING_UNSHARE_PROPERTY = "cave.sandbox.linux.unshare-path=" + MISSING_UNSHARE;
 
 	private HostSandboxes() {
 	}
 
 	static SandboxSettings settings() {
-		return SandboxSettings.builder().timeout(Duration.ofSeconds(20)).killGracePeriod(Duration.ofMillis(200)).build();
+		return SandboxSettings.builder()
+			.timeout(Duration.ofSeconds(20))
+			.killGracePeriod(Duration.ofMillis(200))
+			.build();
 	}
 
 	static IsolationCapability verified() {
@@ -62,9 +71,10 @@ final class HostSandboxes {
 	}
 
 	/**
-	 * Return an initializer with which a context takes the real verdict of {@link #missingUnshare()}
-	 * instead of probing ({@link ProbedCapability#supplyUnavailable}): for the tests that only need
-	 * a verdict of unavailable isolation, not a sandbox.
+	 * Return an initializer with which a context takes the real verdict of
+	 * {@link #missingUnshare()} instead of probing
+	 * ({@link ProbedCapability#supplyUnavailable}): for the tests that only need a
+	 * verdict of unavailable isolation, not a sandbox.
 	 * @return the initializer
 	 */
 	static ApplicationContextInitializer<ConfigurableApplicationContext> withoutIsolation() {

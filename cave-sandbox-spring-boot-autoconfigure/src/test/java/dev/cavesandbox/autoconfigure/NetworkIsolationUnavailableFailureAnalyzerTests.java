@@ -34,8 +34,8 @@ class NetworkIsolationUnavailableFailureAnalyzerTests {
 	@Test
 	void actionNamesThePropertiesThatFixTheCause() {
 		IsolationCapability capability = HostSandboxes.missingUnshare();
-		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
-			.analyze(new BeanCreationException("isolatedExecutor", new NetworkIsolationUnavailableException(capability)));
+		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer().analyze(
+				new BeanCreationException("isolatedExecutor", new NetworkIsolationUnavailableException(capability)));
 		assertThat(analysis.getDescription()).contains("BINARY_MISSING")
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
 		assertThat(analysis.getAction()).contains("install bubblewrap")

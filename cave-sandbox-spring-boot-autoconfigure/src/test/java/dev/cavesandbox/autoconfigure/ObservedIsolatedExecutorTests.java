@@ -30,8 +30,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Observations of REAL executions on this Linux host, isolated and unisolated, recorded in a
- * {@link TestObservationRegistry}.
+ * Observations of REAL executions on this Linux host, isolated and unisolated, recorded
+ * in a {@link TestObservationRegistry}.
  */
 @EnabledOnOs(OS.LINUX)
 class ObservedIsolatedExecutorTests {

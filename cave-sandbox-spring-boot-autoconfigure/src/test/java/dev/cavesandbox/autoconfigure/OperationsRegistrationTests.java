@@ -18,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A real {@link org.springframework.boot.SpringApplication} with auto-configuration: the
- * registrations in {@code META-INF} (auto-configuration imports, the environment post-processor)
- * take effect together with Boot's health, observation and metrics auto-configuration.
+ * registrations in {@code META-INF} (auto-configuration imports, the environment
+ * post-processor) take effect together with Boot's health, observation and metrics
+ * auto-configuration.
  */
 @EnabledOnOs(OS.LINUX)
 class OperationsRegistrationTests {

@@ -20,7 +20,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 class PropertyFixesTests {
 
-	/** How the core names a setting in its texts: a component name, or a choice such as "mode FALLBACK". */
+	/**
+	 * How the core names a setting in its texts: a component name, or a choice such as
+	 * "mode FALLBACK".
+	 */
 	private static final Pattern SETTING_NAME = Pattern
 		.compile("\\b(" + String.join("|", camelCaseComponents()) + ")\\b|\\b(mode|mechanism) [A-Z_]{3,}\\b");
 
@@ -45,8 +48,8 @@ class PropertyFixesTests {
 		assertThat(SETTING_NAME.matcher(PropertyFixes.description(cause)).find())
 			.as("core setting name in %s", PropertyFixes.description(cause))
 			.isFalse();
-		assertThat(SETTING_NAME.matcher(PropertyFixes.fix(cause)).find()).as("core setting name in %s",
-				PropertyFixes.fix(cause))
+		assertThat(SETTING_NAME.matcher(PropertyFixes.fix(cause)).find())
+			.as("core setting name in %s", PropertyFixes.fix(cause))
 			.isFalse();
 		boolean coreNamesASetting = SETTING_NAME.matcher(cause.description() + " " + cause.fix()).find();
 		if (coreNamesASetting) {

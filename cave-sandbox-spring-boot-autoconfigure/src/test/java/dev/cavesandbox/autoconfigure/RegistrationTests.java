@@ -10,8 +10,8 @@ import org.springframework.core.io.support.SpringFactoriesLoader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The jar registers its auto-configuration and failure analyzer the Boot 4 way, so that an
- * application that adds the starter gets them without any annotation.
+ * The jar registers its auto-configuration and failure analyzer the Boot 4 way, so that
+ * an application that adds the starter gets them without any annotation.
  */
 class RegistrationTests {
 
@@ -26,7 +26,8 @@ class RegistrationTests {
 		assertThat(SpringFactoriesLoader.forDefaultResourceLocation()
 			.load(FailureAnalyzer.class, SpringFactoriesLoader.ArgumentResolver.none(),
 					(factoryType, factoryImplementationName, failure) -> {
-						// Boot's own analyzers need constructor arguments; only ours matters here.
+						// Boot's own analyzers need constructor arguments; only ours
+						// matters here.
 					}))
 			.anyMatch(NetworkIsolationUnavailableFailureAnalyzer.class::isInstance);
 	}

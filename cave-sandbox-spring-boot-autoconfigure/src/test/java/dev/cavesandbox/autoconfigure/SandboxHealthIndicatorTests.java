@@ -23,10 +23,11 @@ import org.springframework.boot.health.contributor.Status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code sandbox} health of real executors, with verdicts of real probes on this host: one
- * that verifies isolation and one whose unshare binary does not exist. The tests tagged
- * {@value HostSandboxes#SANDBOX} need a working sandbox on this host (the verified verdict, taken
- * only when one of them runs); the others need none. {@code ./mvnw verify} runs both.
+ * The {@code sandbox} health of real executors, with verdicts of real probes on this
+ * host: one that verifies isolation and one whose unshare binary does not exist. The
+ * tests tagged {@value HostSandboxes#SANDBOX} need a working sandbox on this host (the
+ * verified verdict, taken only when one of them runs); the others need none.
+ * {@code ./mvnw verify} runs both.
  */
 @EnabledOnOs(OS.LINUX)
 class SandboxHealthIndicatorTests {
@@ -53,7 +54,10 @@ class SandboxHealthIndicatorTests {
 		unisolated.close();
 	}
 
-	/** Probe for real the first time a test of the {@value HostSandboxes#SANDBOX} group needs it. */
+	/**
+	 * Probe for real the first time a test of the {@value HostSandboxes#SANDBOX} group
+	 * needs it.
+	 */
 	private static synchronized void verify() {
 		if (available == null) {
 			available = HostSandboxes.verified();
@@ -102,7 +106,8 @@ class SandboxHealthIndicatorTests {
 			.containsEntry("fix", PropertyFixes.fix(UnavailabilityCause.BINARY_MISSING))
 			.containsEntry("detail", unavailable.detail())
 			.doesNotContainKey("verified");
-		assertThat((String) probe(health).get("fix")).contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
+		assertThat((String) probe(health).get("fix"))
+			.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
 			.isNotEqualTo(UnavailabilityCause.BINARY_MISSING.fix());
 	}
 

@@ -18,8 +18,8 @@ import org.springframework.core.io.DefaultResourceLoader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * How {@link SandboxHealthStatusEnvironmentPostProcessor} places {@code UNISOLATED} in the health
- * status order.
+ * How {@link SandboxHealthStatusEnvironmentPostProcessor} places {@code UNISOLATED} in
+ * the health status order.
  */
 class SandboxHealthStatusEnvironmentPostProcessorTests {
 
@@ -44,9 +44,8 @@ class SandboxHealthStatusEnvironmentPostProcessorTests {
 	@Test
 	void leavesAnOrderOfTheApplicationAlone() {
 		this.environment.getPropertySources()
-			.addFirst(new MapPropertySource("application",
-					Map.of("management.endpoint.health.status.order[0]", "FATAL",
-							"management.endpoint.health.status.order[1]", "UP")));
+			.addFirst(new MapPropertySource("application", Map.of("management.endpoint.health.status.order[0]", "FATAL",
+					"management.endpoint.health.status.order[1]", "UP")));
 		this.postProcessor.postProcessEnvironment(this.environment, new SpringApplication());
 		assertThat(order()).containsExactly("FATAL", "UP");
 		assertThat(this.environment.getPropertySources().get(DefaultPropertiesPropertySource.NAME)).isNull();

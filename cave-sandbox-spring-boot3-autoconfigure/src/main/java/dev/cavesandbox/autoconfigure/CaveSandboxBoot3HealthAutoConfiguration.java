@@ -12,10 +12,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of the
- * {@code sandbox} {@link SandboxBoot3HealthIndicator health indicator} on Spring Boot 3.5, active
- * when {@code spring-boot-actuator} has its Boot 3 health types (Boot 4 moved them to
- * {@code spring-boot-health}, where {@code CaveSandboxHealthAutoConfiguration} takes over);
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} of the {@code sandbox} {@link SandboxBoot3HealthIndicator health
+ * indicator} on Spring Boot 3.5, active when {@code spring-boot-actuator} has its Boot 3
+ * health types (Boot 4 moved them to {@code spring-boot-health}, where
+ * {@code CaveSandboxHealthAutoConfiguration} takes over);
  * {@code management.health.sandbox.enabled=false} switches it off.
  */
 @AutoConfiguration(afterName = "dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration",

@@ -31,14 +31,18 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
- * The demo: real programs in the sandbox, each row showing mechanism, exit code, time and verdict.
+ * The demo: real programs in the sandbox, each row showing mechanism, exit code, time and
+ * verdict.
  * <ol>
- * <li>A script reads a secret and tries to send it to a listener that this app opens on the host's
- * loopback: blocked, and the listener receives nothing.</li>
- * <li>A DNS lookup fails (only run when isolated: unisolated, it would send a real query).</li>
- * <li>A useful offline job: {@code sha256sum} of a file (the one given with {@code --sample.input},
- * or a generated one), checked against the JVM's own SHA-256.</li>
- * <li>A runaway job, with a background child, killed by the timeout; no process is left.</li>
+ * <li>A script reads a secret and tries to send it to a listener that this app opens on
+ * the host's loopback: blocked, and the listener receives nothing.</li>
+ * <li>A DNS lookup fails (only run when isolated: unisolated, it would send a real
+ * query).</li>
+ * <li>A useful offline job: {@code sha256sum} of a file (the one given with
+ * {@code --sample.input}, or a generated one), checked against the JVM's own
+ * SHA-256.</li>
+ * <li>A runaway job, with a background child, killed by the timeout; no process is
+ * left.</li>
  * </ol>
  */
 @Component
@@ -77,8 +81,8 @@ class DemoReport {
 	}
 
 	/**
-	 * Run one row; in strict mode on a host without isolation every execution is refused, which is
-	 * the expected, fail-closed answer.
+	 * Run one row; in strict mode on a host without isolation every execution is refused,
+	 * which is the expected, fail-closed answer.
 	 */
 	private static Row row(String job, RowJob run) throws IOException {
 		try {
@@ -101,8 +105,8 @@ class DemoReport {
 			int received = receivedBytes(listener);
 			boolean blocked = received == 0;
 			return new Row("exfiltrate a secret to 127.0.0.1:" + listener.getLocalPort(), result,
-					blocked ? "BLOCKED: the listener received 0 bytes" : "LEAKED: the listener received " + received
-							+ " bytes",
+					blocked ? "BLOCKED: the listener received 0 bytes"
+							: "LEAKED: the listener received " + received + " bytes",
 					blocked == result.isolation().networkIsolated());
 		}
 	}
@@ -134,11 +138,14 @@ class DemoReport {
 	}
 
 	private Row checksum(Path workspace) throws IOException {
-		// The command sees its working directory, not the host's /tmp (hidden): the input is put there.
+		// The command sees its working directory, not the host's /tmp (hidden): the input
+		// is put there.
 		Path file = (this.input != null) ? Files.copy(this.input, workspace.resolve(this.input.getFileName()))
 				: generatedInput(workspace);
-		ExecutionResult result = this.executor.execute(
-				ExecutionRequest.builder("sha256sum", file.getFileName().toString()).workingDirectory(workspace).build());
+		ExecutionResult result = this.executor
+			.execute(ExecutionRequest.builder("sha256sum", file.getFileName().toString())
+				.workingDirectory(workspace)
+				.build());
 		String expected = sha256(file);
 		String actual = result.stdoutText().isEmpty() ? "" : result.stdoutText().split(" ")[0];
 		boolean matches = result.succeeded() && actual.equals(expected);

@@ -11,10 +11,11 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 
 /**
- * {@code java -jar sample-app.jar [--cave.sandbox.*=...] exec -- CMD [ARG...]}: runs CMD in the
- * sandbox with stdin, stdout and stderr passed through (streamed, not capped). Exit codes, as
- * timeout(1) and env(1) use them: CMD's own; 124 on timeout; 125 when the sandbox itself cannot run
- * (the error code is printed on stderr); 126 when CMD is not executable; 127 when CMD is not found.
+ * {@code java -jar sample-app.jar [--cave.sandbox.*=...] exec -- CMD [ARG...]}: runs CMD
+ * in the sandbox with stdin, stdout and stderr passed through (streamed, not capped).
+ * Exit codes, as timeout(1) and env(1) use them: CMD's own; 124 on timeout; 125 when the
+ * sandbox itself cannot run (the error code is printed on stderr); 126 when CMD is not
+ * executable; 127 when CMD is not found.
  */
 final class ExecCommand {
 

@@ -10,10 +10,11 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The cave-sandbox sample: without arguments it runs a demo of what the starter is for, prints a
- * report and exits; with {@code serve} it runs the demo once and keeps serving Actuator over HTTP
- * ({@code /actuator/health} shows the sandbox); with {@code exec -- CMD [ARG...]} it is a
- * command-line tool that runs CMD in the sandbox (see {@link ExecCommand}).
+ * The cave-sandbox sample: without arguments it runs a demo of what the starter is for,
+ * prints a report and exits; with {@code serve} it runs the demo once and keeps serving
+ * Actuator over HTTP ({@code /actuator/health} shows the sandbox); with
+ * {@code exec -- CMD [ARG...]} it is a command-line tool that runs CMD in the sandbox
+ * (see {@link ExecCommand}).
  */
 @SpringBootApplication
 public class SampleApplication {

@@ -11,8 +11,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
- * Dispatches to the command-line tool ({@code exec -- CMD ...}), to the demo (no arguments), or to
- * the demo followed by serving Actuator ({@code serve}).
+ * Dispatches to the command-line tool ({@code exec -- CMD ...}), to the demo (no
+ * arguments), or to the demo followed by serving Actuator ({@code serve}).
  */
 @Component
 class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
@@ -32,8 +32,8 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 	}
 
 	/**
-	 * Return the sample's command: the first argument that is not an option ({@code exec},
-	 * {@code serve}), or an empty string for the demo.
+	 * Return the sample's command: the first argument that is not an option
+	 * ({@code exec}, {@code serve}), or an empty string for the demo.
 	 * @param args the command-line arguments
 	 * @return the command
 	 */

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.condition.OS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The demo, run as {@code spring-boot:run} and {@code java -jar} run it: a real child JVM.
+ * The demo, run as {@code spring-boot:run} and {@code java -jar} run it: a real child
+ * JVM.
  */
 @EnabledOnOs(OS.LINUX)
 class DemoReportTests {
@@ -18,7 +19,8 @@ class DemoReportTests {
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		// auto picks bubblewrap where it is installed (CI installs it), else unshare.
 		assertThat(result.stdout()).containsPattern("isolation: (bwrap|unshare) \\(network isolated\\)")
-			.containsPattern("exfiltrate a secret to 127\\.0\\.0\\.1:\\d+ +(bwrap|unshare) +1 .*BLOCKED: the listener received 0 bytes")
+			.containsPattern(
+					"exfiltrate a secret to 127\\.0\\.0\\.1:\\d+ +(bwrap|unshare) +1 .*BLOCKED: the listener received 0 bytes")
 			.containsPattern("DNS lookup of example\\.com +(bwrap|unshare) +2 .*FAILED as it should")
 			.containsPattern("sha256sum upload\\.bin .* (bwrap|unshare) +0 .*matches the JVM's SHA-256")
 			.containsPattern("runaway .* (bwrap|unshare) +kill .*KILLED by the timeout, 0 processes left")
@@ -39,7 +41,8 @@ class DemoReportTests {
 	void inFallbackModeTheDemoShowsTheLeakAndSendsNoRealQuery() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mode=fallback", "--cave.sandbox.mechanism=unshare",
 				"--cave.sandbox.linux.unshare-path=/nonexistent/unshare");
-		assertThat(result.stdout()).as("%s", result).contains("isolation: none (NOT network isolated)")
+		assertThat(result.stdout()).as("%s", result)
+			.contains("isolation: none (NOT network isolated)")
 			.contains("LEAKED: the listener received")
 			.contains("SKIPPED: not isolated (fallback mode), the demo sends no real query")
 			.contains("Every row behaved as expected.");

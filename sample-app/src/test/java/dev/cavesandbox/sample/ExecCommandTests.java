@@ -18,15 +18,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The command-line contract of {@code java -jar sample-app.jar exec -- CMD [ARG...]}, run in a real
- * child JVM.
+ * The command-line contract of {@code java -jar sample-app.jar exec -- CMD [ARG...]}, run
+ * in a real child JVM.
  */
 @EnabledOnOs(OS.LINUX)
 class ExecCommandTests {
 
-	/** Runs the JVM inside a user namespace where no further user namespace may be created. */
-	private static final List<String> NAMESPACE_LIMIT_ZERO = List.of("unshare", "--user", "--map-root-user", "sh",
-			"-c", "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"", "sh");
+	/**
+	 * Runs the JVM inside a user namespace where no further user namespace may be
+	 * created.
+	 */
+	private static final List<String> NAMESPACE_LIMIT_ZERO = List.of("unshare", "--user", "--map-root-user", "sh", "-c",
+			"echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"", "sh");
 
 	@Test
 	void exitCodeOfTheCommandPassesThrough() throws Exception {
@@ -110,7 +113,8 @@ class ExecCommandTests {
 			SampleJvm.Result result = SampleJvm.run("exec", "--", "bash", "-c",
 					"echo secret > /dev/tcp/127.0.0.1/" + listener.getLocalPort());
 			assertThat(result.exitCode()).isNotZero();
-			// unshare leaves lo down; bwrap's private lo is up, with nothing listening on it.
+			// unshare leaves lo down; bwrap's private lo is up, with nothing listening on
+			// it.
 			assertThat(result.stderr()).containsAnyOf("Network is unreachable", "Connection refused");
 			listener.setSoTimeout(300);
 			assertThatExceptionOfType(SocketTimeoutException.class).isThrownBy(listener::accept);

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.condition.OS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code serve}: the demo once, then Actuator over HTTP on loopback with the sandbox health.
+ * {@code serve}: the demo once, then Actuator over HTTP on loopback with the sandbox
+ * health.
  */
 @EnabledOnOs(OS.LINUX)
 class SampleApplicationTests {
@@ -26,8 +27,8 @@ class SampleApplicationTests {
 	@Test
 	void serveExposesSandboxHealthWithDetails() throws Exception {
 		List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-				System.getProperty("java.class.path"), SampleApplication.class.getName(), "serve",
-				"--server.port=0", "--server.address=127.0.0.1");
+				System.getProperty("java.class.path"), SampleApplication.class.getName(), "serve", "--server.port=0",
+				"--server.address=127.0.0.1");
 		Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
 		try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
 			Pattern serving = Pattern.compile("Serving Actuator on http://localhost:(\\d+)/actuator/health");

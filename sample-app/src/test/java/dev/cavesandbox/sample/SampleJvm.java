@@ -9,8 +9,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the sample application in a child JVM, exactly as {@code java -jar} would run its main
- * class, optionally behind a wrapper (for example a nested user namespace).
+ * Runs the sample application in a child JVM, exactly as {@code java -jar} would run its
+ * main class, optionally behind a wrapper (for example a nested user namespace).
  */
 final class SampleJvm {
 

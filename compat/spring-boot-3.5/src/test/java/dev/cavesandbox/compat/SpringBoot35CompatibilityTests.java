@@ -14,9 +14,9 @@ import org.springframework.boot.test.context.SpringBootTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The starter in a Spring Boot 3.5 application with actuator: a real isolated execution and its
- * timer ({@link IsolatedApplicationChecks}), and the {@code sandbox} health component through Boot
- * 3's health endpoint.
+ * The starter in a Spring Boot 3.5 application with actuator: a real isolated execution
+ * and its timer ({@link IsolatedApplicationChecks}), and the {@code sandbox} health
+ * component through Boot 3's health endpoint.
  */
 @EnabledOnOs(OS.LINUX)
 @SpringBootTest

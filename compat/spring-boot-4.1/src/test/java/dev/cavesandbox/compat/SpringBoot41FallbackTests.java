@@ -12,9 +12,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The starter in a Spring Boot 4.1 application in fallback mode on a host made unable to isolate
- * (the only allowed mechanism, unshare, does not exist): besides {@link FallbackApplicationChecks},
- * the {@code sandbox} component and the aggregate health are {@code UNISOLATED}.
+ * The starter in a Spring Boot 4.1 application in fallback mode on a host made unable to
+ * isolate (the only allowed mechanism, unshare, does not exist): besides
+ * {@link FallbackApplicationChecks}, the {@code sandbox} component and the aggregate
+ * health are {@code UNISOLATED}.
  */
 @EnabledOnOs(OS.LINUX)
 @SpringBootTest(properties = { "cave.sandbox.mode=fallback", "cave.sandbox.mechanism=unshare",
