@@ -26,6 +26,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The private working directories of one executor, in its work directory: created
  * owner-only for an execution that names no working directory, emptied and kept for the
@@ -115,7 +117,7 @@ final class PrivateDirectories {
 	 * This JVM's lock on the work directory, once taken; this instance counts as one of
 	 * its users.
 	 */
-	private volatile OwnerLock lock;
+	private volatile @Nullable OwnerLock lock;
 
 	/**
 	 * Create the directories of one executor and remove the orphaned ones in the work
@@ -422,7 +424,7 @@ final class PrivateDirectories {
 		/**
 		 * The lock file's identity (device and inode), whatever name it is reached by.
 		 */
-		private final Object fileKey;
+		private final @Nullable Object fileKey;
 
 		/** The name prefix of the private directories it covers. */
 		private final String directoryPrefix;
@@ -430,7 +432,7 @@ final class PrivateDirectories {
 		/** Guarded by {@link #LOCKS}. */
 		private int users;
 
-		private OwnerLock(Path key, Path home, Path file, FileLock lock, UserPrincipal owner, Object fileKey,
+		private OwnerLock(Path key, Path home, Path file, FileLock lock, UserPrincipal owner, @Nullable Object fileKey,
 				String directoryPrefix) {
 			this.key = key;
 			this.home = home;
@@ -524,7 +526,7 @@ final class PrivateDirectories {
 			}
 		}
 
-		private static BasicFileAttributes attributesIfPresent(Path file) throws IOException {
+		private static @Nullable BasicFileAttributes attributesIfPresent(Path file) throws IOException {
 			try {
 				return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
 			}
