@@ -43,13 +43,13 @@ final class ChildEnvironment {
 		environment.put("HOME", directory.toString());
 		environment.put("TMPDIR", directory.toString());
 		environment.put("LANG", "C.UTF-8");
-		for (String name : settings.passEnvironment()) {
+		for (String name : settings.env().pass()) {
 			passIfSet(environment, parent, name);
 		}
 		for (String name : request.passEnvironment()) {
 			passIfSet(environment, parent, name);
 		}
-		environment.putAll(settings.environment());
+		environment.putAll(settings.env().set());
 		environment.putAll(request.environment());
 		return environment;
 	}

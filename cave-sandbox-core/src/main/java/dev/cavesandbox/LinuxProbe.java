@@ -72,10 +72,10 @@ final class LinuxProbe {
 		long start = System.nanoTime();
 		HostFacts host = HostFacts.current(this.settings);
 		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
-				? new BubblewrapMechanism(this.settings.bwrapPath(), host.view())
-				: new UnshareMechanism(this.settings.setprivPath(), this.settings.unsharePath(),
-						Files.isExecutable(this.settings.ipPath()) ? this.settings.ipPath() : null, host.view(),
-						host.uid(), host.gid(), true);
+				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), host.view())
+				: new UnshareMechanism(this.settings.linux().setprivPath(), this.settings.linux().unsharePath(),
+						Files.isExecutable(this.settings.linux().ipPath()) ? this.settings.linux().ipPath() : null,
+						host.view(), host.uid(), host.gid(), true);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
 			return missing;
@@ -112,7 +112,8 @@ final class LinuxProbe {
 						: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")";
 			}
 			else {
-				loopbackFact = "private loopback unavailable: no ip binary at " + this.settings.ipPath() + " (ipPath)";
+				loopbackFact = "private loopback unavailable: no ip binary at " + this.settings.linux().ipPath()
+						+ " (ipPath)";
 			}
 			verified.add(loopbackFact);
 			if (this.settings.loopback() && !privateLoopback) {

@@ -37,7 +37,7 @@ final class MacosProbe {
 	 */
 	IsolationCapability probe() throws InterruptedException {
 		long start = System.nanoTime();
-		SandboxExecMechanism mechanism = new SandboxExecMechanism(this.settings.sandboxExecPath(),
+		SandboxExecMechanism mechanism = new SandboxExecMechanism(this.settings.macos().sandboxExecPath(),
 				this.settings.readOnlyRoot());
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {

@@ -29,12 +29,8 @@ import org.jspecify.annotations.Nullable;
  * {@link ConcurrencyLimitExceededException} (default 30 s)
  * @param workDirectory where the private working directories of executions are created
  * (default {@code java.io.tmpdir})
- * @param passEnvironment names of parent variables passed to every child (default none)
- * @param environment variables set in every child, on top of the baseline (default none)
- * @param unsharePath the util-linux {@code unshare} binary (default
- * {@code /usr/bin/unshare})
- * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to the
- * life of the JVM with a parent-death signal (default {@code /usr/bin/setpriv})
+ * @param env the environment of every child
+ * @param linux the host paths of the Linux mechanisms
  * @param mechanism which mechanism isolates the commands (default
  * {@link MechanismChoice#AUTO})
  * @param loopback whether commands get a private loopback interface that is up, unless a
@@ -44,17 +40,11 @@ import org.jspecify.annotations.Nullable;
  * @param hiddenDirectories the host directories replaced by private, empty, writable
  * tmpfs mounts in the sandbox, so that the host's unix sockets in them cannot be reached
  * (default {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
- * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
- * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism brings up
- * a private loopback (default {@code /sbin/ip})
- * @param sandboxExecPath the macOS {@code sandbox-exec} binary (default
- * {@code /usr/bin/sandbox-exec})
+ * @param macos the host paths of the macOS mechanism
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
-		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory,
-		Set<String> passEnvironment, Map<String, String> environment, Path unsharePath, Path setprivPath,
-		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Path bwrapPath,
-		Path ipPath, Path sandboxExecPath) {
+		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
+		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos) {
 
 	/**
 	 * The directories hidden by default: where host services put their unix sockets
@@ -81,22 +71,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			throw new IllegalArgumentException("maxConcurrent must be positive, but was " + maxConcurrent);
 		}
 		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
-		passEnvironment = Set.copyOf(passEnvironment);
-		environment = Map.copyOf(environment);
-		environment.forEach((name, value) -> {
-			if (!isValidVariableName(name) || value.indexOf('\0') >= 0) {
-				throw new IllegalArgumentException("environment variable '" + name.replace('\0', '?')
-						+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
-			}
-		});
-		passEnvironment.forEach((name) -> {
-			if (!isValidVariableName(name)) {
-				throw new IllegalArgumentException(
-						"variable name '" + name.replace('\0', '?') + "' to pass is not valid");
-			}
-		});
-		Objects.requireNonNull(unsharePath, "unsharePath must not be null");
-		Objects.requireNonNull(setprivPath, "setprivPath must not be null");
+		Objects.requireNonNull(env, "env must not be null");
+		Objects.requireNonNull(linux, "linux must not be null");
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
 			throw new IllegalArgumentException(
@@ -109,9 +85,72 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 						"a hidden directory must be an absolute path other than /, but was " + directory);
 			}
 		}
-		Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
-		Objects.requireNonNull(ipPath, "ipPath must not be null");
-		Objects.requireNonNull(sandboxExecPath, "sandboxExecPath must not be null");
+		Objects.requireNonNull(macos, "macos must not be null");
+	}
+
+	/**
+	 * The environment of every child, on top of the baseline.
+	 *
+	 * @param pass names of parent variables passed to every child (default none); the
+	 * builder sets them with {@link Builder#passEnvironment(Iterable)}
+	 * @param set variables set in every child, on top of the baseline (default none); the
+	 * builder sets them with {@link Builder#environment(Map)}
+	 */
+	public record Env(Set<String> pass, Map<String, String> set) {
+
+		public Env {
+			pass = Set.copyOf(pass);
+			set = Map.copyOf(set);
+			set.forEach((name, value) -> {
+				if (!isValidVariableName(name) || value.indexOf('\0') >= 0) {
+					throw new IllegalArgumentException("environment variable '" + name.replace('\0', '?')
+							+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
+				}
+			});
+			pass.forEach((name) -> {
+				if (!isValidVariableName(name)) {
+					throw new IllegalArgumentException(
+							"variable name '" + name.replace('\0', '?') + "' to pass is not valid");
+				}
+			});
+		}
+
+	}
+
+	/**
+	 * The host paths of the Linux mechanisms.
+	 *
+	 * @param unsharePath the util-linux {@code unshare} binary (default
+	 * {@code /usr/bin/unshare})
+	 * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to
+	 * the life of the JVM with a parent-death signal (default {@code /usr/bin/setpriv})
+	 * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
+	 * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism
+	 * brings up a private loopback (default {@code /sbin/ip})
+	 */
+	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath) {
+
+		public Linux {
+			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
+			Objects.requireNonNull(setprivPath, "setprivPath must not be null");
+			Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
+			Objects.requireNonNull(ipPath, "ipPath must not be null");
+		}
+
+	}
+
+	/**
+	 * The host paths of the macOS mechanism.
+	 *
+	 * @param sandboxExecPath the macOS {@code sandbox-exec} binary (default
+	 * {@code /usr/bin/sandbox-exec})
+	 */
+	public record Macos(Path sandboxExecPath) {
+
+		public Macos {
+			Objects.requireNonNull(sandboxExecPath, "sandboxExecPath must not be null");
+		}
+
 	}
 
 	/**
@@ -302,9 +341,10 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		 */
 		public SandboxSettings build() {
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
-					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory, this.passEnvironment,
-					this.environment, this.unsharePath, this.setprivPath, this.mechanism, this.loopback,
-					this.readOnlyRoot, this.hiddenDirectories, this.bwrapPath, this.ipPath, this.sandboxExecPath);
+					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
+					new Env(this.passEnvironment, this.environment),
+					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath), this.mechanism,
+					this.loopback, this.readOnlyRoot, this.hiddenDirectories, new Macos(this.sandboxExecPath));
 		}
 
 	}

@@ -30,18 +30,18 @@ class SandboxSettingsTests {
 		assertThat(settings.maxConcurrent()).isEqualTo(16);
 		assertThat(settings.queueTimeout()).isEqualTo(Duration.ofSeconds(30));
 		assertThat(settings.workDirectory()).isEqualTo(Path.of(System.getProperty("java.io.tmpdir")));
-		assertThat(settings.passEnvironment()).isEmpty();
-		assertThat(settings.environment()).isEmpty();
-		assertThat(settings.unsharePath()).isEqualTo(Path.of("/usr/bin/unshare"));
-		assertThat(settings.setprivPath()).isEqualTo(Path.of("/usr/bin/setpriv"));
+		assertThat(settings.env().pass()).isEmpty();
+		assertThat(settings.env().set()).isEmpty();
+		assertThat(settings.linux().unsharePath()).isEqualTo(Path.of("/usr/bin/unshare"));
+		assertThat(settings.linux().setprivPath()).isEqualTo(Path.of("/usr/bin/setpriv"));
 		assertThat(settings.mechanism()).isEqualTo(MechanismChoice.AUTO);
 		assertThat(settings.loopback()).isFalse();
 		assertThat(settings.readOnlyRoot()).isTrue();
 		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/run"),
 				Path.of("/var/run"), Path.of("/dev/shm"));
-		assertThat(settings.bwrapPath()).isEqualTo(Path.of("/usr/bin/bwrap"));
-		assertThat(settings.ipPath()).isEqualTo(Path.of("/sbin/ip"));
-		assertThat(settings.sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
+		assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/usr/bin/bwrap"));
+		assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/sbin/ip"));
+		assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
 		assertThat(SandboxSettings.builder().build()).isEqualTo(settings);
 	}
 
@@ -70,9 +70,33 @@ class SandboxSettingsTests {
 			.build();
 		assertThat(settings).isEqualTo(new SandboxSettings(SandboxMode.FALLBACK, Duration.ofSeconds(5), 7,
 				Duration.ofMillis(250), Duration.ofSeconds(3), 2, Duration.ofMillis(1500), Path.of("/srv/work"),
-				Set.of("LANG"), Map.of("A", "1"), Path.of("/opt/unshare"), Path.of("/opt/setpriv"),
-				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")), Path.of("/opt/bwrap"),
-				Path.of("/opt/ip"), Path.of("/opt/sandbox-exec")));
+				new SandboxSettings.Env(Set.of("LANG"), Map.of("A", "1")),
+				new SandboxSettings.Linux(Path.of("/opt/unshare"), Path.of("/opt/setpriv"), Path.of("/opt/bwrap"),
+						Path.of("/opt/ip")),
+				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")),
+				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec"))));
+	}
+
+	@Test
+	void groupsValidateTheirSettingsAsTheBuilderDoes() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new SandboxSettings.Env(Set.of("A=B"), Map.of()))
+			.withMessage("variable name 'A=B' to pass is not valid");
+		assertThatIllegalArgumentException().isThrownBy(() -> new SandboxSettings.Env(Set.of(), Map.of("A", "x\0y")))
+			.withMessage("environment variable 'A' must have a non-empty name without '=' and no NUL byte in its "
+					+ "name or value");
+		assertThatExceptionOfType(NullPointerException.class)
+			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
+					Path.of("/usr/bin/bwrap"), null))
+			.withMessage("ipPath must not be null");
+		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> new SandboxSettings.Macos(null))
+			.withMessage("sandboxExecPath must not be null");
+		SandboxSettings defaults = SandboxSettings.defaults();
+		assertThatExceptionOfType(NullPointerException.class)
+			.isThrownBy(() -> new SandboxSettings(defaults.mode(), defaults.timeout(), defaults.maxOutputBytes(),
+					defaults.killGracePeriod(), defaults.probeTimeout(), defaults.maxConcurrent(),
+					defaults.queueTimeout(), defaults.workDirectory(), defaults.env(), null, defaults.mechanism(),
+					defaults.loopback(), defaults.readOnlyRoot(), defaults.hiddenDirectories(), defaults.macos()))
+			.withMessage("linux must not be null");
 	}
 
 	@Test
@@ -85,8 +109,8 @@ class SandboxSettingsTests {
 			.hiddenDirectories(List.of(Path.of("/run")))
 			.hiddenDirectories(List.of(Path.of("/srv/sockets")))
 			.build();
-		assertThat(settings.passEnvironment()).containsExactlyInAnyOrder("LANG", "TZ");
-		assertThat(settings.environment()).containsExactlyInAnyOrderEntriesOf(Map.of("A", "1", "B", "2"));
+		assertThat(settings.env().pass()).containsExactlyInAnyOrder("LANG", "TZ");
+		assertThat(settings.env().set()).containsExactlyInAnyOrderEntriesOf(Map.of("A", "1", "B", "2"));
 		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/srv/sockets"));
 	}
 
@@ -104,13 +128,13 @@ class SandboxSettingsTests {
 		variables.put("B", "2");
 		hidden.add(Path.of("/tmp"));
 		builder.passEnvironment(List.of("HOME")).environment(Map.of("C", "3"));
-		assertThat(settings.passEnvironment()).containsExactly("LANG");
-		assertThat(settings.environment()).containsExactlyEntriesOf(Map.of("A", "1"));
+		assertThat(settings.env().pass()).containsExactly("LANG");
+		assertThat(settings.env().set()).containsExactlyEntriesOf(Map.of("A", "1"));
 		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"));
 		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> settings.passEnvironment().add("TZ"));
+			.isThrownBy(() -> settings.env().pass().add("TZ"));
 		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> settings.environment().put("B", "2"));
+			.isThrownBy(() -> settings.env().set().put("B", "2"));
 		assertThatExceptionOfType(UnsupportedOperationException.class)
 			.isThrownBy(() -> settings.hiddenDirectories().add(Path.of("/tmp")));
 	}
@@ -170,7 +194,7 @@ class SandboxSettingsTests {
 				.withMessage("environment variable 'A' must have a non-empty name without '=' and no NUL byte in its "
 						+ "name or value");
 		}
-		assertThat(SandboxSettings.builder().environment(Map.of("A", "b=c", "E", "")).build().environment())
+		assertThat(SandboxSettings.builder().environment(Map.of("A", "b=c", "E", "")).build().env().set())
 			.containsExactlyInAnyOrderEntriesOf(Map.of("A", "b=c", "E", ""));
 	}
 

@@ -151,7 +151,7 @@ public class ExecutorStepsBenchmark {
 		String directory = this.settings.workDirectory().toString();
 		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", SandboxSettings.BASELINE_PATH, "HOME",
 				directory, "TMPDIR", directory, "LANG", "C.UTF-8"));
-		environment.putAll(this.settings.environment());
+		environment.putAll(this.settings.env().set());
 		ProcessBuilder builder = new ProcessBuilder(List.of("/bin/true"));
 		builder.environment().clear();
 		builder.environment().putAll(environment);

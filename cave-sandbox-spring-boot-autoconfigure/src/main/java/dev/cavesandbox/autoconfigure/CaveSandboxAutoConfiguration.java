@@ -121,11 +121,11 @@ public final class CaveSandboxAutoConfiguration {
 		Map<String, Object> probed = new LinkedHashMap<>();
 		probed.put("mode", settings.mode());
 		probed.put("mechanism", settings.mechanism());
-		probed.put("unsharePath", settings.unsharePath());
-		probed.put("setprivPath", settings.setprivPath());
-		probed.put("bwrapPath", settings.bwrapPath());
-		probed.put("ipPath", settings.ipPath());
-		probed.put("sandboxExecPath", settings.sandboxExecPath());
+		probed.put("linux.unsharePath", settings.linux().unsharePath());
+		probed.put("linux.setprivPath", settings.linux().setprivPath());
+		probed.put("linux.bwrapPath", settings.linux().bwrapPath());
+		probed.put("linux.ipPath", settings.linux().ipPath());
+		probed.put("macos.sandboxExecPath", settings.macos().sandboxExecPath());
 		probed.put("loopback", settings.loopback());
 		probed.put("readOnlyRoot", settings.readOnlyRoot());
 		probed.put("hiddenDirectories", settings.hiddenDirectories());

@@ -31,23 +31,24 @@ final class PropertyFixes {
 		properties.put("maxConcurrent", "cave.sandbox.max-concurrent");
 		properties.put("queueTimeout", "cave.sandbox.queue-timeout");
 		properties.put("workDirectory", "cave.sandbox.work-directory");
-		properties.put("passEnvironment", "cave.sandbox.env.pass");
-		properties.put("environment", "cave.sandbox.env.set");
-		properties.put("unsharePath", "cave.sandbox.linux.unshare-path");
-		properties.put("setprivPath", "cave.sandbox.linux.setpriv-path");
+		properties.put("env.pass", "cave.sandbox.env.pass");
+		properties.put("env.set", "cave.sandbox.env.set");
+		properties.put("linux.unsharePath", "cave.sandbox.linux.unshare-path");
+		properties.put("linux.setprivPath", "cave.sandbox.linux.setpriv-path");
 		properties.put("mechanism", "cave.sandbox.mechanism");
 		properties.put("loopback", "cave.sandbox.loopback");
 		properties.put("readOnlyRoot", "cave.sandbox.read-only-root");
 		properties.put("hiddenDirectories", "cave.sandbox.hidden-directories");
-		properties.put("bwrapPath", "cave.sandbox.linux.bwrap-path");
-		properties.put("ipPath", "cave.sandbox.linux.ip-path");
-		properties.put("sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
+		properties.put("linux.bwrapPath", "cave.sandbox.linux.bwrap-path");
+		properties.put("linux.ipPath", "cave.sandbox.linux.ip-path");
+		properties.put("macos.sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
 		return Map.copyOf(properties);
 	}
 
 	/**
 	 * Return the property that sets a component of {@link SandboxSettings}.
-	 * @param setting the name of the component, for example {@code unsharePath}
+	 * @param setting the name of the component, with the name of its group if it is in
+	 * one, for example {@code linux.unsharePath}
 	 * @return the property, for example {@code cave.sandbox.linux.unshare-path}
 	 * @throws IllegalArgumentException if no property sets it
 	 */
@@ -87,15 +88,15 @@ final class PropertyFixes {
 			case BINARY_MISSING -> "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf "
 					+ "install bubblewrap) or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add "
 					+ "util-linux-misc setpriv), or point " + binaryProperties() + " (macOS: "
-					+ property("sandboxExecPath") + ") at the binaries";
+					+ property("macos.sandboxExecPath") + ") at the binaries";
 			case BINARY_NOT_EXECUTABLE -> "make the binary executable for the user that runs the JVM (chmod a+x), or "
 					+ "point " + binaryProperties() + " at one that is";
 			case MOUNT_REFUSED -> "check that every directory of " + property("hiddenDirectories") + " exists and is a "
 					+ "plain directory, that the working directory is on a mount the sandbox can bind, and that no "
 					+ "security module (SELinux, AppArmor) forbids mounts in user namespaces";
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "
-					+ "iproute2 for the unshare mechanism (" + property("ipPath") + "), or set " + property("loopback")
-					+ "=false; macOS cannot isolate a loopback";
+					+ "iproute2 for the unshare mechanism (" + property("linux.ipPath") + "), or set "
+					+ property("loopback") + "=false; macOS cannot isolate a loopback";
 			case MECHANISM_DISABLED ->
 				"set " + property("mechanism") + "=auto (or bwrap, unshare, sandbox-exec) to " + "isolate commands";
 			case NESTED_SANDBOX_REFUSED -> "run the JVM outside the App Sandbox and outside any tool that wraps its "
@@ -109,7 +110,7 @@ final class PropertyFixes {
 	}
 
 	private static String binaryProperties() {
-		return property("bwrapPath") + " / unshare-path / setpriv-path";
+		return property("linux.bwrapPath") + " / unshare-path / setpriv-path";
 	}
 
 }
