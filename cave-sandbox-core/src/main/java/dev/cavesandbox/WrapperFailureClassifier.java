@@ -3,6 +3,8 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it
@@ -11,6 +13,12 @@ import java.time.Duration;
  * would be ambiguous, since the command itself could return it.
  */
 final class WrapperFailureClassifier {
+
+	/**
+	 * The errno of a failed spawn, in the JDK's message: {@code error=N} or
+	 * {@code error: N}.
+	 */
+	private static final Pattern ERRNO = Pattern.compile("\\berror(?:=|: )(\\d+)\\b");
 
 	private WrapperFailureClassifier() {
 	}
@@ -33,7 +41,9 @@ final class WrapperFailureClassifier {
 
 	/**
 	 * Judge a wrapper that could not be started: Java reports the errno as
-	 * {@code error=N}.
+	 * {@code error=N} (JDK 17: {@code error=2, No such file or directory}) or
+	 * {@code error: N} (JDK 25:
+	 * {@code Exec failed, error: 2 (No such file or directory)}).
 	 * @param ex what starting it threw
 	 * @param took how long the probe took so far
 	 * @return {@link UnavailabilityCause#BINARY_NOT_EXECUTABLE} for EACCES,
@@ -42,8 +52,13 @@ final class WrapperFailureClassifier {
 	 */
 	static IsolationCapability launchFailure(IOException ex, Duration took) {
 		String message = String.valueOf(ex.getMessage());
-		UnavailabilityCause cause = message.contains("error=13") ? UnavailabilityCause.BINARY_NOT_EXECUTABLE
-				: message.contains("error=2") ? UnavailabilityCause.BINARY_MISSING : UnavailabilityCause.UNKNOWN;
+		Matcher errno = ERRNO.matcher(message);
+		String number = errno.find() ? errno.group(1) : "";
+		UnavailabilityCause cause = switch (number) {
+			case "13" -> UnavailabilityCause.BINARY_NOT_EXECUTABLE;
+			case "2" -> UnavailabilityCause.BINARY_MISSING;
+			default -> UnavailabilityCause.UNKNOWN;
+		};
 		return IsolationCapability.unavailable(cause, message, took);
 	}
 
