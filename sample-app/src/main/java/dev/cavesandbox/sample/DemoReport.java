@@ -19,6 +19,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 import dev.cavesandbox.CaveSandboxException;
 import dev.cavesandbox.ExecutionRequest;
@@ -156,12 +157,15 @@ class DemoReport {
 	}
 
 	private Row runaway() {
-		String marker = String.valueOf(600 + new Random().nextInt(300));
+		String marker = String.valueOf(600000 + new Random().nextInt(300000));
 		String script = "sleep " + marker + " & while :; do :; done";
 		ExecutionResult result = this.executor
 			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofSeconds(2)).build());
+		// The shell and its sleep, and nothing whose command line only starts the same
+		// way.
+		Pattern tree = Pattern.compile("(^|[ /])sleep " + marker + "( |$)");
 		long left = ProcessHandle.allProcesses()
-			.filter((process) -> process.info().commandLine().orElse("").contains("sleep " + marker))
+			.filter((process) -> tree.matcher(process.info().commandLine().orElse("")).find())
 			.count();
 		boolean killed = result.timedOut() && left == 0;
 		return new Row("runaway busy loop + background child, timeout 2 s", result,
