@@ -167,6 +167,38 @@ class ProcessIsolatedExecutorTests {
 			.isThrownBy(() -> isolated.execute("/no/such/command"));
 	}
 
+	/**
+	 * An argument longer than the kernel takes (MAX_ARG_STRLEN, 128 KiB: execve(2) fails
+	 * with E2BIG) fails the spawn itself: a coded exception that carries the JDK's own
+	 * message, and no directory or process is left.
+	 */
+	@ForEachLinuxMechanism
+	void spawnTheKernelRefusesIsReportedWithItsCodeAndLeavesNothing(MechanismChoice mechanism, @TempDir Path work) {
+		String tooLong = "x".repeat(256 * 1024);
+		for (ProcessIsolatedExecutor executor : List.of(
+				LinuxMechanisms.isolated(mechanism, (settings) -> settings.workDirectory(work)),
+				ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(work).build()))) {
+			try (executor) {
+				assertThatExceptionOfType(SandboxLaunchException.class)
+					.isThrownBy(() -> executor.execute("true", tooLong))
+					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_launch_failed"))
+					.withMessageStartingWith("cave_sandbox_launch_failed: could not start true: Cannot run program");
+			}
+			assertThat(privateDirectoriesIn(work)).isEmpty();
+		}
+	}
+
+	private static List<Path> privateDirectoriesIn(Path work) {
+		try (java.util.stream.Stream<Path> entries = Files.walk(work)) {
+			return entries.filter((entry) -> entry.getFileName().toString().matches("cave-sandbox-[0-9]+-.*"))
+				.filter(Files::isDirectory)
+				.toList();
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
 	@Test
 	void nonExecutableFileIsReportedWithItsCode(@TempDir Path directory) throws IOException {
 		Path script = Files.writeString(directory.resolve("script.sh"), "#!/bin/sh\necho hi\n");
