@@ -142,11 +142,11 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Take an emptied private directory of an earlier execution, or create one in this
-	 * user's home in the work directory. Creating and deleting a directory per execution
-	 * with a random name costs more than the rest of the executor together where the work
-	 * directory's filesystem discards freed blocks online (measured in BENCHMARKS.md); an
-	 * emptied directory costs a few microseconds.
+	 * Take a renewed private directory of an earlier execution, or create one in this
+	 * user's home in the work directory. A renewed directory is removed and created again
+	 * (see {@link #renew}), so reuse no longer saves the {@code rmdir} that costs most
+	 * where the filesystem discards freed blocks online (BENCHMARKS.md); it saves only
+	 * choosing a new random name.
 	 * @return an empty, owner-only directory
 	 * @throws SandboxLaunchException if none can be created
 	 * @throws ExecutionCancelledException if this is closed
@@ -270,8 +270,7 @@ final class PrivateDirectories {
 			for (Path lockFile : lockFiles) {
 				String name = lockFile.getFileName().toString();
 				// Never open a lock file of this JVM: closing any descriptor of a file
-				// releases
-				// the process's fcntl(2) locks on it.
+				// releases the process's fcntl(2) locks on it.
 				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
 					removeIfOrphaned(own.home, lockFile, own.owner);
 				}
@@ -505,8 +504,7 @@ final class PrivateDirectories {
 				try {
 					lock = channel.tryLock();
 					// Another JVM's cleanup may have taken the new, still unlocked file
-					// for an
-					// orphaned one and removed it: then take another name.
+					// for an orphaned one and removed it: then take another name.
 					BasicFileAttributes attributes = (lock != null) ? attributesIfPresent(file) : null;
 					if (attributes != null && attributes.isRegularFile()) {
 						return new OwnerLock(workDirectory, home, file, lock,

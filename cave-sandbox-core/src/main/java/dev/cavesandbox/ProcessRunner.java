@@ -220,8 +220,7 @@ final class ProcessRunner implements AutoCloseable {
 		tree.forEach(ProcessHandle::destroy);
 		if (!sandboxed) {
 			// Signal through the handle: Process.destroy() would also close our ends of
-			// the pipes
-			// and lose what the tree writes while it shuts down.
+			// the pipes and lose what the tree writes while it shuts down.
 			process.toHandle().destroy();
 		}
 		boolean exited = false;

@@ -112,9 +112,8 @@ final class FaultySandboxes {
 			case CAPABILITIES_KEPT ->
 				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--cap-drop) a=--cap-add ;;", "");
 			// bwrap drops every capability before the command: keep the two that adding
-			// an interface
-			// and dropping them again take, add it, then drop them as the production
-			// command line does.
+			// an interface and dropping them again take, add it, then drop them as the
+			// production command line does.
 			case EXTRA_INTERFACE -> rewriting(directory, "bwrap", "/usr/bin/bwrap",
 					"add='" + ADD_INTERFACE + "\nexec /usr/bin/setpriv --inh-caps=-all --bounding-set=-all -- \"$@\"'",
 					"--) o=0; set -- \"$@\" --cap-add CAP_NET_ADMIN --cap-add CAP_SETPCAP -- /bin/sh -c \"$add\" sh; "
@@ -126,8 +125,7 @@ final class FaultySandboxes {
 	private static Path unshare(Path directory, Fault fault) throws IOException {
 		return switch (fault) {
 			// Past unshare's options and its setup script (sh -c SCRIPT NAME), which must
-			// never run
-			// on the host.
+			// never run on the host.
 			case NO_NAMESPACES -> RestrictedHost.script(directory, "unshare",
 					"while [ \"$1\" != \"--\" ]; do shift; done; shift 5; exec \"$@\"");
 			case HOST_IPC_NAMESPACE ->
@@ -135,8 +133,8 @@ final class FaultySandboxes {
 			case HOST_DIRECTORIES_VISIBLE -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
 					"*'mount -n -t tmpfs'*) a=$(printf '%s\\n' \"$a\" | grep -v 'mount -n -t tmpfs') ;;");
 			// The nested user namespace maps the caller to root, who holds every
-			// capability there; the
-			// setpriv that would drop them for a root caller is skipped too.
+			// capability there; the setpriv that would drop them for a root caller is
+			// skipped too.
 			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "",
 					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;", "");
 			// The setup script runs as root of the user namespace that owns the new

@@ -120,9 +120,8 @@ class PrivateDirectoriesBreakInTests {
 	@Test
 	void hardLinkedRootFileAsLockFileOnlyLosesTheLink() throws Exception {
 		// protected_hardlinks lets nobody link a root file it can read and write:
-		// root-owned, so
-		// it passes the owner check and gets locked; what is named after it must still be
-		// safe.
+		// root-owned, so it passes the owner check and gets locked; what is named after
+		// it must still be safe.
 		String id = "1-hardlink";
 		asNobody("cd " + this.shared + " && ln " + this.victim + "/precious cave-sandbox-lock-" + id + " && ln -s "
 				+ this.victim + " cave-sandbox-" + id + "-link && mkdir cave-sandbox-" + id + "-dir");
@@ -136,9 +135,8 @@ class PrivateDirectoriesBreakInTests {
 	@Test
 	void nobodyCannotRenameADeadRootJvmsDirectoryIntoASymlink() throws Exception {
 		// The race "owner checked, then the directory swapped for a symlink" needs a
-		// rename that
-		// the sticky bit forbids: the entries of a root JVM cannot be replaced by another
-		// user.
+		// rename that the sticky bit forbids: the entries of a root JVM cannot be
+		// replaced by another user.
 		List<Path> left = leftByAKilledJvm(this.shared);
 		Path directory = left.stream().filter(Files::isDirectory).findFirst().orElseThrow();
 		Process rename = asNobodyProcess(
@@ -174,10 +172,9 @@ class PrivateDirectoriesBreakInTests {
 	@Test
 	void aSecondNameForThisJvmsLockFileDoesNotMakeItLetItsLockGo() throws Exception {
 		// On a host with fs.protected_hardlinks=0 (or for a user allowed to link it) the
-		// lock file
-		// of a live JVM can get a second name. Opening and closing that name releases the
-		// process's fcntl(2) lock on the file: then any other JVM removes this one's
-		// directories.
+		// lock file of a live JVM can get a second name. Opening and closing that name
+		// releases the process's fcntl(2) lock on the file: then any other JVM removes
+		// this one's directories.
 		PrivateDirectories mine = new PrivateDirectories(this.shared, 1, false);
 		Path directory = mine.create();
 		Files.writeString(directory.resolve("in-use"), "x");
@@ -222,8 +219,8 @@ class PrivateDirectoriesBreakInTests {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
 				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
 			// A default ACL (user::rwx, user:<self>:rwx, group::---, mask::rwx,
-			// other::---) in
-			// the kernel's xattr format, set with setxattr(2) (188 on x86_64).
+			// other::---) in the kernel's xattr format, set with setxattr(2) (188 on
+			// x86_64).
 			String acl = "pack(\"V\", 2) . pack(\"vvV\", 1, 7, 0xFFFFFFFF) . pack(\"vvV\", 2, 7, $<)"
 					+ " . pack(\"vvV\", 4, 0, 0xFFFFFFFF) . pack(\"vvV\", 0x10, 7, 0xFFFFFFFF)"
 					+ " . pack(\"vvV\", 0x20, 0, 0xFFFFFFFF)";

@@ -430,24 +430,16 @@ class ProcessIsolatedExecutorTests {
 			assertThat(succeeded.get()).isEqualTo(executions * 8 / 10);
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
-			try (var left = Files.list(PrivateDirectories.home(directory)).filter(Files::isDirectory)) { // the
-																											// JVM's
-																											// lock
-																											// file
-																											// stays
-																											// while
-																											// the
-																											// executor
-																											// is
-																											// open
+			// Directories only: the JVM's lock file stays while the executor is open.
+			try (var left = Files.list(PrivateDirectories.home(directory)).filter(Files::isDirectory)) {
 				assertThat(left).as("at most one emptied directory per slot is kept")
 					.hasSizeLessThanOrEqualTo(16)
 					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
 			}
 			// The JDK opens descriptors of its own for a while (the process reaper, pipes
-			// being
-			// closed): the count must settle back to at most the baseline, not match it
-			// at one instant.
+			// being closed): the count must settle back to at most the baseline, not
+			// match
+			// it at one instant.
 			await().atMost(Duration.ofSeconds(60)).pollInSameThread().untilAsserted(() -> {
 				assertThat(openDescriptors()).isLessThanOrEqualTo(descriptorsBefore);
 				assertThat(threadsOtherThanReapers()).as("threads now: %s", Thread.getAllStackTraces().keySet())
@@ -516,8 +508,7 @@ class ProcessIsolatedExecutorTests {
 				environment.put(line.substring(0, equals), line.substring(equals + 1));
 			});
 			// bwrap and the unshare mechanism's setup shell change directory: they set
-			// PWD (and
-			// OLDPWD) to the working directory, which is also HOME.
+			// PWD (and OLDPWD) to the working directory, which is also HOME.
 			for (String directory : List.of("PWD", "OLDPWD")) {
 				String value = environment.remove(directory);
 				assertThat(value).as(directory).isIn(null, environment.get("HOME"));

@@ -31,8 +31,7 @@ public final class SandboxHolderMain {
 		int expected = 2;
 		if (System.getProperty("os.arch").equals("amd64")) {
 			// A command that clears its own parent-death signal (prctl(2)
-			// PR_SET_PDEATHSIG, 0 is
-			// syscall 157 on x86-64) must still die with the JVM.
+			// PR_SET_PDEATHSIG, 0 is syscall 157 on x86-64) must still die with the JVM.
 			executor.executeAsync(ExecutionRequest.of("perl", "-e",
 					"syscall(157, 1, 0, 0, 0, 0) == 0 or die; exec 'sleep', '" + marker + "4'"));
 			expected++;

@@ -105,8 +105,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		String directory = quote(workingDirectory.toString());
 		StringBuilder script = new StringBuilder("set -e\n");
 		// Never mount anything unless this is the new user namespace of one mapped id: a
-		// wrapper that
-		// ran the script in the host's namespaces must not hide the host's /tmp.
+		// wrapper that ran the script in the host's namespaces must not hide the host's
+		// /tmp.
 		script.append("read -r _ _ n < /proc/self/uid_map\n")
 			.append("[ \"$n\" = 1 ] || { echo 'cave-sandbox: not in a new user namespace' >&2; exit 125; }\n");
 		for (Path hidden : this.filesystem.hiddenDirectories()) {
@@ -117,20 +117,16 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		boolean rebind = this.filesystem.readOnlyRoot() || this.filesystem.covers(workingDirectory);
 		if (rebind) {
 			// The shell's working directory is still the host's one beneath the tmpfs:
-			// bind it back
-			// (-c: "." must not be canonicalized to the now hidden path).
+			// bind it back (-c: "." must not be canonicalized to the now hidden path).
 			script.append("mkdir -p ").append(directory).append('\n');
 			script.append("mount -n -c --bind . ").append(directory).append('\n');
 		}
 		if (this.filesystem.readOnlyRoot()) {
 			// Every writable mount becomes read-only, except /proc and /dev (as with
-			// bwrap), the hidden
-			// directories and the working directory, and the pseudo file systems below
-			// /sys (one mount(8)
-			// process each would dominate the start-up; /sys itself is remounted). Mount
-			// points in
-			// mountinfo escape blanks and backslashes as octal (\040): decoded before
-			// they are compared.
+			// bwrap), the hidden directories and the working directory, and the pseudo
+			// file systems below /sys (one mount(8) process each would dominate the
+			// start-up; /sys itself is remounted). Mount points in mountinfo escape
+			// blanks and backslashes as octal (\040): decoded before they are compared.
 			script.append("while read -r _ _ _ _ m o rest; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
 				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
@@ -158,17 +154,13 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 			script.append("cd ").append(directory).append('\n');
 		}
 		// The command runs as PID 2 in a session of its own, not as PID 1 in place of
-		// this shell: a
-		// PID 1 command could clear the parent-death signal that ties the namespace to
-		// the JVM
-		// (prctl(2)), and without a new session it could push input into the JVM's
-		// terminal
-		// (TIOCSTI). This shell stays PID 1, ignores SIGTERM (pid_namespaces(7)), passes
-		// on the
-		// command's exit status, and takes the namespace down when it exits. util-linux
-		// setsid(1) is
-		// found on the baseline PATH the wrappers run with. stdin goes through
-		// fd 3 because an asynchronous list would otherwise read /dev/null.
+		// this shell: a PID 1 command could clear the parent-death signal that ties the
+		// namespace to the JVM (prctl(2)), and without a new session it could push input
+		// into the JVM's terminal (TIOCSTI). This shell stays PID 1, ignores SIGTERM
+		// (pid_namespaces(7)), passes on the command's exit status, and takes the
+		// namespace down when it exits. util-linux setsid(1) is found on the baseline
+		// PATH the wrappers run with. stdin goes through fd 3 because an asynchronous
+		// list would otherwise read /dev/null.
 		script.append("exec 3<&0\n");
 		script.append("setsid -w ");
 		if (this.keepUid) {
