@@ -9,8 +9,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.FilesystemView;
+import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import dev.cavesandbox.mechanism.UnshareMechanism;
 
@@ -37,16 +40,19 @@ final class LinuxProbe {
 			echo "pid=$(readlink /proc/self/ns/pid)"
 			echo "ipc=$(readlink /proc/self/ns/ipc)"
 			echo "uid=$(id -u)"
-			sed -n 's/^CapEff:[[:space:]]*/caps=/p' /proc/self/status
+			sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
 			echo "marker=$(cat %s)"
 			echo ok > %s && echo write=ok
 			if [ -w / ]; then echo root=writable; else echo root=read-only; fi
 			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; done
 			if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
 			sed -n 's/^ *\\([^ |:]*\\):.*/if=\\1/p' /proc/net/dev
-			""".formatted(ProbeSession.MARKER_FILE, ProbeSession.WRITE_FILE);
+			"""
+		.formatted(ProbeSession.MARKER_FILE, ProbeSession.WRITE_FILE);
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
+
+	private static final String NO_SIGNALS = "0000000000000000";
 
 	private final SandboxSettings settings;
 
@@ -71,11 +77,13 @@ final class LinuxProbe {
 	IsolationCapability probe() throws InterruptedException {
 		long start = System.nanoTime();
 		HostFacts host = HostFacts.current(this.settings);
+		// TODO(i10-package): the verified launcher from the packaging branch
+		Launcher launcher = new Launcher(Path.of(System.getProperty("cave.sandbox.launcher", "/var/tmp/csl")), false);
 		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
-				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), host.view())
+				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), launcher, host.view())
 				: new UnshareMechanism(this.settings.linux().setprivPath(), this.settings.linux().unsharePath(),
 						Files.isExecutable(this.settings.linux().ipPath()) ? this.settings.linux().ipPath() : null,
-						host.view(), host.uid(), host.gid(), true);
+						launcher, host.view(), host.uid(), host.gid(), true);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
 			return missing;
@@ -87,14 +95,14 @@ final class LinuxProbe {
 			throws IOException, InterruptedException {
 		SandboxMechanism mechanism = candidate;
 		List<String> argv = argv(host.view());
-		ProcessRunner.Outcome outcome = session.run(mechanism, argv, false);
+		ProcessRunner.Outcome outcome = session.run(commandLine(mechanism, argv, false, session));
 		if (mechanism instanceof UnshareMechanism unshare && outcome.exitCode() != 0
 				&& ProbeSession.text(outcome.stderr()).contains("--map-user")) {
 			// util-linux before 2.38 lacks --map-user: the command stays uid 0, without
 			// capabilities.
-			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.filesystem(),
-					unshare.uid(), unshare.gid(), false);
-			outcome = session.run(mechanism, argv, false);
+			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
+					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
+			outcome = session.run(commandLine(mechanism, argv, false, session));
 		}
 		IsolationCapability verdict = verdict(mechanism, outcome, host, false, session.took());
 		if (!verdict.available()) {
@@ -105,7 +113,7 @@ final class LinuxProbe {
 		if (!privateLoopback) {
 			String loopbackFact;
 			if (mechanism.supportsPrivateLoopback()) {
-				ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true);
+				ProcessRunner.Outcome withLoopback = session.run(commandLine(mechanism, argv, true, session));
 				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, session.took());
 				privateLoopback = loopback.available();
 				loopbackFact = privateLoopback ? "private loopback on request: lo up, verified"
@@ -122,6 +130,23 @@ final class LinuxProbe {
 			}
 		}
 		return IsolationCapability.available(mechanism, verified, privateLoopback, session.took());
+	}
+
+	/**
+	 * The production command line of the mechanism, with the launcher's report of its
+	 * refusals.
+	 */
+	private static List<String> commandLine(SandboxMechanism mechanism, List<String> argv, boolean loopback,
+			ProbeSession session) {
+		if (mechanism instanceof BubblewrapMechanism bwrap) {
+			return bwrap.commandLine(argv, session.directory(), loopback, true);
+		}
+		return ((UnshareMechanism) mechanism).commandLine(argv, session.directory(), loopback, true);
+	}
+
+	private static Launcher launcher(SandboxMechanism mechanism) {
+		return (mechanism instanceof BubblewrapMechanism bwrap) ? bwrap.launcher()
+				: ((UnshareMechanism) mechanism).launcher();
 	}
 
 	private static List<String> argv(FilesystemView view) {
@@ -190,6 +215,13 @@ final class LinuxProbe {
 			return ProbeSession.notVerified("the child holds capabilities (CapEff=" + caps + ")", took);
 		}
 		verified.add("capabilities: none");
+		String launcherFailure = launcherFailure(launcher(mechanism), facts, loopback);
+		if (launcherFailure != null) {
+			return ProbeSession.notVerified(launcherFailure, took);
+		}
+		List<String> refused = launcher(mechanism).refusals(loopback);
+		verified.add("no_new_privs, seccomp filter, signals unblocked and not ignored");
+		verified.add("seccomp filter refuses: " + String.join(", ", refused));
 		String uid = first(facts, "uid");
 		verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
 				: "uid " + uid + ": the caller " + host.uid() + " is mapped to root without capabilities");
@@ -222,6 +254,37 @@ final class LinuxProbe {
 		}
 		verified.add(readOnly ? "root filesystem: read-only" : "root filesystem: writable");
 		return IsolationCapability.available(mechanism, verified, loopbackUp, took);
+	}
+
+	/**
+	 * Return why the launcher's confinement was not seen in the child, or {@code null}
+	 * when every part of it was: no_new_privs, a seccomp filter, no blocked or ignored
+	 * signal, and each refusal of the filter (and nothing it let through).
+	 */
+	private static @Nullable String launcherFailure(Launcher launcher, Map<String, List<String>> facts,
+			boolean loopback) {
+		if (!first(facts, "nnp").equals("1") || !first(facts, "seccomp").equals("2")) {
+			return "the launcher's no_new_privs and seccomp filter are not in force in the child (NoNewPrivs="
+					+ first(facts, "nnp") + ", Seccomp=" + first(facts, "seccomp") + ")";
+		}
+		if (!first(facts, "sigblk").equals(NO_SIGNALS) || !first(facts, "sigign").equals(NO_SIGNALS)) {
+			return "the child has blocked or ignored signals (SigBlk=" + first(facts, "sigblk") + ", SigIgn="
+					+ first(facts, "sigign") + ")";
+		}
+		List<String> allowed = facts.getOrDefault("allowed", List.of());
+		if (!allowed.isEmpty()) {
+			return "the launcher's seccomp filter let through: " + String.join(", ", allowed);
+		}
+		List<String> refused = facts.getOrDefault("refused", List.of())
+			.stream()
+			.map((line) -> line.substring(0, line.lastIndexOf(' ')))
+			.toList();
+		List<String> missing = new ArrayList<>(launcher.refusals(loopback));
+		missing.removeAll(refused);
+		if (!missing.isEmpty()) {
+			return "the launcher did not report refusing: " + String.join(", ", missing);
+		}
+		return null;
 	}
 
 	/**

@@ -115,6 +115,27 @@ final class ProbeSession implements AutoCloseable {
 	}
 
 	/**
+	 * Run a command line, built by the caller, in the probe's working directory.
+	 * @param commandLine the command line
+	 * @return what the wrapper and the command produced
+	 * @throws IOException if the wrapper could not be started
+	 * @throws InterruptedException if the thread was interrupted while it ran
+	 */
+	ProcessRunner.Outcome run(List<String> commandLine) throws IOException, InterruptedException {
+		return this.runner
+			.run(new ProcessRunner.Spec(commandLine, this.directory, Map.of("PATH", SandboxSettings.BASELINE_PATH),
+					null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
+	}
+
+	/**
+	 * Return the probe's working directory.
+	 * @return the directory, a real path
+	 */
+	Path directory() {
+		return this.directory;
+	}
+
+	/**
 	 * Return how long the platform's probe has taken so far.
 	 * @return the time since it started
 	 */

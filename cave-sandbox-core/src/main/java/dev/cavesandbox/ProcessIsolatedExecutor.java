@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
@@ -160,6 +162,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			ProcessRunner.Outcome outcome = this.runner.run(spec);
+			if (this.capability != null) {
+				checkLauncher(outcome, request.argv().get(0));
+			}
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
 					this.isolation);
@@ -176,6 +181,22 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			if (privateDirectory) {
 				this.privateDirectories.release(directory);
 			}
+		}
+	}
+
+	/**
+	 * Throw where the launcher refused to set the sandbox up: it exits with
+	 * {@value Launcher#SETUP_FAILED} and writes one line that starts with
+	 * {@value Launcher#MESSAGE_PREFIX} before anything else.
+	 */
+	private static void checkLauncher(ProcessRunner.Outcome outcome, String command) {
+		if (outcome.exitCode() != Launcher.SETUP_FAILED) {
+			return;
+		}
+		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8);
+		if (stderr.startsWith(Launcher.MESSAGE_PREFIX)) {
+			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
+					+ "not run: " + stderr.lines().findFirst().orElse(stderr));
 		}
 	}
 

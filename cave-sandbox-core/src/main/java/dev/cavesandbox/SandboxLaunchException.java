@@ -3,7 +3,9 @@ package dev.cavesandbox;
 /**
  * Thrown when the sandbox process could not be started although the probe had verified
  * it, for example because the JVM ran out of file descriptors or the wrapper binary was
- * removed after startup. Its code is {@value #CODE}. Nothing was run.
+ * removed after startup, or because the launcher refused to set the sandbox up (its
+ * working directory was swapped for a symbolic link, ...). Its code is {@value #CODE}.
+ * The command was not run.
  */
 public class SandboxLaunchException extends CaveSandboxException {
 
@@ -17,6 +19,14 @@ public class SandboxLaunchException extends CaveSandboxException {
 	 */
 	public SandboxLaunchException(String message, Throwable cause) {
 		super(CODE, message, cause);
+	}
+
+	/**
+	 * Create an exception with the given explanation and no underlying exception.
+	 * @param message what could not be started, and why
+	 */
+	public SandboxLaunchException(String message) {
+		super(CODE, message, null);
 	}
 
 }

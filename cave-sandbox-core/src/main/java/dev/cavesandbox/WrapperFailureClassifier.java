@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.cavesandbox.mechanism.Launcher;
+
 /**
  * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it
  * wrote on stderr or why it could not be started, and turns that into an unavailable
@@ -67,11 +69,16 @@ final class WrapperFailureClassifier {
 	 * {@code unshare failed: <strerror>} and {@code write failed /proc/self/uid_map},
 	 * bubblewrap {@code Creating new namespace failed},
 	 * {@code No permissions to create new namespace} and {@code setting up uid map},
-	 * mount(8) {@code mount: ...}, sandbox-exec {@code sandbox_apply}.
+	 * mount(8) {@code mount: ...}, sandbox-exec {@code sandbox_apply}; the launcher's own
+	 * refusals start with {@code cave-sandbox-launcher:} and mean that the sandbox it
+	 * found is not the one it must confine.
 	 * @param stderr the wrapper's stderr
 	 * @return the cause, {@link UnavailabilityCause#UNKNOWN} if none matches
 	 */
 	static UnavailabilityCause classify(String stderr) {
+		if (stderr.startsWith(Launcher.MESSAGE_PREFIX) || stderr.contains("\n" + Launcher.MESSAGE_PREFIX)) {
+			return UnavailabilityCause.NOT_VERIFIED;
+		}
 		if (stderr.contains("sandbox_apply")) {
 			return UnavailabilityCause.NESTED_SANDBOX_REFUSED;
 		}

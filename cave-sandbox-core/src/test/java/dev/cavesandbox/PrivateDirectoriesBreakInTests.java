@@ -298,8 +298,10 @@ class PrivateDirectoriesBreakInTests {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
 				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
 			java.util.concurrent.CompletableFuture<ExecutionResult> running = java.util.concurrent.CompletableFuture
-				.supplyAsync(() -> executor.execute("sh", "-c", "cp /usr/bin/id ./id && chmod 4755 id && chmod 755 . "
-						+ "&& { chmod 755 .. 2>/dev/null; true; } && touch ready && while [ ! -e done ]; do sleep 0.1; done"));
+				.supplyAsync(() -> executor
+					.execute("sh", "-c", "cp /usr/bin/id ./id && { chmod 4755 id; echo chmod=$?; } "
+							+ "&& stat -c mode=%a id && chmod 755 . && { chmod 755 .. 2>/dev/null; true; } && touch ready "
+							+ "&& while [ ! -e done ]; do sleep 0.1; done"));
 			Path ready = org.awaitility.Awaitility.await()
 				.atMost(Duration.ofSeconds(60))
 				.until(() -> readyMarker(work), java.util.Optional::isPresent)
@@ -310,6 +312,11 @@ class PrivateDirectoriesBreakInTests {
 			Files.writeString(ready.resolveSibling("done"), "");
 			ExecutionResult result = running.get(120, TimeUnit.SECONDS);
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			// The launcher's seccomp filter refuses the set-user-ID bit (chmod exits
+			// 1)...
+			assertThat(result.stdoutText()).contains("chmod=1\n", "mode=755\n");
+			assertThat(result.stderrText()).contains("Operation not permitted");
+			// ... and nothing the command left runs as the JVM's user for another one.
 			assertThat(euid).as("nobody ran a setuid file of the sandboxed command").isNotEqualTo("0\n");
 		}
 	}

@@ -9,6 +9,7 @@ import java.util.List;
 
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.FilesystemView;
+import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -66,23 +67,24 @@ class ProbeSessionTests {
 	}
 
 	/**
-	 * A wrapper that is gone by the time it runs: the launch error names the cause, and
-	 * the directory is deleted all the same.
+	 * A launcher (the first binary of the command line) that is gone by the time it runs:
+	 * the launch error names the cause, and the directory is deleted all the same.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void aWrapperThatCannotBeStartedIsJudgedByItsErrorAndTheDirectoryIsDeleted(@TempDir Path directory)
 			throws IOException, InterruptedException {
 		Path workDirectory = Files.createDirectory(directory.resolve("work"));
-		SandboxMechanism mechanism = new BubblewrapMechanism(directory.resolve("bwrap"),
-				FilesystemView.of(List.of(), true));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(directory.resolve("cave-sandbox-launcher"), false), FilesystemView.of(List.of(), true));
 		SandboxSettings settings = SandboxSettings.builder().workDirectory(workDirectory).build();
 		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
 			session.run(mechanism, List.of("/bin/true"), false);
 			return ProbeSession.notVerified("the wrapper ran", session.took());
 		});
 		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.BINARY_MISSING);
-		assertThat(verdict.detail()).contains(directory.resolve("bwrap").toString()).containsPattern("error(=|: )2\\b");
+		assertThat(verdict.detail()).contains(directory.resolve("cave-sandbox-launcher").toString())
+			.containsPattern("error(=|: )2\\b");
 		assertThat(workDirectory).isEmptyDirectory();
 	}
 

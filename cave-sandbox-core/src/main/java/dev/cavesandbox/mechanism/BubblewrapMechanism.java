@@ -15,9 +15,11 @@ import java.util.Objects;
  * the only interface is {@code lo}, which bwrap always brings up: a private loopback that
  * cannot reach the host's (network_namespaces(7)). The host's abstract unix sockets
  * belong to the host's network namespace and are unreachable too (unix(7)).</li>
- * <li>{@code --unshare-pid}: bwrap's own init is PID 1 and the command PID 2; when the
- * command exits, or bwrap dies, every process left in the namespace is killed
- * (pid_namespaces(7)).</li>
+ * <li>{@code --unshare-pid --as-pid-1}: the {@link Launcher} is PID 1 in place of bwrap's
+ * own init (which the command, with the same uid and no capability less, could ptrace or
+ * write through {@code /proc/1/mem}); the launcher is not dumpable and under its own
+ * seccomp filter, forks the command and exits with its status; then, or when bwrap dies,
+ * every process left in the namespace is killed (pid_namespaces(7)).</li>
  * <li>{@code --die-with-parent}: bwrap and the sandbox get SIGKILL when the JVM thread
  * that spawned bwrap ends (prctl(2) PR_SET_PDEATHSIG; see bubblewrap issue 692 about
  * threads). {@code --new-session}: the command cannot push input into the JVM's terminal
@@ -32,19 +34,26 @@ import java.util.Objects;
  * command running as root cannot write the host's block devices), a new {@code /proc}
  * with {@code /proc/sys} and {@code /proc/sysrq-trigger} read-only, an empty tmpfs over
  * each hidden directory (where host unix sockets live: {@code /run/docker.sock},
- * {@code /tmp/.X11-unix}, ...), and the working directory bound writable on top.</li>
+ * {@code /tmp/.X11-unix}, ...), and the working directory bound writable on top through
+ * the descriptor the launcher opened ({@code --bind-fd}, always {@code nosuid} and
+ * {@code nodev}), never by its path on the host.</li>
+ * <li>The whole command line runs behind {@link Launcher#outer(Path)}, and the command
+ * behind the launcher's {@code init}.</li>
  * </ul>
  *
  * @param bwrap the {@code bwrap} binary
+ * @param launcher the native launcher
  * @param filesystem what the command sees of the host's filesystem
  */
-public record BubblewrapMechanism(Path bwrap, FilesystemView filesystem) implements SandboxMechanism {
+public record BubblewrapMechanism(Path bwrap, Launcher launcher,
+		FilesystemView filesystem) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "bwrap";
 
 	public BubblewrapMechanism {
 		Objects.requireNonNull(bwrap, "bwrap must not be null");
+		Objects.requireNonNull(launcher, "launcher must not be null");
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
 	}
 
@@ -56,36 +65,50 @@ public record BubblewrapMechanism(Path bwrap, FilesystemView filesystem) impleme
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * bwrap brings {@code lo} up in every sandbox, so the command always has a private
-	 * loopback; {@code loopback} changes nothing.
+	 * bwrap brings {@code lo} up in every sandbox; {@code loopback} decides whether the
+	 * launcher's filter lets the command create {@code AF_INET} and {@code AF_INET6}
+	 * sockets to use it.
 	 */
 	@Override
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {
-		List<String> command = new ArrayList<>(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session",
-				"--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL"));
+		return commandLine(argv, workingDirectory, loopback, false);
+	}
+
+	/**
+	 * Return the command line of {@link #commandLine(List, Path, boolean)}, with the
+	 * launcher's report of its refusals on stdout before the command runs when
+	 * {@code check} is set (the probe).
+	 * @param argv the command and its arguments
+	 * @param workingDirectory the working directory, absolute, without symbolic links
+	 * @param loopback whether the command may use its private loopback
+	 * @param check whether the launcher reports its refusals
+	 * @return the command line
+	 */
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+		String directory = workingDirectory.toString();
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session", "--unshare-user",
+				"--unshare-net", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL"));
 		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
 		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
-		for (Path directory : this.filesystem.hiddenDirectories()) {
-			command.addAll(List.of("--perms", "1777", "--tmpfs", directory.toString()));
+		for (Path hidden : this.filesystem.hiddenDirectories()) {
+			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
-		String directory = workingDirectory.toString();
-		if (this.filesystem.readOnlyRoot() || this.filesystem.covers(workingDirectory)) {
-			command.addAll(List.of("--bind", directory, directory));
-		}
-		command.addAll(List.of("--chdir", directory, "--"));
-		command.addAll(argv);
+		command
+			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
+		command.addAll(this.launcher.inside("init", loopback, check, argv));
 		return command;
+	}
+
+	@Override
+	public List<Path> binaries() {
+		return List.of(this.launcher.path(), this.bwrap);
 	}
 
 	@Override
 	public boolean hides(Path path) {
 		return this.filesystem.covers(path);
-	}
-
-	@Override
-	public List<Path> binaries() {
-		return List.of(this.bwrap);
 	}
 
 	@Override

@@ -21,9 +21,9 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
  * --mount-proc}: the caller is root of a new user namespace that owns the new network,
  * mount, IPC and PID namespaces, so it may mount there (user_namespaces(7)). The only
  * interface is {@code lo}, down unless a private loopback is requested (then
- * {@code ip link set lo up}). The command is PID 1 of the new PID namespace; when it
- * exits, or {@code unshare} dies, the kernel kills every process left in it
- * (pid_namespaces(7)).</li>
+ * {@code ip link set lo up}). The script is PID 1 of the new PID namespace, the command
+ * runs in a session of its own below it; when it exits, or {@code unshare} dies, the
+ * kernel kills every process left in it (pid_namespaces(7)).</li>
  * <li>The script replaces each hidden directory by an empty tmpfs, binds the working
  * directory back, remounts the host's other mounts read-only (except {@code /proc} and
  * {@code /dev}) and, when the caller is root, makes {@code /proc/sys} and
@@ -31,19 +31,25 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
  * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a
  * nested user namespace in which the command has the caller's uid and no capability over
  * the namespaces above, so it cannot unmount the tmpfs to reach the host sockets beneath
- * (an unprivileged caller has no capability after execve(2); a root caller's are dropped
- * by {@code setpriv
- * --bounding-set=-all}). With older util-linux, {@code keepUid} is false: the command
- * stays uid 0 of the outer namespace, without capabilities.</li>
+ * (an unprivileged caller has no capability after execve(2); a root caller's, bounding
+ * set included, are dropped by the launcher). With older util-linux, {@code keepUid} is
+ * false: the command stays uid 0 of the outer namespace, without capabilities.</li>
  * <li>{@code setpriv --pdeathsig KILL}: {@code unshare} gets SIGKILL when the JVM thread
  * that spawned it ends (prctl(2), PR_SET_PDEATHSIG), so a killed JVM leaves no sandbox
  * behind.</li>
+ * <li>The whole command line runs behind {@link Launcher#outer(Path)}: the script binds
+ * the launcher's working directory ({@code .}, which the launcher entered through a
+ * descriptor opened without following symbolic links) onto the directory's path,
+ * {@code nosuid} and {@code nodev}, and never binds that path from the host. The command
+ * runs behind the launcher's {@code exec}, which also drops a root caller's
+ * capabilities.</li>
  * </ul>
  * Each mount is one {@code mount(8)} process, which makes this mechanism slower to start
  * than bubblewrap, which mounts from one process.
  *
  * @param setpriv the {@code setpriv} binary
  * @param unshare the {@code unshare} binary
+ * @param launcher the native launcher
  * @param ip the iproute2 {@code ip} binary that brings {@code lo} up for a private
  * loopback, or {@code null} where there is none (no private loopback then)
  * @param filesystem what the command sees of the host's filesystem
@@ -52,8 +58,8 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
  * @param keepUid whether the command gets the caller's uid back through a nested user
  * namespace (util-linux 2.38+), rather than running as uid 0 without capabilities
  */
-public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, FilesystemView filesystem, long uid,
-		long gid, boolean keepUid) implements SandboxMechanism {
+public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Launcher launcher,
+		FilesystemView filesystem, long uid, long gid, boolean keepUid) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "unshare";
@@ -73,6 +79,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 	public UnshareMechanism {
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
 		Objects.requireNonNull(unshare, "unshare must not be null");
+		Objects.requireNonNull(launcher, "launcher must not be null");
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
 	}
 
@@ -83,14 +90,28 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 
 	@Override
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {
+		return commandLine(argv, workingDirectory, loopback, false);
+	}
+
+	/**
+	 * Return the command line of {@link #commandLine(List, Path, boolean)}, with the
+	 * launcher's report of its refusals on stdout before the command runs when
+	 * {@code check} is set (the probe).
+	 * @param argv the command and its arguments
+	 * @param workingDirectory the working directory, absolute, without symbolic links
+	 * @param loopback whether the command gets a private loopback
+	 * @param check whether the launcher reports its refusals
+	 * @return the command line
+	 */
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
-		List<String> command = new ArrayList<>(
-				List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--", this.unshare.toString(), "--user",
-						"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
-						"--mount-proc", "--", SHELL, "-c", setupScript(workingDirectory, loopback), "cave-sandbox"));
-		command.addAll(argv);
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		command.addAll(List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--", this.unshare.toString(), "--user",
+				"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
+				SHELL, "-c", setupScript(workingDirectory, loopback), "cave-sandbox"));
+		command.addAll(this.launcher.inside("exec", loopback, check, argv));
 		return command;
 	}
 
@@ -114,13 +135,13 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 				.append(quote(hidden.toString()))
 				.append('\n');
 		}
-		boolean rebind = this.filesystem.readOnlyRoot() || this.filesystem.covers(workingDirectory);
-		if (rebind) {
-			// The shell's working directory is still the host's one beneath the tmpfs:
-			// bind it back (-c: "." must not be canonicalized to the now hidden path).
+		// The shell's working directory is the one the launcher opened without following
+		// symbolic links, also where a tmpfs now hides its path: bind it onto its path
+		// (-c: "." must not be canonicalized to the path), nosuid and nodev.
+		if (this.filesystem.covers(workingDirectory)) {
 			script.append("mkdir -p ").append(directory).append('\n');
-			script.append("mount -n -c --bind . ").append(directory).append('\n');
 		}
+		script.append("mount -n -c -o bind,nosuid,nodev . ").append(directory).append('\n');
 		if (this.filesystem.readOnlyRoot()) {
 			// Every writable mount becomes read-only, except /proc and /dev (as with
 			// bwrap), the hidden directories and the working directory, and the pseudo
@@ -150,9 +171,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 		if (loopback) {
 			script.append(quote(this.ip.toString())).append(" link set lo up\n");
 		}
-		if (rebind) {
-			script.append("cd ").append(directory).append('\n');
-		}
+		script.append("cd ").append(directory).append('\n');
 		// The command runs as PID 2 in a session of its own, not as PID 1 in place of
 		// this shell: a PID 1 command could clear the parent-death signal that ties the
 		// namespace to the JVM (prctl(2)), and without a new session it could push input
@@ -170,9 +189,6 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 				.append(" --map-group=")
 				.append(this.gid)
 				.append(" -- ");
-		}
-		if (!this.keepUid || this.uid == 0) {
-			script.append(quote(this.setpriv.toString())).append(" --inh-caps=-all --bounding-set=-all -- ");
 		}
 		script.append("\"$@\" 0<&3 3<&- &\n");
 		script.append("exec 3<&-\nset +e\nwait $!\nexit $?\n");
@@ -198,7 +214,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, Fi
 
 	@Override
 	public List<Path> binaries() {
-		return List.of(this.setpriv, this.unshare);
+		return List.of(this.launcher.path(), this.setpriv, this.unshare);
 	}
 
 	@Override

@@ -13,58 +13,75 @@ class BubblewrapMechanismTests {
 	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
 			true);
 
+	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
+
 	@Test
-	void commandLineIsolatesDiesWithItsParentAndDropsEveryCapability() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN)
+	void commandLineIsolatesDiesWithItsParentDropsEveryCapabilityAndRunsTheLauncherAsPid1() {
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
-		assertThat(command).containsExactly("/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user",
-				"--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
+		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user", "--unshare-net",
+				"--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
 				"/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
 				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777",
-				"--tmpfs", "/run", "--bind", "/srv/work", "/srv/work", "--chdir", "/srv/work", "--", "echo", "hi");
+				"--tmpfs", "/run", "--bind-fd", "3", "/srv/work", "--chdir", "/srv/work", "--", "/proc/self/fd/4",
+				"init", "--", "echo", "hi");
 	}
 
 	@Test
-	void workingDirectoryInAHiddenDirectoryIsBoundAfterTheTmpfs() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN)
+	void workingDirectoryIsBoundThroughTheLaunchersDescriptorAfterTheTmpfs() {
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("true"), Path.of("/tmp/cave-sandbox-1"), false);
 		assertThat(String.join(" ", command))
-			.contains("--tmpfs /tmp --perms 1777 --tmpfs /run --bind /tmp/cave-sandbox-1 /tmp/cave-sandbox-1 "
-					+ "--chdir /tmp/cave-sandbox-1 -- true");
+			.contains("--tmpfs /tmp --perms 1777 --tmpfs /run --bind-fd 3 /tmp/cave-sandbox-1 "
+					+ "--chdir /tmp/cave-sandbox-1 -- /proc/self/fd/4 init -- true")
+			.doesNotContain("--bind /tmp/cave-sandbox-1");
 	}
 
 	@Test
-	void writableRootBindsTheHostReadWriteAndNeedsNoSecondBind() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+	void writableRootBindsTheHostReadWriteAndTheWorkingDirectoryThroughItsDescriptor() {
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER,
 				FilesystemView.of(List.of(Path.of("/run")), false))
 			.commandLine(List.of("true"), Path.of("/srv/work"), false);
 		assertThat(String.join(" ", command)).contains("--bind / / --dev /dev")
 			.doesNotContain("--ro-bind / /")
 			.doesNotContain("--bind /srv/work")
-			.endsWith("--chdir /srv/work -- true");
+			.endsWith("--bind-fd 3 /srv/work --chdir /srv/work -- /proc/self/fd/4 init -- true");
 	}
 
 	@Test
 	void argvThatLooksLikeOptionsStaysTheCommand() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN)
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("--help", "--unshare-all"), Path.of("/srv/work"), false);
-		assertThat(command.subList(command.indexOf("--") + 1, command.size())).containsExactly("--help",
+		assertThat(command.subList(command.lastIndexOf("--") + 1, command.size())).containsExactly("--help",
 				"--unshare-all");
+		assertThat(command.subList(command.indexOf("--") + 1, command.indexOf("--") + 2))
+			.containsExactly("/usr/bin/bwrap");
 	}
 
 	@Test
-	void loopbackIsAlwaysPrivateAndUp() {
-		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/opt/bwrap"), HIDE_TMP_AND_RUN);
+	void loopbackIsAlwaysPrivateAndUpAndLetsTheCommandCreateInternetSockets() {
+		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/opt/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN);
 		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
-		assertThat(mechanism.commandLine(List.of("true"), Path.of("/w"), true))
-			.isEqualTo(mechanism.commandLine(List.of("true"), Path.of("/w"), false));
-		assertThat(mechanism.binaries()).containsExactly(Path.of("/opt/bwrap"));
+		assertThat(String.join(" ", mechanism.commandLine(List.of("true"), Path.of("/w"), true)))
+			.endsWith("/proc/self/fd/4 init --allow-inet -- true");
+		assertThat(mechanism.commandLine(List.of("true"), Path.of("/w"), false)).doesNotContain("--allow-inet");
+		assertThat(mechanism.binaries()).containsExactly(Path.of("/opt/cave/cave-sandbox-launcher"),
+				Path.of("/opt/bwrap"));
 		assertThat(mechanism.name()).isEqualTo("bwrap");
 	}
 
 	@Test
+	void checkAndNestedUserNamespacesReachTheLauncher() {
+		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(Path.of("/l"), true), HIDE_TMP_AND_RUN);
+		assertThat(String.join(" ", mechanism.commandLine(List.of("true"), Path.of("/w"), false, true)))
+			.endsWith("/proc/self/fd/4 init --allow-userns --check -- true");
+	}
+
+	@Test
 	void hidesWhatLiesInAHiddenDirectoryAndNothingElse() {
-		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), HIDE_TMP_AND_RUN);
+		BubblewrapMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN);
 		assertThat(mechanism.hides(Path.of("/tmp"))).isTrue();
 		assertThat(mechanism.hides(Path.of("/run/docker.sock"))).isTrue();
 		assertThat(mechanism.hides(Path.of("/srv/work/socket"))).isFalse();
@@ -72,21 +89,15 @@ class BubblewrapMechanismTests {
 	}
 
 	@Test
-	void nullBinaryOrFilesystemIsRejected() {
-		assertThatNullPointerException().isThrownBy(() -> new BubblewrapMechanism(null, HIDE_TMP_AND_RUN))
+	void nullBinaryLauncherOrFilesystemIsRejected() {
+		assertThatNullPointerException().isThrownBy(() -> new BubblewrapMechanism(null, LAUNCHER, HIDE_TMP_AND_RUN))
 			.withMessage("bwrap must not be null");
-		assertThatNullPointerException().isThrownBy(() -> new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), null))
+		assertThatNullPointerException()
+			.isThrownBy(() -> new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), null, HIDE_TMP_AND_RUN))
+			.withMessage("launcher must not be null");
+		assertThatNullPointerException()
+			.isThrownBy(() -> new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, null))
 			.withMessage("filesystem must not be null");
-	}
-
-	@Test
-	void writableRootStillBindsAWorkingDirectoryInAHiddenDirectory() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
-				FilesystemView.of(List.of(Path.of("/run")), false))
-			.commandLine(List.of("true"), Path.of("/run/cave-sandbox-1"), false);
-		assertThat(String.join(" ", command)).contains("--bind / / --dev /dev")
-			.endsWith("--perms 1777 --tmpfs /run --bind /run/cave-sandbox-1 /run/cave-sandbox-1 "
-					+ "--chdir /run/cave-sandbox-1 -- true");
 	}
 
 }

@@ -18,19 +18,22 @@ class UnshareMechanismTests {
 	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
 			true);
 
+	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
+
 	private static UnshareMechanism mechanism(long uid, boolean keepUid, FilesystemView view) {
-		return new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"), view,
-				uid, uid, keepUid);
+		return new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"),
+				LAUNCHER, view, uid, uid, keepUid);
 	}
 
 	@Test
 	void commandLineRunsTheSetupScriptInNewNamespacesThenTheArgv() {
 		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
 		List<String> command = mechanism.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
-		assertThat(command).containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare",
-				"--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
-				"--mount-proc", "--", "/bin/sh", "-c", mechanism.setupScript(Path.of("/srv/work"), false),
-				"cave-sandbox", "echo", "hi");
+		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+				"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--user", "--map-root-user",
+				"--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--", "/bin/sh", "-c",
+				mechanism.setupScript(Path.of("/srv/work"), false), "cave-sandbox", "/proc/self/fd/4", "exec", "--",
+				"echo", "hi");
 	}
 
 	@Test
@@ -39,7 +42,7 @@ class UnshareMechanismTests {
 		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp'\n"
 					+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c --bind . '/tmp/cave-sandbox-1'\n")
+					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c -o bind,nosuid,nodev . '/tmp/cave-sandbox-1'\n")
 			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
@@ -51,19 +54,20 @@ class UnshareMechanismTests {
 	}
 
 	@Test
-	void rootCallerGetsReadOnlySysctlsAndNoCapabilities() {
+	void rootCallerGetsReadOnlySysctlsAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
-			.endsWith("setsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- '/usr/bin/setpriv' "
-					+ "--inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
+			.endsWith("setsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+					+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.doesNotContain("setpriv");
 	}
 
 	@Test
-	void olderUtilLinuxStaysRootWithoutCapabilities() {
+	void olderUtilLinuxStaysRootAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).endsWith(
-				"setsid -w '/usr/bin/setpriv' --inh-caps=-all --bounding-set=-all -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
-			.doesNotContain("--map-user");
+		assertThat(script).endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.doesNotContain("--map-user")
+			.doesNotContain("setpriv");
 	}
 
 	@Test
@@ -72,7 +76,7 @@ class UnshareMechanismTests {
 		assertThat(mechanism.setupScript(Path.of("/srv/work"), true)).contains("'/sbin/ip' link set lo up\n");
 		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
 		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"),
-				null, HIDE_TMP_AND_RUN, 1000, 1000, true);
+				null, LAUNCHER, HIDE_TMP_AND_RUN, 1000, 1000, true);
 		assertThat(withoutIp.supportsPrivateLoopback()).isFalse();
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), true))
@@ -80,10 +84,13 @@ class UnshareMechanismTests {
 	}
 
 	@Test
-	void writableRootWithAWorkingDirectoryOutsideTheHiddenOnesMountsNothingElse() {
+	void writableRootWithAWorkingDirectoryOutsideTheHiddenOnesBindsOnlyItNosuid() {
 		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
 			.setupScript(Path.of("/srv/work"), false);
-		assertThat(script).doesNotContain("--bind").doesNotContain("remount").doesNotContain("cd ");
+		assertThat(script).contains("mount -n -c -o bind,nosuid,nodev . '/srv/work'\n")
+			.doesNotContain("mkdir")
+			.doesNotContain("remount")
+			.contains("\ncd '/srv/work'\n");
 	}
 
 	/**
@@ -106,7 +113,8 @@ class UnshareMechanismTests {
 	@Test
 	void binariesAndName() {
 		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
-		assertThat(mechanism.binaries()).containsExactly(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"));
+		assertThat(mechanism.binaries()).containsExactly(Path.of("/opt/cave/cave-sandbox-launcher"),
+				Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"));
 		assertThat(mechanism.name()).isEqualTo("unshare");
 	}
 
@@ -120,18 +128,25 @@ class UnshareMechanismTests {
 	}
 
 	@Test
+	void loopbackAndCheckReachTheLauncher() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), true, true)).endsWith("cave-sandbox",
+				"/proc/self/fd/4", "exec", "--allow-inet", "--check", "--", "true");
+	}
+
+	@Test
 	void nullBinaryOrFilesystemIsRejectedButIpIsOptional() {
 		assertThatNullPointerException()
-			.isThrownBy(
-					() -> new UnshareMechanism(null, Path.of("/usr/bin/unshare"), null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.isThrownBy(() -> new UnshareMechanism(null, Path.of("/usr/bin/unshare"), null, LAUNCHER, HIDE_TMP_AND_RUN,
+					0, 0, true))
 			.withMessage("setpriv must not be null");
 		assertThatNullPointerException()
-			.isThrownBy(
-					() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), null, null, HIDE_TMP_AND_RUN, 0, 0, true))
+			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), null, null, LAUNCHER, HIDE_TMP_AND_RUN,
+					0, 0, true))
 			.withMessage("unshare must not be null");
 		assertThatNullPointerException()
-			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null, null,
-					0, 0, true))
+			.isThrownBy(() -> new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), null,
+					LAUNCHER, null, 0, 0, true))
 			.withMessage("filesystem must not be null");
 	}
 
@@ -140,7 +155,7 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mkdir -p '/srv/work'\nmount -n -c --bind . '/srv/work'\nwhile read -r")
+					+ "mount -n -c -o bind,nosuid,nodev . '/srv/work'\nwhile read -r")
 			.contains("\ncd '/srv/work'\nexec 3<&0\n");
 	}
 
@@ -148,8 +163,10 @@ class UnshareMechanismTests {
 	void writableRootStillBindsAWorkingDirectoryInAHiddenDirectory() {
 		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
 			.setupScript(Path.of("/run/cave-sandbox-1"), false);
-		assertThat(script).contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-				+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\ncd '/run/cave-sandbox-1'\n")
+		assertThat(script)
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c -o bind,nosuid,nodev . '/run/cave-sandbox-1'\n"
+					+ "cd '/run/cave-sandbox-1'\n")
 			.doesNotContain("remount");
 	}
 
@@ -164,9 +181,9 @@ class UnshareMechanismTests {
 	@Test
 	void withoutIpEverythingButALoopbackStillWorks() {
 		UnshareMechanism withoutIp = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"),
-				null, HIDE_TMP_AND_RUN, 1000, 1000, true);
+				null, LAUNCHER, HIDE_TMP_AND_RUN, 1000, 1000, true);
 		List<String> command = withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), false);
-		assertThat(command).endsWith("cave-sandbox", "true");
+		assertThat(command).endsWith("cave-sandbox", "/proc/self/fd/4", "exec", "--", "true");
 		assertThat(command.get(command.indexOf("-c") + 1)).doesNotContain("link set lo up");
 	}
 

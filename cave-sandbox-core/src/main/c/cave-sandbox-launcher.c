@@ -1,0 +1,729 @@
+/*
+ * cave-sandbox-launcher: the last step before a sandboxed command, and the first step
+ * before the wrapper (bwrap, or setpriv + unshare). Linux only.
+ *
+ *   cave-sandbox-launcher --version
+ *   cave-sandbox-launcher outer --workdir DIR -- WRAPPER ARGS...
+ *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...
+ *   cave-sandbox-launcher exec [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...
+ *
+ * outer (in the host, before the wrapper): opens DIR without following any symbolic link
+ * (openat2(2) RESOLVE_NO_SYMLINKS; component by component with O_NOFOLLOW where openat2
+ * is missing) as fd 3, makes it the working directory, opens this executable as fd 4,
+ * exports CAVE_SANDBOX_WORKDIR=<st_dev>:<st_ino> and executes WRAPPER. The wrapper binds
+ * fd 3 (bwrap --bind-fd) or the working directory (mount --bind .), never the path again,
+ * so that a path swapped for a symbolic link after the JVM checked it cannot win, and
+ * runs /proc/self/fd/4 inside the sandbox.
+ *
+ * init (PID 1 of bwrap's PID namespace, bwrap --as-pid-1) and exec (the last step under
+ * unshare): close every descriptor from 3 up, check that the working directory is still
+ * the one outer opened, drop every capability, set no_new_privs, join a new anonymous
+ * session keyring, load the seccomp filter below, then run the command with default
+ * signal dispositions and an empty signal mask. init forks the command, stays PID 1
+ * (not dumpable, filtered like the command, so that the command can neither ptrace it
+ * nor write its memory through /proc), reaps every orphan and exits with the command's
+ * status, 128 + n if it died of signal n. exec replaces itself with the command.
+ *
+ * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
+ * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
+ * be executed, 127 when it does not exist (the shell's convention, sh(1) and bash(1)).
+ *
+ * The seccomp filter is built with libseccomp; REFUSALS below is its whole list, each
+ * entry with its reason and a harmless attempt that --check makes after the filter is
+ * loaded (the attempt's arguments are invalid, so that without the filter the kernel
+ * answers with another error, or succeeds without effect on anything but this process).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/keyctl.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LAUNCHER_VERSION "1"
+#define DIRECTORY_FD 3
+#define SELF_FD 4
+#define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
+#define EXIT_SETUP 125
+#define EXIT_NOT_EXECUTABLE 126
+#define EXIT_NOT_FOUND 127
+
+/* Newer than the headers of the oldest supported build hosts; the same on every arch. */
+#define NR_FCHMODAT2 452
+
+struct options {
+	int allow_inet;
+	int allow_userns;
+	int check;
+};
+
+static void fail(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void fail(const char *format, ...)
+{
+	va_list arguments;
+	va_start(arguments, format);
+	fputs("cave-sandbox-launcher: ", stderr);
+	vfprintf(stderr, format, arguments);
+	fputc('\n', stderr);
+	va_end(arguments);
+	exit(EXIT_SETUP);
+}
+
+/* ---- the seccomp filter ------------------------------------------------------------ */
+
+/* Add one rule for a system call by name; a call this architecture lacks is skipped. */
+static void rule(scmp_filter_ctx filter, uint32_t action, int call, unsigned int count,
+		 const struct scmp_arg_cmp *comparisons)
+{
+	if (call == __NR_SCMP_ERROR || call < 0) {
+		return;
+	}
+	int error = seccomp_rule_add_array(filter, action, call, count, comparisons);
+	if (error != 0) {
+		fail("cannot add a seccomp rule for system call %d: %s", call, strerror(-error));
+	}
+}
+
+static void refuse(scmp_filter_ctx filter, int error, const char *name)
+{
+	rule(filter, SCMP_ACT_ERRNO(error), seccomp_syscall_resolve_name(name), 0, NULL);
+}
+
+/* Refuse a call whose mode argument (argument number `argument`) has the given bit. */
+static void refuse_mode_bit(scmp_filter_ctx filter, int call, unsigned int argument, mode_t bit)
+{
+	struct scmp_arg_cmp comparison = SCMP_CMP(argument, SCMP_CMP_MASKED_EQ, bit, bit);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), call, 1, &comparison);
+}
+
+static void add_sockets(scmp_filter_ctx filter, const struct options *options)
+{
+	/*
+	 * socket(2) for every address family but AF_UNIX (and AF_INET, AF_INET6 when the
+	 * command has a private loopback): AF_VSOCK, AF_NETLINK, AF_PACKET, AF_BLUETOOTH, ...
+	 * are not confined by the network namespace in the same way (AF_VSOCK reaches the
+	 * hypervisor), and nothing the command needs uses them. The family is compared as
+	 * 32 bits: the kernel ignores the upper half of the register, so must the filter.
+	 */
+	if (!options->allow_inet) {
+		struct scmp_arg_cmp other = SCMP_A0_32(SCMP_CMP_NE, AF_UNIX);
+		rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &other);
+		return;
+	}
+	/* libseccomp takes one comparison per argument and rule: one rule per family the
+	 * kernel knows (it refuses those from AF_MAX up itself), compared on the low 32 bits. */
+	for (uint64_t family = 0; family < 64; family++) {
+		if (family != AF_UNIX && family != AF_INET && family != AF_INET6) {
+			struct scmp_arg_cmp this = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, family);
+			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &this);
+		}
+	}
+}
+
+static void add_io_uring(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* io_uring performs system calls the filter never sees (socket, openat, ...). */
+	refuse(filter, ENOSYS, "io_uring_setup");
+	refuse(filter, ENOSYS, "io_uring_enter");
+	refuse(filter, ENOSYS, "io_uring_register");
+}
+
+static void add_ptrace(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* ptrace(2) of PID 1 or another process of the same uid could clear its
+	 * parent-death signal or run code outside this filter. */
+	refuse(filter, EPERM, "ptrace");
+}
+
+static void add_process_vm(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* Reading or writing another process's memory, the same reach as ptrace(2). */
+	refuse(filter, EPERM, "process_vm_readv");
+	refuse(filter, EPERM, "process_vm_writev");
+}
+
+static void add_pidfd_getfd(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* Copying a descriptor out of another process (the wrapper's, PID 1's). */
+	refuse(filter, EPERM, "pidfd_getfd");
+}
+
+static void add_keys(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* Keyrings are not namespaced: the JVM's user and session keyrings would be
+	 * readable, and keys planted there outlive the execution. */
+	refuse(filter, EPERM, "keyctl");
+	refuse(filter, EPERM, "add_key");
+	refuse(filter, EPERM, "request_key");
+}
+
+static void add_bpf(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* Kernel attack surface that no converter or script needs. */
+	refuse(filter, EPERM, "bpf");
+	refuse(filter, EPERM, "perf_event_open");
+	refuse(filter, EPERM, "userfaultfd");
+}
+
+static void add_user_namespaces(scmp_filter_ctx filter, const struct options *options)
+{
+	if (options->allow_userns) {
+		return;
+	}
+	/* A new user namespace gives the command every capability over new network and
+	 * mount namespaces: kernel attack surface, and a way round the mounts that hide
+	 * the host's sockets where a rung relies on them. clone3(2) passes its flags in
+	 * memory the filter cannot read: ENOSYS makes the C library fall back to clone(2). */
+	struct scmp_arg_cmp user = SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, &user);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &user);
+	refuse(filter, ENOSYS, "clone3");
+}
+
+static void add_setuid_modes(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* A set-user-ID or set-group-ID file left in a persistent working directory would
+	 * run with the JVM user's identity (root's, for a root JVM) for whoever reaches it.
+	 * openat2(2) passes its mode in memory the filter cannot read. */
+	static const mode_t bits[] = { S_ISUID, S_ISGID };
+	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+		refuse_mode_bit(filter, SCMP_SYS(chmod), 1, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(fchmod), 1, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(fchmodat), 2, bits[i]);
+		refuse_mode_bit(filter, NR_FCHMODAT2, 2, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(open), 2, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(openat), 3, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(creat), 1, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(mknod), 1, bits[i]);
+		refuse_mode_bit(filter, SCMP_SYS(mknodat), 2, bits[i]);
+	}
+	refuse(filter, ENOSYS, "openat2");
+}
+
+/* ---- the attempts that --check makes after the filter is loaded ----------------------- */
+
+static long attempt_socket(int family)
+{
+	long fd = syscall(SYS_socket, family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		close((int) fd);
+	}
+	return fd;
+}
+
+static long attempt_socket_inet(void)
+{
+	return attempt_socket(AF_INET);
+}
+
+static long attempt_socket_inet6(void)
+{
+	return attempt_socket(AF_INET6);
+}
+
+static long attempt_socket_netlink(void)
+{
+	return syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+}
+
+static long attempt_socket_packet(void)
+{
+	return attempt_socket(AF_PACKET);
+}
+
+static long attempt_socket_vsock(void)
+{
+	/* Created and closed, never connected. */
+	return attempt_socket(AF_VSOCK);
+}
+
+static long attempt_socket_vsock_high_bits(void)
+{
+	/* AF_VSOCK with the upper half of the register set: the kernel reads only the int. */
+	return syscall(SYS_socket, 0x100000000L | AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+static long attempt_io_uring_setup(void)
+{
+	return syscall(SYS_io_uring_setup, 0, NULL);
+}
+
+static long attempt_ptrace(void)
+{
+	return syscall(SYS_ptrace, PTRACE_PEEKDATA, 0, NULL, NULL);
+}
+
+static long attempt_process_vm_readv(void)
+{
+	return syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 0);
+}
+
+static long attempt_pidfd_getfd(void)
+{
+	return syscall(SYS_pidfd_getfd, -1, 0, 0);
+}
+
+static long attempt_keyctl(void)
+{
+	return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+}
+
+static long attempt_add_key(void)
+{
+	return syscall(SYS_add_key, NULL, NULL, NULL, 0, 0);
+}
+
+static long attempt_bpf(void)
+{
+	return syscall(SYS_bpf, -1, NULL, 0);
+}
+
+static long attempt_perf_event_open(void)
+{
+	return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0);
+}
+
+static long attempt_userfaultfd(void)
+{
+	return syscall(SYS_userfaultfd, ~0);
+}
+
+static long attempt_unshare_user(void)
+{
+	/* CLONE_PARENT is invalid for unshare(2): EINVAL without the filter. */
+	return syscall(SYS_unshare, CLONE_NEWUSER | CLONE_PARENT);
+}
+
+static long attempt_clone_user(void)
+{
+	/* CLONE_THREAD without CLONE_SIGHAND is invalid: EINVAL without the filter. */
+	return syscall(SYS_clone, CLONE_NEWUSER | CLONE_THREAD, 0, 0, 0, 0);
+}
+
+static long attempt_clone3(void)
+{
+	return syscall(SYS_clone3, NULL, 0);
+}
+
+static long attempt_chmod_setuid(void)
+{
+	return syscall(SYS_chmod, "", S_ISUID | 0755);
+}
+
+static long attempt_fchmodat_setgid(void)
+{
+	return syscall(SYS_fchmodat, AT_FDCWD, "", S_ISGID | 0755);
+}
+
+static long attempt_openat_setuid(void)
+{
+	return syscall(SYS_openat, AT_FDCWD, "", O_CREAT | O_WRONLY | O_CLOEXEC, S_ISUID | 0755);
+}
+
+static long attempt_mknodat_setuid(void)
+{
+	return syscall(SYS_mknodat, AT_FDCWD, "", S_IFREG | S_ISUID | 0755, 0);
+}
+
+static long attempt_openat2(void)
+{
+	return syscall(SYS_openat2, AT_FDCWD, "", NULL, 0);
+}
+
+/* ---- the one list -------------------------------------------------------------------- */
+
+struct refusal {
+	/* The name the probe reports, the same as in REFUSALS of the Java side. */
+	const char *name;
+	/* The errno the filter answers with. */
+	int error;
+	/* 1: only without --allow-inet; 2: only without --allow-userns; 0: always. */
+	int unless;
+	void (*add)(scmp_filter_ctx, const struct options *);
+	long (*attempt)(void);
+};
+
+#define UNLESS_INET 1
+#define UNLESS_USERNS 2
+
+static const struct refusal REFUSALS[] = {
+	{ "socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, add_sockets, attempt_socket_inet },
+	{ "socket(AF_INET6)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet6 },
+	{ "socket(AF_NETLINK)", EAFNOSUPPORT, 0, NULL, attempt_socket_netlink },
+	{ "socket(AF_PACKET)", EAFNOSUPPORT, 0, NULL, attempt_socket_packet },
+	{ "socket(AF_VSOCK)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock },
+	{ "socket(AF_VSOCK|1<<32)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock_high_bits },
+	{ "io_uring_setup", ENOSYS, 0, add_io_uring, attempt_io_uring_setup },
+	{ "ptrace", EPERM, 0, add_ptrace, attempt_ptrace },
+	{ "process_vm_readv", EPERM, 0, add_process_vm, attempt_process_vm_readv },
+	{ "pidfd_getfd", EPERM, 0, add_pidfd_getfd, attempt_pidfd_getfd },
+	{ "keyctl", EPERM, 0, add_keys, attempt_keyctl },
+	{ "add_key", EPERM, 0, NULL, attempt_add_key },
+	{ "bpf", EPERM, 0, add_bpf, attempt_bpf },
+	{ "perf_event_open", EPERM, 0, NULL, attempt_perf_event_open },
+	{ "userfaultfd", EPERM, 0, NULL, attempt_userfaultfd },
+	{ "unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user },
+	{ "clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user },
+	{ "clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3 },
+	{ "chmod(S_ISUID)", EPERM, 0, add_setuid_modes, attempt_chmod_setuid },
+	{ "fchmodat(S_ISGID)", EPERM, 0, NULL, attempt_fchmodat_setgid },
+	{ "openat(O_CREAT, S_ISUID)", EPERM, 0, NULL, attempt_openat_setuid },
+	{ "mknodat(S_ISUID)", EPERM, 0, NULL, attempt_mknodat_setuid },
+	{ "openat2", ENOSYS, 0, NULL, attempt_openat2 },
+};
+
+#define REFUSAL_COUNT (sizeof REFUSALS / sizeof REFUSALS[0])
+
+static int applies(const struct refusal *refusal, const struct options *options)
+{
+	return !((refusal->unless == UNLESS_INET && options->allow_inet)
+		 || (refusal->unless == UNLESS_USERNS && options->allow_userns));
+}
+
+static void load_filter(const struct options *options)
+{
+	/* Another architecture's system calls (int 0x80 on x86_64) kill the process: the
+	 * rules were written for the native one only. */
+	scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+	if (filter == NULL) {
+		fail("cannot create a seccomp filter");
+	}
+	if (seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0) {
+		fail("cannot make foreign system-call architectures fatal");
+	}
+	for (size_t i = 0; i < REFUSAL_COUNT; i++) {
+		if (REFUSALS[i].add != NULL) {
+			REFUSALS[i].add(filter, options);
+		}
+	}
+	int error = seccomp_load(filter);
+	seccomp_release(filter);
+	if (error != 0) {
+		fail("cannot load the seccomp filter: %s", strerror(-error));
+	}
+}
+
+static void check(const struct options *options)
+{
+	for (size_t i = 0; i < REFUSAL_COUNT; i++) {
+		const struct refusal *refusal = &REFUSALS[i];
+		if (!applies(refusal, options)) {
+			continue;
+		}
+		errno = 0;
+		long result = refusal->attempt();
+		int error = (result < 0) ? errno : 0;
+		if (result < 0 && error == refusal->error) {
+			printf("refused=%s %s\n", refusal->name, strerrorname_np(error));
+		}
+		else {
+			printf("allowed=%s %s\n", refusal->name, (result < 0) ? strerrorname_np(error) : "succeeded");
+		}
+	}
+	if (fflush(stdout) != 0) {
+		fail("cannot write the check: %s", strerror(errno));
+	}
+}
+
+/* ---- set-up -------------------------------------------------------------------------- */
+
+static void close_descriptors(void)
+{
+	if (close_range(3, ~0U, 0) == 0) {
+		return;
+	}
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long fd = 3; fd < max; fd++) {
+		close((int) fd);
+	}
+}
+
+static void check_working_directory(void)
+{
+	const char *expected = getenv(WORKDIR_VARIABLE);
+	if (expected == NULL) {
+		return;
+	}
+	struct stat here;
+	if (stat(".", &here) != 0) {
+		fail("cannot stat the working directory: %s", strerror(errno));
+	}
+	char actual[64];
+	snprintf(actual, sizeof actual, "%ju:%ju", (uintmax_t) here.st_dev, (uintmax_t) here.st_ino);
+	if (strcmp(actual, expected) != 0) {
+		fail("the working directory changed during set-up (expected device:inode %s, found %s)", expected,
+		     actual);
+	}
+	if (unsetenv(WORKDIR_VARIABLE) != 0) {
+		fail("cannot unset %s: %s", WORKDIR_VARIABLE, strerror(errno));
+	}
+}
+
+static void drop_capabilities(void)
+{
+	/* A root command would get the bounding set back at execve(2) (capabilities(7)):
+	 * empty it where this process may (CAP_SETPCAP); elsewhere no_new_privs and a uid
+	 * other than 0 keep the command's sets empty. */
+	for (int capability = 0; capability <= 63; capability++) {
+		int present = prctl(PR_CAPBSET_READ, capability, 0, 0, 0);
+		if (present < 0) {
+			break;
+		}
+		if (present == 1 && prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 && geteuid() == 0) {
+			fail("cannot drop capability %d from the bounding set: %s", capability, strerror(errno));
+		}
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+		fail("cannot clear the ambient capabilities: %s", strerror(errno));
+	}
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof none);
+	if (syscall(SYS_capset, &header, none) != 0) {
+		fail("cannot clear the capability sets: %s", strerror(errno));
+	}
+}
+
+static void new_session_keyring(void)
+{
+	/* An anonymous session keyring instead of the JVM's (keyrings(7)); where keyctl is
+	 * already refused (a container's filter), the command cannot reach any keyring. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS && errno != EPERM) {
+		fail("cannot join a new session keyring: %s", strerror(errno));
+	}
+}
+
+static void reset_signals(void)
+{
+	/* Ignored signals and the blocked mask survive execve(2) (signal(7)): the JVM's
+	 * thread blocks some, a shell's background job ignores SIGINT and SIGQUIT. */
+	/* Through the system call: the C library refuses to touch the signals it keeps for
+	 * itself (32 and 33 in glibc), and those can arrive ignored too. An all-zero
+	 * kernel sigaction is SIG_DFL without flags on every architecture. */
+	uint64_t default_action[4] = { 0, 0, 0, 0 };
+	for (int signal = 1; signal <= 64; signal++) {
+		if (signal != SIGKILL && signal != SIGSTOP
+		    && syscall(SYS_rt_sigaction, signal, default_action, NULL, sizeof(uint64_t)) != 0) {
+			fail("cannot reset the disposition of signal %d: %s", signal, strerror(errno));
+		}
+	}
+	sigset_t empty;
+	sigemptyset(&empty);
+	if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0) {
+		fail("cannot clear the signal mask: %s", strerror(errno));
+	}
+}
+
+static void set_up(const struct options *options, int pid1)
+{
+	close_descriptors();
+	check_working_directory();
+	drop_capabilities();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		fail("cannot set no_new_privs: %s", strerror(errno));
+	}
+	if (pid1 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		fail("cannot make PID 1 non-dumpable: %s", strerror(errno));
+	}
+	new_session_keyring();
+	load_filter(options);
+	if (options->check) {
+		check(options);
+	}
+}
+
+static void execute(char **argv) __attribute__((noreturn));
+
+static void execute(char **argv)
+{
+	reset_signals();
+	execvp(argv[0], argv);
+	int error = errno;
+	if (error == ENOENT && strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0) {
+		/* The file is there: its #! interpreter or its ELF loader is not (execve(2)). */
+		fprintf(stderr, "cave-sandbox: cannot execute %s: its interpreter was not found\n", argv[0]);
+		_exit(EXIT_NOT_EXECUTABLE);
+	}
+	fprintf(stderr, "cave-sandbox: cannot execute %s: %s\n", argv[0], strerror(error));
+	_exit((error == ENOENT || error == ENOTDIR) ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
+}
+
+/* ---- modes --------------------------------------------------------------------------- */
+
+static int open_no_symlinks(const char *path)
+{
+	struct open_how how;
+	memset(&how, 0, sizeof how);
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS;
+	int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS) {
+		return fd;
+	}
+	/* Kernels before 5.6: one component at a time, none of them a symbolic link. */
+	char *copy = strdup(path);
+	if (copy == NULL) {
+		return -1;
+	}
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *saved = NULL;
+	for (char *name = strtok_r(copy, "/", &saved); fd >= 0 && name != NULL; name = strtok_r(NULL, "/", &saved)) {
+		int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int error = errno;
+		close(fd);
+		fd = next;
+		errno = error;
+	}
+	free(copy);
+	return fd;
+}
+
+static void place(int fd, int target, const char *what)
+{
+	if (fd == target) {
+		if (fcntl(fd, F_SETFD, 0) != 0) {
+			fail("cannot keep %s open: %s", what, strerror(errno));
+		}
+		return;
+	}
+	if (dup2(fd, target) < 0) {
+		fail("cannot move %s to descriptor %d: %s", what, target, strerror(errno));
+	}
+	close(fd);
+}
+
+static int outer(const char *directory, char **argv)
+{
+	if (directory == NULL || directory[0] != '/') {
+		fail("outer needs --workdir with an absolute path");
+	}
+	if (argv[0] == NULL || argv[0][0] != '/') {
+		fail("outer needs the wrapper as an absolute path");
+	}
+	int fd = open_no_symlinks(directory);
+	if (fd < 0) {
+		fail("cannot open the working directory %s without following symbolic links: %s", directory,
+		     strerror(errno));
+	}
+	struct stat status;
+	if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode)) {
+		fail("the working directory %s is not a directory", directory);
+	}
+	if (fchdir(fd) != 0) {
+		fail("cannot enter the working directory %s: %s", directory, strerror(errno));
+	}
+	place(fd, DIRECTORY_FD, "the working directory");
+	int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (self < 0) {
+		fail("cannot open this launcher through /proc/self/exe: %s", strerror(errno));
+	}
+	place(self, SELF_FD, "the launcher");
+	char identity[64];
+	snprintf(identity, sizeof identity, "%ju:%ju", (uintmax_t) status.st_dev, (uintmax_t) status.st_ino);
+	if (setenv(WORKDIR_VARIABLE, identity, 1) != 0) {
+		fail("cannot set %s: %s", WORKDIR_VARIABLE, strerror(errno));
+	}
+	execv(argv[0], argv);
+	fail("cannot execute the wrapper %s: %s", argv[0], strerror(errno));
+}
+
+static int init(const struct options *options, char **argv)
+{
+	if (getpid() != 1) {
+		fail("init must run as PID 1 of a new PID namespace");
+	}
+	set_up(options, 1);
+	pid_t command = fork();
+	if (command < 0) {
+		fail("cannot fork the command: %s", strerror(errno));
+	}
+	if (command == 0) {
+		execute(argv);
+	}
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
+			continue;
+		}
+		if (pid < 0) {
+			fail("lost the command: %s", strerror(errno));
+		}
+		if (pid == command) {
+			/* The kernel kills whatever is left in the namespace when PID 1 exits. */
+			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("cave-sandbox-launcher %s\n", LAUNCHER_VERSION);
+		return 0;
+	}
+	if (argc < 2) {
+		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
+		     "init|exec [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...");
+	}
+	const char *mode = argv[1];
+	struct options options = { 0, 0, 0 };
+	const char *directory = NULL;
+	int i = 2;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--allow-inet") == 0) {
+			options.allow_inet = 1;
+		}
+		else if (strcmp(argv[i], "--allow-userns") == 0) {
+			options.allow_userns = 1;
+		}
+		else if (strcmp(argv[i], "--check") == 0) {
+			options.check = 1;
+		}
+		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
+			directory = argv[++i];
+		}
+		else {
+			fail("unknown option %s", argv[i]);
+		}
+	}
+	if (i + 1 >= argc) {
+		fail("no command after --");
+	}
+	char **command = &argv[i + 1];
+	if (strcmp(mode, "outer") == 0) {
+		return outer(directory, command);
+	}
+	if (strcmp(mode, "init") == 0) {
+		return init(&options, command);
+	}
+	if (strcmp(mode, "exec") == 0) {
+		set_up(&options, 0);
+		execute(command);
+	}
+	fail("unknown mode %s", mode);
+}

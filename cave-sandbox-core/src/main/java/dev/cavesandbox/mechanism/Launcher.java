@@ -1,0 +1,109 @@
+package dev.cavesandbox.mechanism;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The native launcher of the Linux mechanisms ({@code cave-sandbox-launcher}, built from
+ * {@code src/main/c} of this module) and the arguments that steer it. It runs twice per
+ * execution, as one binary:
+ * <ul>
+ * <li>{@code outer}, before the wrapper, in the host: it opens the working directory
+ * without following any symbolic link (openat2(2) {@code RESOLVE_NO_SYMLINKS}) as
+ * descriptor {@value #DIRECTORY_FD}, enters it, opens itself as descriptor
+ * {@value #SELF_FD} and executes the wrapper, which binds the directory through that
+ * descriptor and never resolves its path on the host again;</li>
+ * <li>{@code init} (PID 1 of bubblewrap's PID namespace) or {@code exec} (the last step
+ * under unshare), inside, run as {@code /proc/self/fd/4}: it closes every other
+ * descriptor, checks that the working directory is the one {@code outer} opened, drops
+ * every capability, sets {@code no_new_privs}, joins a new session keyring, loads its
+ * seccomp filter, resets signal dispositions and the signal mask, and runs the
+ * command.</li>
+ * </ul>
+ * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
+ * {@link #refusals(boolean)}, which the probe checks line by line.
+ *
+ * @param path the launcher binary on the host, verified against the SHA-256 recorded at
+ * build time
+ * @param userNamespaces whether the command may create user namespaces of its own
+ */
+public record Launcher(Path path, boolean userNamespaces) {
+
+	/** The descriptor of the working directory, for the wrapper. */
+	public static final int DIRECTORY_FD = 3;
+
+	/** The descriptor of the launcher itself, for the wrapper. */
+	public static final int SELF_FD = 4;
+
+	/** How the wrapper runs the launcher inside the sandbox. */
+	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
+
+	/** The first word of every line the launcher itself writes on stderr. */
+	public static final String MESSAGE_PREFIX = "cave-sandbox-launcher:";
+
+	/** The exit code of the launcher when it could not set the sandbox up. */
+	public static final int SETUP_FAILED = 125;
+
+	public Launcher {
+		Objects.requireNonNull(path, "path must not be null");
+	}
+
+	/**
+	 * Return the argv prefix that runs the wrapper through {@code outer}.
+	 * @param workingDirectory the working directory, absolute
+	 * @return {@code [path, outer, --workdir, DIR, --]}; the wrapper's argv follows
+	 */
+	public List<String> outer(Path workingDirectory) {
+		return List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString(), "--");
+	}
+
+	/**
+	 * Return the argv that runs the command inside the sandbox through the launcher.
+	 * @param mode {@code init} (PID 1) or {@code exec}
+	 * @param loopback whether the command has a private loopback (then it may create
+	 * {@code AF_INET} and {@code AF_INET6} sockets)
+	 * @param check whether the launcher reports each refusal on stdout before the command
+	 * runs (the probe)
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, List<String> argv) {
+		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
+		if (loopback) {
+			command.add("--allow-inet");
+		}
+		if (this.userNamespaces) {
+			command.add("--allow-userns");
+		}
+		if (check) {
+			command.add("--check");
+		}
+		command.add("--");
+		command.addAll(argv);
+		return command;
+	}
+
+	/**
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * @param loopback whether the command has a private loopback
+	 * @return the names, in the launcher's order
+	 */
+	public List<String> refusals(boolean loopback) {
+		List<String> names = new ArrayList<>();
+		if (!loopback) {
+			names.addAll(List.of("socket(AF_INET)", "socket(AF_INET6)"));
+		}
+		names.addAll(List.of("socket(AF_NETLINK)", "socket(AF_PACKET)", "socket(AF_VSOCK)", "socket(AF_VSOCK|1<<32)",
+				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
+				"perf_event_open", "userfaultfd"));
+		if (!this.userNamespaces) {
+			names.addAll(List.of("unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3"));
+		}
+		names.addAll(List.of("chmod(S_ISUID)", "fchmodat(S_ISGID)", "openat(O_CREAT, S_ISUID)", "mknodat(S_ISUID)",
+				"openat2"));
+		return names;
+	}
+
+}
