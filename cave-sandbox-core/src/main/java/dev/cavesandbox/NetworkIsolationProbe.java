@@ -9,10 +9,8 @@ import java.util.Locale;
  * Measures, rather than assumes, whether this host can isolate a command from the
  * network: it runs the real production command line of each candidate mechanism once and
  * checks what the child saw. With {@link MechanismChoice#AUTO} the candidates are,
- * strongest first, bubblewrap then unshare on Linux (unshare first when this JVM is PID
- * 1: bwrap leaves its sandbox's init for PID 1 to reap, and a JVM does not reap processes
- * it did not start), and sandbox-exec on macOS; the first one verified wins. Other
- * systems (Windows, the BSDs) have no supported primitive.
+ * strongest first, bubblewrap then unshare on Linux, and sandbox-exec on macOS; the first
+ * one verified wins. Other systems (Windows, the BSDs) have no supported primitive.
  * <p>
  * This class chooses the candidates and combines their verdicts; each platform's checks
  * are its own class: {@link LinuxProbe} (a script reports what the child sees, compared
@@ -23,19 +21,9 @@ import java.util.Locale;
  */
 public final class NetworkIsolationProbe {
 
-	/**
-	 * bwrap's outer process exits without reaping its sandbox's init, which PID 1 then
-	 * has to reap; a JVM that is PID 1 (a container without an init) never reaps it.
-	 */
-	static final String BWRAP_UNDER_PID_1 = "warning: this JVM is PID 1, and bwrap leaves one exited process per "
-			+ "execution for PID 1 to reap, which a JVM does not: run the container with an init (docker run --init, "
-			+ "tini) or use mechanism UNSHARE";
-
 	private final SandboxSettings settings;
 
 	private final String osName;
-
-	private final long jvmPid;
 
 	/**
 	 * Create a probe for this JVM's operating system.
@@ -43,17 +31,12 @@ public final class NetworkIsolationProbe {
 	 * probe timeout
 	 */
 	public NetworkIsolationProbe(SandboxSettings settings) {
-		this(settings, System.getProperty("os.name", ""), ProcessHandle.current().pid());
+		this(settings, System.getProperty("os.name", ""));
 	}
 
 	NetworkIsolationProbe(SandboxSettings settings, String osName) {
-		this(settings, osName, ProcessHandle.current().pid());
-	}
-
-	NetworkIsolationProbe(SandboxSettings settings, String osName, long jvmPid) {
 		this.settings = settings;
 		this.osName = osName;
-		this.jvmPid = jvmPid;
 	}
 
 	/**
@@ -80,9 +63,6 @@ public final class NetworkIsolationProbe {
 			if (capability.available()) {
 				List<String> verified = new ArrayList<>(capability.verified());
 				rejected.forEach((reason) -> verified.add("not chosen: " + reason));
-				if (candidate == MechanismChoice.BWRAP && this.jvmPid == 1) {
-					verified.add(BWRAP_UNDER_PID_1);
-				}
 				return IsolationCapability.available(capability.mechanism(), verified, capability.privateLoopback(),
 						since(start));
 			}
@@ -102,8 +82,7 @@ public final class NetworkIsolationProbe {
 		boolean macos = os.startsWith("mac") || os.startsWith("darwin");
 		return switch (this.settings.mechanism()) {
 			case AUTO -> !linux ? (macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of())
-					: (this.jvmPid == 1) ? List.of(MechanismChoice.UNSHARE, MechanismChoice.BWRAP)
-							: List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
+					: List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
 			case BWRAP, UNSHARE -> linux ? List.of(this.settings.mechanism()) : List.of();
 			case SANDBOX_EXEC -> macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of();
 			case NONE -> List.of();

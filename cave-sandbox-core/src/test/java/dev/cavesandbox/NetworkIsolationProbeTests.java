@@ -83,36 +83,13 @@ class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * bwrap's outer process exits before its sandbox's init, which is left for PID 1 to
-	 * reap; a JVM that is PID 1 never does, so auto prefers unshare there, and names the
-	 * risk if bwrap is used.
-	 */
-	@Test
-	@EnabledOnOs(OS.LINUX)
-	void jvmThatIsPidOnePrefersUnshareAndIsWarnedAboutBubblewrap(@TempDir Path directory) {
-		IsolationCapability auto = new NetworkIsolationProbe(SandboxSettings.defaults(), "Linux", 1).probe();
-		assertThat(auto.mechanismName()).isEqualTo("unshare");
-		IsolationCapability bwrap = new NetworkIsolationProbe(
-				SandboxSettings.builder().mechanism(MechanismChoice.BWRAP).build(), "Linux", 1)
-			.probe();
-		assertThat(bwrap.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
-		IsolationCapability fallback = new NetworkIsolationProbe(
-				SandboxSettings.builder().unsharePath(directory.resolve("unshare")).build(), "Linux", 1)
-			.probe();
-		assertThat(fallback.mechanismName()).isEqualTo("bwrap");
-		assertThat(fallback.verified()).contains(NetworkIsolationProbe.BWRAP_UNDER_PID_1)
-			.anyMatch((fact) -> fact.startsWith("not chosen: unshare unavailable, BINARY_MISSING"));
-		assertThat(probe(SandboxSettings.defaults()).verified())
-			.doesNotContain(NetworkIsolationProbe.BWRAP_UNDER_PID_1);
-	}
-
-	/**
 	 * Under a PID 1 that reaps only what it started (Perl's {@code system}, as a JVM's
-	 * process API), no mechanism leaves a zombie: bwrap runs with {@code --as-pid-1}, so
-	 * that its own init (which used to outlive bwrap and die as an orphan of the JVM) no
-	 * longer exists; the launcher is PID 1 and dies with the namespace. PID 1 counts once
-	 * nothing else in its PID namespace is still running: from then on no process is left
-	 * that could become a zombie, so a count of 0 is final, whatever the load.
+	 * process API, in a container without an init), no mechanism leaves a zombie, so auto
+	 * prefers bwrap there too: bwrap runs with {@code --as-pid-1}, so that its own init
+	 * (which used to outlive bwrap and die as an orphan of the JVM) no longer exists; the
+	 * launcher is PID 1 and dies with the namespace. PID 1 counts once nothing else in
+	 * its PID namespace is still running: from then on no process is left that could
+	 * become a zombie, so a count of 0 is final, whatever the load.
 	 */
 	void underAPidOneThatDoesNotReapOrphansNoMechanismLeavesAZombie(MechanismChoice choice, @TempDir Path directory)
 			throws Exception {
