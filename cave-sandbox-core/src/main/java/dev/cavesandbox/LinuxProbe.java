@@ -70,6 +70,13 @@ final class LinuxProbe {
 	 */
 	IsolationCapability probe() throws InterruptedException {
 		long start = System.nanoTime();
+		try {
+			LauncherInstallation.shared().resolve(this.settings);
+		}
+		catch (LauncherInstallation.UnavailableException ex) {
+			return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE, ex.getMessage(),
+					ProbeSession.since(start));
+		}
 		HostFacts host = HostFacts.current(this.settings);
 		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
 				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), host.view())

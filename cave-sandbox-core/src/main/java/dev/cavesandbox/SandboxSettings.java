@@ -127,8 +127,12 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
 	 * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism
 	 * brings up a private loopback (default {@code /sbin/ip})
+	 * @param launcherPath an installed copy of cave-sandbox's native launcher, used
+	 * instead of the copy extracted from the jar into the work directory (for a work
+	 * directory mounted {@code noexec} or read-only); it must be the very build of this
+	 * jar (its SHA-256 is checked). Default {@code null}: the extracted copy
 	 */
-	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath) {
+	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath) {
 
 		public Linux {
 			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
@@ -225,6 +229,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		private Path bwrapPath = Path.of("/usr/bin/bwrap");
 
 		private Path ipPath = Path.of("/sbin/ip");
+
+		private @Nullable Path launcherPath;
 
 		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
@@ -328,6 +334,17 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return this;
 		}
 
+		/**
+		 * Use an installed copy of the native launcher instead of extracting it into the
+		 * work directory.
+		 * @param launcherPath the copy, or {@code null} to extract it (the default)
+		 * @return this builder
+		 */
+		public Builder launcherPath(@Nullable Path launcherPath) {
+			this.launcherPath = launcherPath;
+			return this;
+		}
+
 		public Builder sandboxExecPath(Path sandboxExecPath) {
 			this.sandboxExecPath = sandboxExecPath;
 			return this;
@@ -343,8 +360,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
 					new Env(this.passEnvironment, this.environment),
-					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath), this.mechanism,
-					this.loopback, this.readOnlyRoot, this.hiddenDirectories, new Macos(this.sandboxExecPath));
+					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath),
+					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
+					new Macos(this.sandboxExecPath));
 		}
 
 	}
