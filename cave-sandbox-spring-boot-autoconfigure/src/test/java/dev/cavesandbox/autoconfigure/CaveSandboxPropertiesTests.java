@@ -50,15 +50,18 @@ class CaveSandboxPropertiesTests {
 
 	@Test
 	void everyPropertyBinds() {
-		this.runner.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false",
-				"cave.sandbox.timeout=5s", "cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
-				"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
-				"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
-				"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
-				"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
-				"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
-				"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
-				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
+		this.runner
+			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false", "cave.sandbox.timeout=5s",
+					"cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
+					"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
+					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
+					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
+					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
+					"cave.sandbox.linux.ip-path=/opt/bin/ip",
+					"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
+					"cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec", "cave.sandbox.mechanism=sandbox-exec",
+					"cave.sandbox.loopback=true", "cave.sandbox.read-only-root=false",
+					"cave.sandbox.hidden-directories=/run,/srv/sockets")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -77,6 +80,8 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.linux().setprivPath()).isEqualTo(Path.of("/opt/bin/setpriv"));
 				assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/opt/bin/bwrap"));
 				assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/opt/bin/ip"));
+				assertThat(settings.linux().launcherPath())
+					.isEqualTo(Path.of("/opt/cave-sandbox/cave-sandbox-launcher"));
 				assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
 				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
 				assertThat(settings.loopback()).isTrue();
