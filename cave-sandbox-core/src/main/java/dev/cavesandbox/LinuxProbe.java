@@ -76,9 +76,16 @@ final class LinuxProbe {
 	 */
 	IsolationCapability probe() throws InterruptedException {
 		long start = System.nanoTime();
+		Launcher launcher;
+		try {
+			launcher = new Launcher(LauncherInstallation.shared().resolve(this.settings),
+					this.settings.linux().userNamespaces());
+		}
+		catch (LauncherInstallation.UnavailableException ex) {
+			return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE, ex.getMessage(),
+					ProbeSession.since(start));
+		}
 		HostFacts host = HostFacts.current(this.settings);
-		// TODO(i10-package): the verified launcher from the packaging branch
-		Launcher launcher = new Launcher(Path.of(System.getProperty("cave.sandbox.launcher", "/var/tmp/csl")), false);
 		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
 				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), launcher, host.view())
 				: new UnshareMechanism(this.settings.linux().setprivPath(), this.settings.linux().unsharePath(),

@@ -127,8 +127,19 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
 	 * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism
 	 * brings up a private loopback (default {@code /sbin/ip})
+	 * @param launcherPath an installed copy of cave-sandbox's native launcher, used
+	 * instead of the copy extracted from the jar into the work directory (for a work
+	 * directory mounted {@code noexec} or read-only); it must be the very build of this
+	 * jar (its SHA-256 is checked). Default {@code null}: the extracted copy
+	 * @param userNamespaces whether the command may create user namespaces of its own
+	 * (nested containers, {@code unshare --user}, a browser's own sandbox); the
+	 * launcher's seccomp filter refuses {@code unshare(2)} and {@code clone(2)} with
+	 * {@code CLONE_NEWUSER}, and {@code clone3(2)}, unless this is set (default
+	 * {@code false}: a new user namespace would give the command every capability over
+	 * new namespaces of its own, which is kernel attack surface)
 	 */
-	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath) {
+	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+			boolean userNamespaces) {
 
 		public Linux {
 			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
@@ -225,6 +236,10 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		private Path bwrapPath = Path.of("/usr/bin/bwrap");
 
 		private Path ipPath = Path.of("/sbin/ip");
+
+		private @Nullable Path launcherPath;
+
+		private boolean userNamespaces;
 
 		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
@@ -328,6 +343,28 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return this;
 		}
 
+		/**
+		 * Use an installed copy of the native launcher instead of extracting it into the
+		 * work directory.
+		 * @param launcherPath the copy, or {@code null} to extract it (the default)
+		 * @return this builder
+		 */
+		public Builder launcherPath(@Nullable Path launcherPath) {
+			this.launcherPath = launcherPath;
+			return this;
+		}
+
+		/**
+		 * Let the command create user namespaces of its own.
+		 * @param userNamespaces whether the launcher's filter allows new user namespaces
+		 * (default {@code false})
+		 * @return this builder
+		 */
+		public Builder userNamespaces(boolean userNamespaces) {
+			this.userNamespaces = userNamespaces;
+			return this;
+		}
+
 		public Builder sandboxExecPath(Path sandboxExecPath) {
 			this.sandboxExecPath = sandboxExecPath;
 			return this;
@@ -343,8 +380,10 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
 					new Env(this.passEnvironment, this.environment),
-					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath), this.mechanism,
-					this.loopback, this.readOnlyRoot, this.hiddenDirectories, new Macos(this.sandboxExecPath));
+					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
+							this.userNamespaces),
+					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
+					new Macos(this.sandboxExecPath));
 		}
 
 	}

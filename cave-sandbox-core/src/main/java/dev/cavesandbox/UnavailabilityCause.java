@@ -38,6 +38,20 @@ public enum UnavailabilityCause {
 					+ "the mechanism's binaries (bwrapPath, unsharePath, setprivPath) at ones that are"),
 
 	/**
+	 * cave-sandbox's native launcher could not be installed, verified or executed: no
+	 * build of it for this architecture in the jar, a copy whose SHA-256 is not the
+	 * recorded one, or a work directory (or {@code launcherPath}) on a filesystem mounted
+	 * {@code noexec}. The detail names the check that failed.
+	 */
+	LAUNCHER_UNAVAILABLE("cave-sandbox's native launcher could not be installed, verified or executed",
+			"if the work directory (workDirectory) is mounted noexec or read-only, copy the launcher from the "
+					+ "cave-sandbox-core jar (dev/cavesandbox/launcher/linux-<arch>/cave-sandbox-launcher; its SHA-256 is "
+					+ "in launcher.properties beside it and in the detail) to an executable filesystem, make it "
+					+ "executable and point launcherPath at it, or choose a work directory that is writable and "
+					+ "executable; if launcherPath is set, point it at an unmodified copy of this jar's build; "
+					+ "if the jar has no build for this architecture, build cave-sandbox-core on that architecture"),
+
+	/**
 	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp
 	 * profile, a container without CAP_SYS_ADMIN, or
 	 * {@code kernel.unprivileged_userns_clone=0} (Debian). bubblewrap says

@@ -87,6 +87,19 @@ class PrivateDirectoriesTests {
 	}
 
 	@Test
+	void extractedLauncherIsLeftWhenADeadJvmsDirectoriesAreRemoved() throws Exception {
+		Path launcher = new LauncherInstallation().resolve(settings());
+		String sha256 = LauncherInstallation.sha256(launcher);
+		List<Path> left = leftByAKilledJvm(this.workDirectory, 2);
+		assertThat(left).hasSize(3);
+		ProcessIsolatedExecutor.unisolated(settings()).close();
+		assertThat(left).allSatisfy((path) -> assertThat(path).doesNotExist());
+		assertThat(launcher).isRegularFile();
+		assertThat(LauncherInstallation.sha256(launcher)).isEqualTo(sha256);
+		assertThat(Files.getPosixFilePermissions(launcher)).isEqualTo(PosixFilePermissions.fromString("r-x------"));
+	}
+
+	@Test
 	void liveJvmsDirectoriesAreKeptEvenWhenThePidInTheirNameIsDead() throws Exception {
 		long deadPid = deadPid();
 		Process jvm = holder(this.workDirectory, 2);

@@ -41,6 +41,8 @@ class SandboxSettingsTests {
 				Path.of("/var/run"), Path.of("/dev/shm"));
 		assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/usr/bin/bwrap"));
 		assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/sbin/ip"));
+		assertThat(settings.linux().launcherPath()).isNull();
+		assertThat(settings.linux().userNamespaces()).isFalse();
 		assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
 		assertThat(SandboxSettings.builder().build()).isEqualTo(settings);
 	}
@@ -67,12 +69,14 @@ class SandboxSettingsTests {
 			.bwrapPath(Path.of("/opt/bwrap"))
 			.ipPath(Path.of("/opt/ip"))
 			.sandboxExecPath(Path.of("/opt/sandbox-exec"))
+			.launcherPath(Path.of("/opt/cave-sandbox-launcher"))
+			.userNamespaces(true)
 			.build();
 		assertThat(settings).isEqualTo(new SandboxSettings(SandboxMode.FALLBACK, Duration.ofSeconds(5), 7,
 				Duration.ofMillis(250), Duration.ofSeconds(3), 2, Duration.ofMillis(1500), Path.of("/srv/work"),
 				new SandboxSettings.Env(Set.of("LANG"), Map.of("A", "1")),
 				new SandboxSettings.Linux(Path.of("/opt/unshare"), Path.of("/opt/setpriv"), Path.of("/opt/bwrap"),
-						Path.of("/opt/ip")),
+						Path.of("/opt/ip"), Path.of("/opt/cave-sandbox-launcher"), true),
 				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")),
 				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec"))));
 	}
@@ -86,7 +90,7 @@ class SandboxSettingsTests {
 					+ "name or value");
 		assertThatExceptionOfType(NullPointerException.class)
 			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
-					Path.of("/usr/bin/bwrap"), null))
+					Path.of("/usr/bin/bwrap"), null, null, false))
 			.withMessage("ipPath must not be null");
 		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> new SandboxSettings.Macos(null))
 			.withMessage("sandboxExecPath must not be null");

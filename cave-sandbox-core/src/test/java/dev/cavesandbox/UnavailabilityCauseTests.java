@@ -19,8 +19,8 @@ class UnavailabilityCauseTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = UnavailabilityCause.class, names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE", "MOUNT_REFUSED",
-			"PRIVATE_LOOPBACK_UNAVAILABLE", "PROBE_TIMEOUT" })
+	@EnumSource(value = UnavailabilityCause.class, names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE",
+			"LAUNCHER_UNAVAILABLE", "MOUNT_REFUSED", "PRIVATE_LOOPBACK_UNAVAILABLE", "PROBE_TIMEOUT" })
 	void fixesNameTheSettingsByTheirComponent(UnavailabilityCause cause) {
 		assertThat(componentNames()).isNotEmpty()
 			.anyMatch((name) -> cause.fix().contains("(" + name) || cause.fix().contains(name + ")"));

@@ -3,6 +3,7 @@ package dev.cavesandbox.autoconfigure;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
@@ -107,7 +108,7 @@ public final class CaveSandboxAutoConfiguration {
 		Map<String, Object> customized = probed(settings);
 		List<String> changed = bound.keySet()
 			.stream()
-			.filter((name) -> !bound.get(name).equals(customized.get(name)))
+			.filter((name) -> !Objects.equals(bound.get(name), customized.get(name)))
 			.map((name) -> name + " " + bound.get(name) + " -> " + customized.get(name))
 			.toList();
 		if (!changed.isEmpty()) {
@@ -125,6 +126,8 @@ public final class CaveSandboxAutoConfiguration {
 		probed.put("linux.setprivPath", settings.linux().setprivPath());
 		probed.put("linux.bwrapPath", settings.linux().bwrapPath());
 		probed.put("linux.ipPath", settings.linux().ipPath());
+		probed.put("linux.launcherPath", settings.linux().launcherPath());
+		probed.put("linux.userNamespaces", settings.linux().userNamespaces());
 		probed.put("macos.sandboxExecPath", settings.macos().sandboxExecPath());
 		probed.put("loopback", settings.loopback());
 		probed.put("readOnlyRoot", settings.readOnlyRoot());

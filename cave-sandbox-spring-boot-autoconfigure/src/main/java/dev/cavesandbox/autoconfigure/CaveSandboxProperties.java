@@ -90,6 +90,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.setprivPath(this.linux.setprivPath())
 			.bwrapPath(this.linux.bwrapPath())
 			.ipPath(this.linux.ipPath())
+			.launcherPath(this.linux.launcherPath())
+			.userNamespaces(this.linux.userNamespaces())
 			.sandboxExecPath(this.macos.sandboxExecPath())
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
@@ -123,10 +125,20 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * @param bwrapPath Path of bubblewrap's bwrap.
 	 * @param ipPath Path of iproute2's ip, with which the unshare mechanism brings up a
 	 * private loopback; without it that mechanism has none.
+	 * @param launcherPath Path of an installed copy of cave-sandbox's native launcher,
+	 * used instead of the copy extracted from the jar into the work directory; for a work
+	 * directory mounted noexec or read-only. It must be this jar's build
+	 * (dev/cavesandbox/launcher/linux-x86_64 or linux-aarch64/cave-sandbox-launcher),
+	 * whose SHA-256 is checked.
+	 * @param userNamespaces Whether sandboxed commands may create user namespaces of
+	 * their own (nested containers, unshare --user, a browser's own sandbox). Off by
+	 * default: the launcher's seccomp filter refuses them, since a new user namespace
+	 * opens kernel attack surface.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
-			@DefaultValue("/sbin/ip") Path ipPath) {
+			@DefaultValue("/sbin/ip") Path ipPath, @Nullable Path launcherPath,
+			@DefaultValue("false") boolean userNamespaces) {
 
 	}
 

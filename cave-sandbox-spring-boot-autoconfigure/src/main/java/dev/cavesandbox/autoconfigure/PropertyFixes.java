@@ -41,6 +41,8 @@ final class PropertyFixes {
 		properties.put("hiddenDirectories", "cave.sandbox.hidden-directories");
 		properties.put("linux.bwrapPath", "cave.sandbox.linux.bwrap-path");
 		properties.put("linux.ipPath", "cave.sandbox.linux.ip-path");
+		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");
+		properties.put("linux.userNamespaces", "cave.sandbox.linux.user-namespaces");
 		properties.put("macos.sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
 		return Map.copyOf(properties);
 	}
@@ -91,6 +93,14 @@ final class PropertyFixes {
 					+ property("macos.sandboxExecPath") + ") at the binaries";
 			case BINARY_NOT_EXECUTABLE -> "make the binary executable for the user that runs the JVM (chmod a+x), or "
 					+ "point " + binaryProperties() + " at one that is";
+			case LAUNCHER_UNAVAILABLE -> "if " + property("workDirectory")
+					+ " is mounted noexec or read-only, copy the "
+					+ "launcher from the cave-sandbox-core jar (dev/cavesandbox/launcher/linux-<arch>/cave-sandbox-launcher; "
+					+ "its SHA-256 is in launcher.properties beside it and in the detail) to an executable filesystem, "
+					+ "make it executable and set " + property("linux.launcherPath") + " to it, or set "
+					+ property("workDirectory") + " to a directory that is writable and executable; if "
+					+ property("linux.launcherPath") + " is set, point it at an unmodified copy of this jar's build; "
+					+ "if the jar has no build for this architecture, build cave-sandbox-core on that architecture";
 			case MOUNT_REFUSED -> "check that every directory of " + property("hiddenDirectories") + " exists and is a "
 					+ "plain directory, that the working directory is on a mount the sandbox can bind, and that no "
 					+ "security module (SELinux, AppArmor) forbids mounts in user namespaces";

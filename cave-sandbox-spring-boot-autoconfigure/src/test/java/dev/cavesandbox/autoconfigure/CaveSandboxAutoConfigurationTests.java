@@ -26,6 +26,7 @@ import org.mockito.Mockito;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -276,6 +277,35 @@ class CaveSandboxAutoConfigurationTests {
 						"A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
 					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
 			});
+	}
+
+	/**
+	 * The launcher-path property reaches the probe: a copy that is not there makes
+	 * isolation unavailable with LAUNCHER_UNAVAILABLE, its detail names the check that
+	 * failed, and the fix names the properties.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void launcherPathPropertyReachesTheProbe(@TempDir Path directory) {
+		Path missing = directory.resolve("cave-sandbox-launcher");
+		this.runner.withPropertyValues("cave.sandbox.linux.launcher-path=" + missing, "cave.sandbox.fail-fast=false")
+			.run((context) -> {
+				IsolationCapability capability = context.getBean(IsolationCapability.class);
+				assertThat(capability.cause()).isEqualTo(UnavailabilityCause.LAUNCHER_UNAVAILABLE);
+				assertThat(capability.detail()).contains("launcherPath " + missing + " does not exist");
+				assertThat(context.getBean(IsolatedExecutor.class)).isInstanceOf(UnavailableIsolatedExecutor.class);
+			});
+		this.runner.withPropertyValues("cave.sandbox.linux.launcher-path=" + missing).run((context) -> {
+			assertThat(context).hasFailed();
+			FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
+				.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("LAUNCHER_UNAVAILABLE")
+				.contains("launcherPath " + missing + " does not exist");
+			assertThat(analysis.getAction()).contains("set cave.sandbox.linux.launcher-path to it")
+				.contains("cave.sandbox.work-directory")
+				.doesNotContain("(launcherPath)")
+				.doesNotContain("(workDirectory)");
+		});
 	}
 
 	@Test

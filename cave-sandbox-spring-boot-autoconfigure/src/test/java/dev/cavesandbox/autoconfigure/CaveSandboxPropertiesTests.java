@@ -56,7 +56,9 @@ class CaveSandboxPropertiesTests {
 				"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
 				"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
 				"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
-				"cave.sandbox.linux.ip-path=/opt/bin/ip", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
+				"cave.sandbox.linux.ip-path=/opt/bin/ip",
+				"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
+				"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
 				"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
 				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
 			.run((context) -> {
@@ -77,6 +79,9 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.linux().setprivPath()).isEqualTo(Path.of("/opt/bin/setpriv"));
 				assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/opt/bin/bwrap"));
 				assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/opt/bin/ip"));
+				assertThat(settings.linux().launcherPath())
+					.isEqualTo(Path.of("/opt/cave-sandbox/cave-sandbox-launcher"));
+				assertThat(settings.linux().userNamespaces()).isTrue();
 				assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
 				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
 				assertThat(settings.loopback()).isTrue();

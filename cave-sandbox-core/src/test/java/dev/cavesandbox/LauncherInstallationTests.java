@@ -1,0 +1,246 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+/**
+ * The native launcher, extracted from the class path into the work directory or taken
+ * from {@code launcherPath}, and verified by its SHA-256 and by executing it. Every
+ * installation here is a new one, with nothing remembered from another test.
+ */
+@EnabledOnOs(OS.LINUX)
+class LauncherInstallationTests {
+
+	@TempDir
+	Path workDirectory;
+
+	@TempDir
+	Path elsewhere;
+
+	@Test
+	void extractedCopyIsOwnerOnlyReadAndExecuteInAnOwnerOnlyDirectoryWithTheBuildsSha256() throws Exception {
+		LauncherInstallation installation = new LauncherInstallation();
+		String recorded = installation.build().sha256();
+		Path launcher = installation.resolve(settings(this.workDirectory));
+		Path home = PrivateDirectories.home(this.workDirectory);
+		assertThat(launcher)
+			.isEqualTo(home.resolve("launcher-" + recorded.substring(0, 16)).resolve("cave-sandbox-launcher"));
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(launcher))).isEqualTo("r-x------");
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(launcher.getParent())))
+			.isEqualTo("rwx------");
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home))).isEqualTo("rwx------");
+		assertThat(sha256(Files.readAllBytes(launcher))).isEqualTo(recorded).isEqualTo(sha256(resource()));
+		// Nothing else: the temporary copy was renamed, not left.
+		try (var entries = Files.list(launcher.getParent())) {
+			assertThat(entries).containsExactly(launcher);
+		}
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 1\n");
+	}
+
+	@Test
+	void tamperedCopyIsReplacedByTheNextInstallation() throws Exception {
+		Path launcher = new LauncherInstallation().resolve(settings(this.workDirectory));
+		Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
+		Files.writeString(launcher, "#!/bin/sh\necho cave-sandbox-launcher 1\n");
+		Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("r-x------"));
+		Path again = new LauncherInstallation().resolve(settings(this.workDirectory));
+		assertThat(again).isEqualTo(launcher);
+		assertThat(sha256(Files.readAllBytes(again))).isEqualTo(sha256(resource()));
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(again))).isEqualTo("r-x------");
+	}
+
+	@Test
+	void verifiedPathIsRememberedByItsInstallationWithoutReadingTheCopyAgain() throws Exception {
+		LauncherInstallation installation = new LauncherInstallation();
+		Path launcher = installation.resolve(settings(this.workDirectory));
+		Files.delete(launcher);
+		assertThat(installation.resolve(settings(this.workDirectory))).isEqualTo(launcher);
+		assertThat(launcher).doesNotExist();
+		assertThat(new LauncherInstallation().resolve(settings(this.workDirectory))).isEqualTo(launcher);
+		assertThat(launcher).isRegularFile();
+	}
+
+	@Test
+	void launcherPathToAnUnmodifiedExecutableCopyIsUsedAsItIs() throws Exception {
+		Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "r-xr-xr-x");
+		assertThat(new LauncherInstallation().resolve(withLauncher(copy))).isEqualTo(copy);
+		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
+	}
+
+	@Test
+	void launcherPathToAMissingFileIsUnavailable() {
+		Path missing = this.elsewhere.resolve("missing");
+		assertThat(failure(withLauncher(missing))).isEqualTo("launcherPath " + missing + " does not exist");
+	}
+
+	@Test
+	void launcherPathToADirectoryIsUnavailable() {
+		assertThat(failure(withLauncher(this.elsewhere)))
+			.isEqualTo("launcherPath " + this.elsewhere + " is not a regular file");
+	}
+
+	@Test
+	void launcherPathToANonExecutableCopyIsUnavailable() throws Exception {
+		Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "rw-r--r--");
+		assertThat(failure(withLauncher(copy)))
+			.isEqualTo("launcherPath " + copy + " is not executable (mode rw-r--r--) for the user that runs the JVM");
+	}
+
+	@Test
+	void launcherPathToACopyWithOneByteChangedIsUnavailable() throws Exception {
+		byte[] changed = resource();
+		changed[changed.length / 2] ^= 1;
+		Path copy = copy(this.elsewhere.resolve("launcher"), changed, "r-xr-xr-x");
+		assertThat(failure(withLauncher(copy)))
+			.isEqualTo("launcherPath " + copy + ": SHA-256 mismatch: expected " + sha256(resource()) + " (this jar's "
+					+ LauncherInstallation.platform(System.getProperty("os.arch")) + " build), got " + sha256(changed));
+	}
+
+	@Test
+	void architectureWithoutABuildIsUnavailable() {
+		assertThatExceptionOfType(LauncherInstallation.UnavailableException.class)
+			.isThrownBy(() -> new LauncherInstallation("linux-sparc64").resolve(settings(this.workDirectory)))
+			.withMessageStartingWith("no build of the launcher for architecture linux-sparc64 ")
+			.withMessageContaining("the jar has no dev/cavesandbox/launcher/linux-sparc64/cave-sandbox-launcher")
+			.withMessageEndingWith("build cave-sandbox-core on that architecture");
+	}
+
+	@Test
+	void architecturesAreNamedAsTheBuildNamesThem() {
+		assertThat(LauncherInstallation.platform("amd64")).isEqualTo("linux-x86_64");
+		assertThat(LauncherInstallation.platform("aarch64")).isEqualTo("linux-aarch64");
+		assertThat(LauncherInstallation.platform("riscv64")).isEqualTo("linux-riscv64");
+	}
+
+	/**
+	 * A work directory on a real {@code noexec} mount: the extracted copy is refused by
+	 * the kernel (EACCES), and the failure names the mount and the way out,
+	 * {@code launcherPath} with the SHA-256 the copy must have; a copy elsewhere works.
+	 */
+	@Test
+	void workDirectoryOnANoexecMountIsUnavailableUnlessLauncherPathNamesACopyElsewhere() throws Exception {
+		Path mount = noexecMount();
+		try {
+			String sha256 = sha256(resource());
+			assertThat(failure(settings(mount))).startsWith("the launcher " + mount)
+				.contains("cannot be executed: its filesystem " + mount + " is mounted noexec (EACCES)")
+				.contains("point launcherPath at an executable copy")
+				.contains("with SHA-256 " + sha256);
+			Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "r-x------");
+			SandboxSettings settings = SandboxSettings.builder().workDirectory(mount).launcherPath(copy).build();
+			assertThat(new LauncherInstallation().resolve(settings)).isEqualTo(copy);
+		}
+		finally {
+			run("umount", "-l", mount.toString());
+		}
+	}
+
+	@Test
+	void launcherPathOnANoexecMountIsUnavailable() throws Exception {
+		Path mount = noexecMount();
+		try {
+			Path copy = copy(mount.resolve("launcher"), resource(), "r-xr-xr-x");
+			assertThat(failure(withLauncher(copy))).isEqualTo("launcherPath " + copy
+					+ " cannot be executed: its filesystem " + mount
+					+ " is mounted noexec (EACCES); point launcherPath at a copy on a filesystem that allows execution");
+		}
+		finally {
+			run("umount", "-l", mount.toString());
+		}
+	}
+
+	/**
+	 * The probe of each mechanism reports the noexec work directory as
+	 * {@link UnavailabilityCause#LAUNCHER_UNAVAILABLE}, and verifies isolation with the
+	 * same work directory once {@code launcherPath} names an executable copy.
+	 */
+	@ForEachLinuxMechanism
+	void probeReportsTheLauncherOfANoexecWorkDirectoryAsUnavailable(MechanismChoice mechanism) throws Exception {
+		Path mount = noexecMount();
+		try {
+			IsolationCapability refused = new NetworkIsolationProbe(
+					SandboxSettings.builder().mechanism(mechanism).workDirectory(mount).build())
+				.probe();
+			assertThat(refused.cause()).isEqualTo(UnavailabilityCause.LAUNCHER_UNAVAILABLE);
+			assertThat(refused.detail()).contains("is mounted noexec (EACCES)");
+			Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "r-x------");
+			IsolationCapability verified = new NetworkIsolationProbe(
+					SandboxSettings.builder().mechanism(mechanism).workDirectory(mount).launcherPath(copy).build())
+				.probe();
+			assertThat(verified.available()).as("%s", verified).isTrue();
+		}
+		finally {
+			run("umount", "-l", mount.toString());
+		}
+	}
+
+	private Path noexecMount() throws Exception {
+		assumeThat(System.getProperty("user.name")).as("mounting a tmpfs needs root").isEqualTo("root");
+		Path mount = Files.createTempDirectory(this.workDirectory, "noexec-");
+		run("mount", "-t", "tmpfs", "-o", "noexec,size=16m,mode=0755", "tmpfs", mount.toString());
+		assertThat(LauncherInstallation.noexecMount(mount)).isEqualTo(mount);
+		return mount;
+	}
+
+	private static SandboxSettings settings(Path workDirectory) {
+		return SandboxSettings.builder().workDirectory(workDirectory).build();
+	}
+
+	private SandboxSettings withLauncher(Path launcher) {
+		return SandboxSettings.builder().workDirectory(this.workDirectory).launcherPath(launcher).build();
+	}
+
+	private static String failure(SandboxSettings settings) {
+		try {
+			Path launcher = new LauncherInstallation().resolve(settings);
+			throw new AssertionError("the launcher " + launcher + " was accepted");
+		}
+		catch (LauncherInstallation.UnavailableException ex) {
+			return ex.getMessage();
+		}
+	}
+
+	private static Path copy(Path target, byte[] content, String mode) throws IOException {
+		Files.write(target, content);
+		Files.setPosixFilePermissions(target, PosixFilePermissions.fromString(mode));
+		return target;
+	}
+
+	/** The launcher's build on the class path, read without the class under test. */
+	private static byte[] resource() throws IOException {
+		String name = "/dev/cavesandbox/launcher/" + LauncherInstallation.platform(System.getProperty("os.arch"))
+				+ "/cave-sandbox-launcher";
+		try (InputStream in = LauncherInstallationTests.class.getResourceAsStream(name)) {
+			assertThat(in).as(name).isNotNull();
+			return in.readAllBytes();
+		}
+	}
+
+	private static String sha256(byte[] content) throws Exception {
+		return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+	}
+
+	private static String run(String... command) throws Exception {
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes());
+		assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+		assertThat(process.exitValue()).as("%s: %s", String.join(" ", command), output).isZero();
+		return output;
+	}
+
+}
