@@ -637,7 +637,8 @@ static int outer(const char *directory, char **argv)
 		fail("cannot enter the working directory %s: %s", directory, strerror(errno));
 	}
 	place(fd, DIRECTORY_FD, "the working directory");
-	int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	/* O_PATH: executing it needs only execute permission, as the wrapper's exec did. */
+	int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
 	if (self < 0) {
 		fail("cannot open this launcher through /proc/self/exe: %s", strerror(errno));
 	}

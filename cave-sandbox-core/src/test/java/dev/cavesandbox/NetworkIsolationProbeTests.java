@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.UserPrincipal;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.stream.Stream;
 import dev.cavesandbox.FaultySandboxes.Fault;
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.SandboxExecMechanism;
+import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import dev.cavesandbox.mechanism.UnshareMechanism;
 import org.junit.jupiter.api.Test;
@@ -126,14 +128,27 @@ class NetworkIsolationProbeTests {
 		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
 		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 			.mechanism();
+		// The extracted launcher is root's alone (0500 in a 0700 directory): nobody gets
+		// a copy of its own.
+		Path work = Files.createDirectory(directory.resolve("work"));
+		Path launcherCopy = directory.resolve("cave-sandbox-launcher");
+		Launcher launcher = new Launcher(launcherCopy, false);
 		if (mechanism instanceof UnshareMechanism unshare) {
-			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
+			Files.copy(unshare.launcher().path(), launcherCopy);
+			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), launcher,
 					unshare.filesystem(), 65534, 65534, true);
 		}
+		else if (mechanism instanceof BubblewrapMechanism bwrap) {
+			Files.copy(bwrap.launcher().path(), launcherCopy);
+			mechanism = new BubblewrapMechanism(bwrap.bwrap(), launcher, bwrap.filesystem());
+		}
+		Files.setPosixFilePermissions(launcherCopy, PosixFilePermissions.fromString("r-xr-xr-x"));
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		UserPrincipal nobody = directory.getFileSystem()
 			.getUserPrincipalLookupService()
 			.lookupPrincipalByName("nobody");
-		Files.setOwner(directory, nobody);
+		Files.setOwner(work, nobody);
+		directory = work;
 		String script = "id -u; readlink /proc/self/ns/net; readlink /proc/self/ns/ipc; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
 				+ "ls -A /tmp | wc -l; touch written && echo written; grep CapEff /proc/self/status | cut -f2";
 		List<String> command = new ArrayList<>(

@@ -141,7 +141,16 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		if (this.filesystem.covers(workingDirectory)) {
 			script.append("mkdir -p ").append(directory).append('\n');
 		}
-		script.append("mount -n -c -o bind,nosuid,nodev . ").append(directory).append('\n');
+		script.append("mount -n -c --bind . ").append(directory).append('\n');
+		// Then nosuid and nodev. The flags a user namespace inherited with the mount are
+		// locked (mount_namespaces(7)): a remount must repeat noexec and the atime flags
+		// of the new bind, which is the last line of mountinfo.
+		script.append("while read -r _ _ _ _ _ o _; do f=$o; done < /proc/self/mountinfo\n")
+			.append("x=; for o in noexec noatime nodiratime strictatime; do ")
+			.append("case \",$f,\" in *,$o,*) x=$x,$o ;; esac; done\n")
+			.append("mount -n -c -o remount,bind,nosuid,nodev$x ")
+			.append(directory)
+			.append('\n');
 		if (this.filesystem.readOnlyRoot()) {
 			// Every writable mount becomes read-only, except /proc and /dev (as with
 			// bwrap), the hidden directories and the working directory, and the pseudo

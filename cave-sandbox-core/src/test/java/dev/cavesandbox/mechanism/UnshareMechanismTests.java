@@ -42,7 +42,7 @@ class UnshareMechanismTests {
 		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp'\n"
 					+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c -o bind,nosuid,nodev . '/tmp/cave-sandbox-1'\n")
+					+ "mkdir -p '/tmp/cave-sandbox-1'\nmount -n -c --bind . '/tmp/cave-sandbox-1'\n")
 			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
@@ -87,10 +87,11 @@ class UnshareMechanismTests {
 	void writableRootWithAWorkingDirectoryOutsideTheHiddenOnesBindsOnlyItNosuid() {
 		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
 			.setupScript(Path.of("/srv/work"), false);
-		assertThat(script).contains("mount -n -c -o bind,nosuid,nodev . '/srv/work'\n")
+		assertThat(script).contains("mount -n -c --bind . '/srv/work'\n")
+			.contains("x=; for o in noexec noatime nodiratime strictatime; do case \",$f,\" in *,$o,*) x=$x,$o ;; "
+					+ "esac; done\nmount -n -c -o remount,bind,nosuid,nodev$x '/srv/work'\ncd '/srv/work'\n")
 			.doesNotContain("mkdir")
-			.doesNotContain("remount")
-			.contains("\ncd '/srv/work'\n");
+			.doesNotContain("remount,bind,ro");
 	}
 
 	/**
@@ -155,7 +156,7 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mount -n -c -o bind,nosuid,nodev . '/srv/work'\nwhile read -r")
+					+ "mount -n -c --bind . '/srv/work'\nwhile read -r")
 			.contains("\ncd '/srv/work'\nexec 3<&0\n");
 	}
 
@@ -165,9 +166,9 @@ class UnshareMechanismTests {
 			.setupScript(Path.of("/run/cave-sandbox-1"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c -o bind,nosuid,nodev . '/run/cave-sandbox-1'\n"
-					+ "cd '/run/cave-sandbox-1'\n")
-			.doesNotContain("remount");
+					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\n")
+			.contains("mount -n -c -o remount,bind,nosuid,nodev$x '/run/cave-sandbox-1'\ncd '/run/cave-sandbox-1'\n")
+			.doesNotContain("remount,bind,ro");
 	}
 
 	@Test
