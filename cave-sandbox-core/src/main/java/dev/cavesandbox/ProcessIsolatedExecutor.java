@@ -138,6 +138,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	private ExecutionResult executeInSlot(ExecutionRequest request) {
 		Path directory = request.workingDirectory();
 		boolean privateDirectory = (directory == null);
+		@Nullable Path checkedDirectory = null;
 		if (privateDirectory) {
 			directory = this.privateDirectories.create();
 		}
@@ -146,10 +147,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					+ " does not exist or is not a directory; create it first or leave it unset for a private one");
 		}
 		else {
-			checkWorkingDirectory(directory);
+			checkedDirectory = checkWorkingDirectory(directory);
 		}
 		try {
-			Path realDirectory = directory.toRealPath();
+			// The path that was checked, not resolved again: a component swapped for a
+			// symbolic link in between would otherwise be followed, and the launcher
+			// would open where the link points.
+			Path realDirectory = (checkedDirectory != null) ? checkedDirectory : directory.toRealPath();
 			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
 			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
 					realDirectory);
@@ -226,10 +230,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * symbolic link anywhere in it (an earlier, untrusted execution could have planted
 	 * one in a persistent directory to point the mount at {@code /} or {@code /run}), and
 	 * neither the root nor a directory that contains a hidden directory.
+	 * @return the checked real path, which the mechanism binds, or {@code null} without
+	 * isolation
 	 */
-	private void checkWorkingDirectory(Path directory) {
+	private @Nullable Path checkWorkingDirectory(Path directory) {
 		if (this.capability == null) {
-			return;
+			return null;
 		}
 		Path absolute = directory.toAbsolutePath().normalize();
 		Path real;
@@ -252,6 +258,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
+		return real;
 	}
 
 	/**

@@ -125,6 +125,51 @@ class PrivateDirectoriesTests {
 		assertThat(renamed).allSatisfy((path) -> assertThat(path).doesNotExist());
 	}
 
+	/**
+	 * The issue-10 case for real: a second JVM started in a PID namespace of its own
+	 * (where the first JVM's pid is nobody's, as in a second container on the same
+	 * {@code /tmp}) creates an executor on the same work directory while the first JVM is
+	 * alive. It leaves the first JVM's directories alone; once the first JVM is dead, the
+	 * same second JVM removes them.
+	 */
+	@Test
+	void liveJvmsDirectoriesAreLeftAloneByAJvmInAnotherPidNamespace() throws Exception {
+		Process jvm = holder(this.workDirectory, 2);
+		List<Path> owned;
+		try {
+			owned = ownedBy(this.workDirectory, jvm.pid());
+			assertThat(owned).hasSize(3);
+			assertThat(cleanUpFromAnotherPidNamespace(jvm.pid())).as("the holder is nobody there").isFalse();
+			assertThat(owned).allSatisfy((path) -> assertThat(path).exists());
+			assertThat(owned.stream().filter(Files::isDirectory))
+				.allSatisfy((directory) -> assertThat(directory.resolve("left-behind")).hasContent("x"));
+		}
+		finally {
+			kill(jvm);
+		}
+		cleanUpFromAnotherPidNamespace(jvm.pid());
+		assertThat(owned).allSatisfy((path) -> assertThat(path).doesNotExist());
+	}
+
+	/**
+	 * Run a JVM in a new PID namespace (with its own {@code /proc}) that creates an
+	 * executor on the work directory and closes it; return whether that JVM could see the
+	 * given pid.
+	 */
+	private boolean cleanUpFromAnotherPidNamespace(long pid) throws Exception {
+		List<String> command = List.of("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--",
+				"sh", "-c", "if [ -e /proc/" + pid + " ]; then echo SEEN; fi; exec \"$@\"", "sh",
+				Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+				System.getProperty("java.class.path"), PrivateDirectoriesHolderMain.class.getName(),
+				this.workDirectory.toString(), "0");
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor(60, TimeUnit.SECONDS)).as(output).isTrue();
+		assertThat(process.exitValue()).as(output).isZero();
+		assertThat(output).endsWith("DONE\n");
+		return output.contains("SEEN");
+	}
+
 	@Test
 	void anotherUsersDirectoriesAreLeftSilently() throws Exception {
 		List<Path> left = leftByAKilledJvm(this.workDirectory, 1);

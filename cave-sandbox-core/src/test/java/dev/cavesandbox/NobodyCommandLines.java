@@ -1,0 +1,92 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import dev.cavesandbox.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.UnshareMechanism;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The verified command line of a mechanism, run by an unprivileged user (nobody, uid
+ * 65534) through {@code setpriv}, as a JVM of that user would run it: the probe's
+ * mechanism rebuilt with nobody's uid and with a copy of the launcher that nobody can
+ * execute (the one the probe uses may live in a directory only its owner reaches). Needs
+ * root.
+ */
+final class NobodyCommandLines {
+
+	static final long NOBODY = 65534;
+
+	private static final List<String> SETPRIV = List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
+			"--clear-groups", "--");
+
+	private NobodyCommandLines() {
+	}
+
+	/**
+	 * Return the mechanism the probe verified for the choice, rebuilt for nobody with a
+	 * copy of its launcher in {@code launcherDirectory} (made reachable by everyone).
+	 */
+	static SandboxMechanism mechanism(MechanismChoice choice, Path launcherDirectory) throws IOException {
+		SandboxMechanism verified = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.mechanism();
+		Files.setPosixFilePermissions(launcherDirectory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		if (verified instanceof BubblewrapMechanism bwrap) {
+			return new BubblewrapMechanism(bwrap.bwrap(), copy(bwrap.launcher(), launcherDirectory),
+					bwrap.filesystem());
+		}
+		UnshareMechanism unshare = (UnshareMechanism) verified;
+		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),
+				copy(unshare.launcher(), launcherDirectory), unshare.filesystem(), NOBODY, NOBODY, true);
+	}
+
+	private static Launcher copy(Launcher launcher, Path directory) throws IOException {
+		Path copy = Files.copy(launcher.path(), directory.resolve("cave-sandbox-launcher"),
+				StandardCopyOption.REPLACE_EXISTING);
+		Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+		return new Launcher(copy, launcher.userNamespaces());
+	}
+
+	/** Give a directory (a command's working directory) to nobody. */
+	static void giveToNobody(Path directory) throws IOException {
+		UserPrincipal nobody = directory.getFileSystem()
+			.getUserPrincipalLookupService()
+			.lookupPrincipalByName("nobody");
+		Files.setOwner(directory, nobody);
+	}
+
+	/** Return {@code argv} prefixed by the switch to nobody. */
+	static List<String> asNobody(List<String> argv) {
+		List<String> command = new ArrayList<>(SETPRIV);
+		command.addAll(argv);
+		return command;
+	}
+
+	/**
+	 * Run a command line in a directory and return its exit code and its output (stdout
+	 * and stderr merged).
+	 */
+	static Run run(List<String> command, Path directory) throws IOException, InterruptedException {
+		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+		process.getOutputStream().close();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("did not hang: %s", output).isTrue();
+		return new Run(process.exitValue(), output);
+	}
+
+	record Run(int exitCode, String output) {
+	}
+
+}
