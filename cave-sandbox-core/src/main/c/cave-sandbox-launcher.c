@@ -9,16 +9,23 @@
  *
  * outer (in the host, before the wrapper): opens DIR without following any symbolic link
  * (openat2(2) RESOLVE_NO_SYMLINKS; component by component with O_NOFOLLOW where openat2
- * is missing) as fd 3, makes it the working directory, opens this executable as fd 4,
- * exports CAVE_SANDBOX_WORKDIR=<st_dev>:<st_ino> and executes WRAPPER. The wrapper binds
- * fd 3 (bwrap --bind-fd) or the working directory (mount --bind .), never the path again,
- * so that a path swapped for a symbolic link after the JVM checked it cannot win, and
- * runs /proc/self/fd/4 inside the sandbox.
+ * is missing) as fd 3, makes it the working directory, opens this executable as fd 4 and
+ * the write end of a start pipe as fd 5, exports CAVE_SANDBOX_WORKDIR=<st_dev>:<st_ino>,
+ * and runs WRAPPER as its child, with SIGTERM ignored (the executor's SIGTERM is for the
+ * command; the wrapper, which would take the sandbox down at once, gets its SIGKILL). The
+ * wrapper binds fd 3 (bwrap --bind-fd) or the working directory (mount --bind .), never
+ * the path again, so that a path swapped for a symbolic link after the JVM checked it
+ * cannot win, and runs /proc/self/fd/4 inside the sandbox. outer exits with the wrapper's
+ * status, or with 125 when the wrapper ended before the inside launcher wrote its start
+ * byte: then the sandbox was not set up and the command never ran, whatever the wrapper's
+ * own exit code.
  *
  * init (PID 1 of bwrap's PID namespace, bwrap --as-pid-1) and exec (the last step under
- * unshare): close every descriptor from 3 up, check that the working directory is still
- * the one outer opened, drop every capability, set no_new_privs, join a new anonymous
- * session keyring, load the seccomp filter below, then run the command with default
+ * unshare): close every descriptor from 3 up but the start pipe, check that the working
+ * directory is still the one outer opened and is the wrapper's writable nosuid,nodev
+ * bind of it, drop every capability, set no_new_privs, join a new anonymous
+ * session keyring, load the seccomp filter below, write the start byte, then run the
+ * command with default
  * signal dispositions and an empty signal mask. init forks the command, stays PID 1
  * (not dumpable, filtered like the command, so that the command can neither ptrace it
  * nor write its memory through /proc), reaps every orphan and exits with the command's
@@ -52,6 +59,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +67,7 @@
 #define LAUNCHER_VERSION "1"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
+#define START_FD 5
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
 #define EXIT_SETUP 125
 #define EXIT_NOT_EXECUTABLE 126
@@ -451,15 +460,36 @@ static void check(const struct options *options)
 
 /* ---- set-up -------------------------------------------------------------------------- */
 
-static void close_descriptors(void)
+/* Close every descriptor from 3 up but the start pipe, if it is one. */
+static int close_descriptors(void)
 {
-	if (close_range(3, ~0U, 0) == 0) {
+	struct stat status;
+	int start = (fstat(START_FD, &status) == 0 && S_ISFIFO(status.st_mode)) ? START_FD : -1;
+	if (close_range(3, START_FD - 1, 0) != 0 || close_range(START_FD + 1, ~0U, 0) != 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = 3; fd < max; fd++) {
+			if (fd != START_FD) {
+				close((int) fd);
+			}
+		}
+	}
+	if (start < 0) {
+		close(START_FD);
+	}
+	return start;
+}
+
+/* Tell outer that the sandbox is set up: from here on, the exit status is the command's. */
+static void signal_start(int start)
+{
+	if (start < 0) {
 		return;
 	}
-	long max = sysconf(_SC_OPEN_MAX);
-	for (long fd = 3; fd < max; fd++) {
-		close((int) fd);
+	char byte = 1;
+	if (write(start, &byte, 1) != 1) {
+		fail("cannot write the start byte: %s", strerror(errno));
 	}
+	close(start);
 }
 
 static void check_working_directory(void)
@@ -477,6 +507,15 @@ static void check_working_directory(void)
 	if (strcmp(actual, expected) != 0) {
 		fail("the working directory changed during set-up (expected device:inode %s, found %s)", expected,
 		     actual);
+	}
+	/* The same directory, reached through the wrapper's own bind of it: the host's mount
+	 * of it, where a swapped path led a bind astray, is neither nosuid nor nodev. */
+	struct statvfs mount;
+	if (statvfs(".", &mount) != 0) {
+		fail("cannot statvfs the working directory: %s", strerror(errno));
+	}
+	if ((mount.f_flag & ST_RDONLY) != 0 || (mount.f_flag & ST_NOSUID) == 0 || (mount.f_flag & ST_NODEV) == 0) {
+		fail("the working directory is not the sandbox's writable nosuid,nodev bind of it");
 	}
 	if (unsetenv(WORKDIR_VARIABLE) != 0) {
 		fail("cannot unset %s: %s", WORKDIR_VARIABLE, strerror(errno));
@@ -540,7 +579,7 @@ static void reset_signals(void)
 
 static void set_up(const struct options *options, int pid1)
 {
-	close_descriptors();
+	int start = close_descriptors();
 	check_working_directory();
 	drop_capabilities();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -554,6 +593,7 @@ static void set_up(const struct options *options, int pid1)
 	if (options->check) {
 		check(options);
 	}
+	signal_start(start);
 }
 
 static void execute(char **argv) __attribute__((noreturn));
@@ -648,8 +688,53 @@ static int outer(const char *directory, char **argv)
 	if (setenv(WORKDIR_VARIABLE, identity, 1) != 0) {
 		fail("cannot set %s: %s", WORKDIR_VARIABLE, strerror(errno));
 	}
-	execv(argv[0], argv);
-	fail("cannot execute the wrapper %s: %s", argv[0], strerror(errno));
+	int pipe_fds[2];
+	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+		fail("cannot create the start pipe: %s", strerror(errno));
+	}
+	/* The read end out of the way of START_FD, which it may have been given. */
+	int reader = fcntl(pipe_fds[0], F_DUPFD_CLOEXEC, 10);
+	if (reader < 0) {
+		fail("cannot move the start pipe: %s", strerror(errno));
+	}
+	close(pipe_fds[0]);
+	place(pipe_fds[1], START_FD, "the start pipe");
+	/* Die with the JVM thread that spawned this process, as the wrapper would have. */
+	pid_t parent = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) {
+		fail("cannot tie the sandbox to the JVM: %s", strerror(errno));
+	}
+	pid_t wrapper = fork();
+	if (wrapper < 0) {
+		fail("cannot fork the wrapper: %s", strerror(errno));
+	}
+	if (wrapper == 0) {
+		signal(SIGTERM, SIG_IGN);
+		execv(argv[0], argv);
+		fprintf(stderr, "cave-sandbox-launcher: cannot execute the wrapper %s: %s\n", argv[0], strerror(errno));
+		_exit(EXIT_SETUP);
+	}
+	close(START_FD);
+	close(DIRECTORY_FD);
+	close(SELF_FD);
+	int status_code;
+	while (waitpid(wrapper, &status_code, 0) < 0) {
+		if (errno != EINTR) {
+			fail("lost the wrapper: %s", strerror(errno));
+		}
+	}
+	char byte;
+	int started = fcntl(reader, F_SETFL, O_NONBLOCK) == 0 && read(reader, &byte, 1) == 1;
+	if (!started) {
+		/* The wrapper's own message, if any, is on stderr before this line. */
+		if (WIFSIGNALED(status_code)) {
+			fail("the sandbox could not be set up: %s died of signal %d before the command started", argv[0],
+			     WTERMSIG(status_code));
+		}
+		fail("the sandbox could not be set up: %s exited with %d before the command started", argv[0],
+		     WEXITSTATUS(status_code));
+	}
+	return WIFSIGNALED(status_code) ? 128 + WTERMSIG(status_code) : WEXITSTATUS(status_code);
 }
 
 static int init(const struct options *options, char **argv)

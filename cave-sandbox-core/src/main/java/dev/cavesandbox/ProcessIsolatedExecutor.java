@@ -189,18 +189,20 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	/**
-	 * Throw where the launcher refused to set the sandbox up: it exits with
-	 * {@value Launcher#SETUP_FAILED} and writes one line that starts with
-	 * {@value Launcher#MESSAGE_PREFIX} before anything else.
+	 * Throw where the sandbox could not be set up: the launcher then exits with
+	 * {@value Launcher#SETUP_FAILED} and its last line on stderr starts with
+	 * {@value Launcher#MESSAGE_PREFIX}, after what the wrapper said, if anything.
 	 */
 	private static void checkLauncher(ProcessRunner.Outcome outcome, String command) {
-		if (outcome.exitCode() != Launcher.SETUP_FAILED) {
+		// A timeout that struck while the sandbox was being set up is a timeout.
+		if (outcome.exitCode() != Launcher.SETUP_FAILED || outcome.timedOut()) {
 			return;
 		}
-		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8);
-		if (stderr.startsWith(Launcher.MESSAGE_PREFIX)) {
+		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8).strip();
+		List<String> lines = stderr.lines().toList();
+		if (!lines.isEmpty() && lines.get(lines.size() - 1).startsWith(Launcher.MESSAGE_PREFIX)) {
 			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
-					+ "not run: " + stderr.lines().findFirst().orElse(stderr));
+					+ "not run: " + String.join(" / ", lines));
 		}
 	}
 

@@ -292,8 +292,11 @@ final class ProcessRunner implements AutoCloseable {
 		this.closed = true;
 		this.launcher.shutdown();
 		for (Process process : this.running) {
-			process.descendants().forEach(ProcessHandle::destroyForcibly);
+			// The tree first seen, then the direct child killed before the rest, so that
+			// it cannot exit on its own (with its own status) between the two.
+			List<ProcessHandle> tree = process.descendants().toList();
 			process.toHandle().destroyForcibly();
+			tree.forEach(ProcessHandle::destroyForcibly);
 		}
 		this.io.shutdown();
 	}

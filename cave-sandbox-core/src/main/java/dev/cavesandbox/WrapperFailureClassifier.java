@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import dev.cavesandbox.mechanism.Launcher;
 
@@ -76,9 +77,18 @@ final class WrapperFailureClassifier {
 	 * @return the cause, {@link UnavailabilityCause#UNKNOWN} if none matches
 	 */
 	static UnavailabilityCause classify(String stderr) {
-		if (stderr.startsWith(Launcher.MESSAGE_PREFIX) || stderr.contains("\n" + Launcher.MESSAGE_PREFIX)) {
+		// The launcher's closing line after a wrapper's failure says nothing of the
+		// cause.
+		String causes = stderr.lines()
+			.filter((line) -> !line.startsWith(Launcher.NOT_SET_UP))
+			.collect(Collectors.joining("\n"));
+		if (causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX)) {
 			return UnavailabilityCause.NOT_VERIFIED;
 		}
+		return classifyWrapper(causes);
+	}
+
+	private static UnavailabilityCause classifyWrapper(String stderr) {
 		if (stderr.contains("sandbox_apply")) {
 			return UnavailabilityCause.NESTED_SANDBOX_REFUSED;
 		}

@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.cavesandbox.mechanism.Launcher;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -105,6 +106,7 @@ class WorkingDirectoryRaceTests {
 			AtomicInteger ranWhereTheLinkPoints = new AtomicInteger();
 			AtomicInteger refusedByTheLauncher = new AtomicInteger();
 			AtomicInteger changedDuringSetUp = new AtomicInteger();
+			AtomicInteger notSetUp = new AtomicInteger();
 			AtomicInteger refusedByTheExecutor = new AtomicInteger();
 			Queue<String> unexpected = new ConcurrentLinkedQueue<>();
 			long end = System.nanoTime() + RACE.toNanos();
@@ -139,6 +141,12 @@ class WorkingDirectoryRaceTests {
 								else if (ex.getMessage().contains("changed during set-up")) {
 									changedDuringSetUp.incrementAndGet();
 								}
+								else if (ex.getMessage().contains(Launcher.NOT_SET_UP)) {
+									// The wrapper or the mount found the path swapped,
+									// or the launcher found itself outside the wrapper's
+									// bind: the command did not run.
+									notSetUp.incrementAndGet();
+								}
 								else {
 									unexpected.add(ex.toString());
 								}
@@ -164,8 +172,8 @@ class WorkingDirectoryRaceTests {
 			assertThat(attack.stdoutText()).startsWith("exchanges=");
 			String counts = "ran in the real directory " + ranInTheRealDirectory + ", where the link points "
 					+ ranWhereTheLinkPoints + ", refused by the launcher " + refusedByTheLauncher
-					+ " (changed during set-up " + changedDuringSetUp + "), by the executor " + refusedByTheExecutor
-					+ ", " + attack.stdoutText().trim();
+					+ " (changed during set-up " + changedDuringSetUp + "), not set up " + notSetUp
+					+ ", by the executor " + refusedByTheExecutor + ", " + attack.stdoutText().trim();
 			// First: nothing got out.
 			assertThat(outside).as(counts).isDirectoryNotContaining("glob:**/marker");
 			assertThat(ranWhereTheLinkPoints.get()).as(counts).isZero();
@@ -175,7 +183,9 @@ class WorkingDirectoryRaceTests {
 			assertThat(ranInTheRealDirectory.get()).as(counts).isPositive();
 			assertThat(work.resolve("marker")).hasContent("victim");
 			// The race was run: some executions found the path swapped.
-			assertThat(refusedByTheLauncher.get() + changedDuringSetUp.get() + refusedByTheExecutor.get()).as(counts)
+			assertThat(
+					refusedByTheLauncher.get() + changedDuringSetUp.get() + notSetUp.get() + refusedByTheExecutor.get())
+				.as(counts)
 				.isPositive();
 			System.out.println(mechanism + ": " + counts);
 		}

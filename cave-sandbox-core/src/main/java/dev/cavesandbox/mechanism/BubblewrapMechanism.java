@@ -92,6 +92,11 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
 		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
+		// The kernel's key lists are not namespaced: /proc/keys would show the JVM's keys
+		// (ids and descriptions) to the command. Masked as container runtimes do.
+		for (String keys : Launcher.KEY_LISTS) {
+			command.addAll(List.of("--dev-bind-try", "/dev/null", keys));
+		}
 		for (Path hidden : this.filesystem.hiddenDirectories()) {
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}

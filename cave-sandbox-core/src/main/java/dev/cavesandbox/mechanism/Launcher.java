@@ -43,6 +43,18 @@ public record Launcher(Path path, boolean userNamespaces) {
 	/** The first word of every line the launcher itself writes on stderr. */
 	public static final String MESSAGE_PREFIX = "cave-sandbox-launcher:";
 
+	/**
+	 * The kernel's lists of keys and key users, which are not namespaced: each mechanism
+	 * masks them with {@code /dev/null}.
+	 */
+	public static final List<String> KEY_LISTS = List.of("/proc/keys", "/proc/key-users");
+
+	/**
+	 * How the launcher's last line begins when the wrapper ended before the sandbox was
+	 * set up; the wrapper's own message, if any, is on the lines before it.
+	 */
+	public static final String NOT_SET_UP = MESSAGE_PREFIX + " the sandbox could not be set up";
+
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 

@@ -170,6 +170,10 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 				.append("  mount -n -o remount,bind,ro \"$m\"\n")
 				.append("done < /proc/self/mountinfo\n");
 		}
+		// The kernel's key lists are not namespaced: masked as container runtimes do.
+		script.append("for k in ")
+			.append(String.join(" ", Launcher.KEY_LISTS))
+			.append("; do if [ -e $k ]; then mount -n --bind /dev/null $k; fi; done\n");
 		if (this.uid == 0) {
 			// A root caller's uid 0 is the host's: global sysctls would be writable
 			// through /proc.

@@ -23,9 +23,10 @@ class BubblewrapMechanismTests {
 				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user", "--unshare-net",
 				"--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
 				"/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
-				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777",
-				"--tmpfs", "/run", "--bind-fd", "3", "/srv/work", "--chdir", "/srv/work", "--", "/proc/self/fd/4",
-				"init", "--", "echo", "hi");
+				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev-bind-try", "/dev/null", "/proc/keys",
+				"--dev-bind-try", "/dev/null", "/proc/key-users", "--perms", "1777", "--tmpfs", "/tmp", "--perms",
+				"1777", "--tmpfs", "/run", "--bind-fd", "3", "/srv/work", "--chdir", "/srv/work", "--",
+				"/proc/self/fd/4", "init", "--", "echo", "hi");
 	}
 
 	@Test

@@ -89,7 +89,10 @@ class UnshareMechanismTests {
 			.setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -c --bind . '/srv/work'\n")
 			.contains("x=; for o in noexec noatime nodiratime strictatime; do case \",$f,\" in *,$o,*) x=$x,$o ;; "
-					+ "esac; done\nmount -n -c -o remount,bind,nosuid,nodev$x '/srv/work'\ncd '/srv/work'\n")
+					+ "esac; done\nmount -n -c -o remount,bind,nosuid,nodev$x '/srv/work'\n")
+			.contains("for k in /proc/keys /proc/key-users; do if [ -e $k ]; then mount -n --bind /dev/null $k; fi; "
+					+ "done\n")
+			.contains("\ncd '/srv/work'\n")
 			.doesNotContain("mkdir")
 			.doesNotContain("remount,bind,ro");
 	}
@@ -167,7 +170,8 @@ class UnshareMechanismTests {
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\n")
-			.contains("mount -n -c -o remount,bind,nosuid,nodev$x '/run/cave-sandbox-1'\ncd '/run/cave-sandbox-1'\n")
+			.contains("mount -n -c -o remount,bind,nosuid,nodev$x '/run/cave-sandbox-1'\n")
+			.contains("\ncd '/run/cave-sandbox-1'\n")
 			.doesNotContain("remount,bind,ro");
 	}
 
