@@ -39,16 +39,19 @@
  * entry with its reason and a harmless attempt that --check makes after the filter is
  * loaded (the attempt's arguments are invalid, so that without the filter the kernel
  * answers with another error, or succeeds without effect on anything but this process).
+ *
+ * This file is compiled twice. With CAVE_SANDBOX_FILTER_GENERATOR (gcc, glibc, libseccomp)
+ * it is the build's filter generator: it builds the filter of each combination of
+ * --allow-inet and --allow-userns with libseccomp and writes the BPF programs that
+ * libseccomp exports as a C header. Without it (musl, static), it is the launcher, which
+ * includes that header and loads the program that fits. musl because a static glibc
+ * program spends about 0.5 ms before main() on a virtual machine (its CPUID probes of the
+ * cache layout trap to the hypervisor), and the launcher starts twice per execution.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
-#include <linux/keyctl.h>
-#include <linux/openat2.h>
-#include <linux/sched.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -64,6 +67,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
+#include <seccomp.h>
+#endif
+
 #define LAUNCHER_VERSION "1"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
@@ -75,6 +82,44 @@
 
 /* Newer than the headers of the oldest supported build hosts; the same on every arch. */
 #define NR_FCHMODAT2 452
+
+/* Kernel interfaces (uapi), spelled out: musl's headers do not carry linux/. */
+#define CAVE_KEYCTL_GET_KEYRING_ID 0
+#define CAVE_KEYCTL_JOIN_SESSION_KEYRING 1
+#define CAVE_KEY_SPEC_SESSION_KEYRING (-3)
+#define CAVE_RESOLVE_NO_SYMLINKS 0x04
+#define CAVE_CAPABILITY_VERSION_3 0x20080522
+#define CAVE_SECCOMP_MODE_FILTER 2
+
+struct cave_open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+
+struct cave_capability_header {
+	uint32_t version;
+	int pid;
+};
+
+struct cave_capability_data {
+	uint32_t effective;
+	uint32_t permitted;
+	uint32_t inheritable;
+};
+
+/* struct sock_filter and struct sock_fprog of linux/filter.h. */
+struct cave_sock_filter {
+	uint16_t code;
+	uint8_t jt;
+	uint8_t jf;
+	uint32_t k;
+};
+
+struct cave_sock_fprog {
+	unsigned short len;
+	const struct cave_sock_filter *filter;
+};
 
 struct options {
 	int allow_inet;
@@ -94,6 +139,8 @@ static void fail(const char *format, ...)
 	va_end(arguments);
 	exit(EXIT_SETUP);
 }
+
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
 
 /* ---- the seccomp filter ------------------------------------------------------------ */
 
@@ -233,6 +280,8 @@ static void add_setuid_modes(scmp_filter_ctx filter, const struct options *optio
 	refuse(filter, ENOSYS, "openat2");
 }
 
+#else
+
 /* ---- the attempts that --check makes after the filter is loaded ----------------------- */
 
 static long attempt_socket(int family)
@@ -298,7 +347,7 @@ static long attempt_pidfd_getfd(void)
 
 static long attempt_keyctl(void)
 {
-	return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+	return syscall(SYS_keyctl, CAVE_KEYCTL_GET_KEYRING_ID, CAVE_KEY_SPEC_SESSION_KEYRING, 0);
 }
 
 static long attempt_add_key(void)
@@ -363,6 +412,8 @@ static long attempt_openat2(void)
 	return syscall(SYS_openat2, AT_FDCWD, "", NULL, 0);
 }
 
+#endif
+
 /* ---- the one list -------------------------------------------------------------------- */
 
 struct refusal {
@@ -372,48 +423,56 @@ struct refusal {
 	int error;
 	/* 1: only without --allow-inet; 2: only without --allow-userns; 0: always. */
 	int unless;
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
+	/* Adds the rules (several entries may share one function: the first has it). */
 	void (*add)(scmp_filter_ctx, const struct options *);
+#else
+	/* Makes the attempt that --check reports. */
 	long (*attempt)(void);
+#endif
 };
 
 #define UNLESS_INET 1
 #define UNLESS_USERNS 2
 
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
+#define REFUSAL(name, error, unless, add, attempt) { name, error, unless, add }
+#else
+#define REFUSAL(name, error, unless, add, attempt) { name, error, unless, attempt }
+#endif
+
 static const struct refusal REFUSALS[] = {
-	{ "socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, add_sockets, attempt_socket_inet },
-	{ "socket(AF_INET6)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet6 },
-	{ "socket(AF_NETLINK)", EAFNOSUPPORT, 0, NULL, attempt_socket_netlink },
-	{ "socket(AF_PACKET)", EAFNOSUPPORT, 0, NULL, attempt_socket_packet },
-	{ "socket(AF_VSOCK)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock },
-	{ "socket(AF_VSOCK|1<<32)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock_high_bits },
-	{ "io_uring_setup", ENOSYS, 0, add_io_uring, attempt_io_uring_setup },
-	{ "ptrace", EPERM, 0, add_ptrace, attempt_ptrace },
-	{ "process_vm_readv", EPERM, 0, add_process_vm, attempt_process_vm_readv },
-	{ "pidfd_getfd", EPERM, 0, add_pidfd_getfd, attempt_pidfd_getfd },
-	{ "keyctl", EPERM, 0, add_keys, attempt_keyctl },
-	{ "add_key", EPERM, 0, NULL, attempt_add_key },
-	{ "bpf", EPERM, 0, add_bpf, attempt_bpf },
-	{ "perf_event_open", EPERM, 0, NULL, attempt_perf_event_open },
-	{ "userfaultfd", EPERM, 0, NULL, attempt_userfaultfd },
-	{ "unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user },
-	{ "clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user },
-	{ "clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3 },
-	{ "chmod(S_ISUID)", EPERM, 0, add_setuid_modes, attempt_chmod_setuid },
-	{ "fchmodat(S_ISGID)", EPERM, 0, NULL, attempt_fchmodat_setgid },
-	{ "openat(O_CREAT, S_ISUID)", EPERM, 0, NULL, attempt_openat_setuid },
-	{ "mknodat(S_ISUID)", EPERM, 0, NULL, attempt_mknodat_setuid },
-	{ "openat2", ENOSYS, 0, NULL, attempt_openat2 },
+	REFUSAL("socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, add_sockets, attempt_socket_inet),
+	REFUSAL("socket(AF_INET6)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet6),
+	REFUSAL("socket(AF_NETLINK)", EAFNOSUPPORT, 0, NULL, attempt_socket_netlink),
+	REFUSAL("socket(AF_PACKET)", EAFNOSUPPORT, 0, NULL, attempt_socket_packet),
+	REFUSAL("socket(AF_VSOCK)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock),
+	REFUSAL("socket(AF_VSOCK|1<<32)", EAFNOSUPPORT, 0, NULL, attempt_socket_vsock_high_bits),
+	REFUSAL("io_uring_setup", ENOSYS, 0, add_io_uring, attempt_io_uring_setup),
+	REFUSAL("ptrace", EPERM, 0, add_ptrace, attempt_ptrace),
+	REFUSAL("process_vm_readv", EPERM, 0, add_process_vm, attempt_process_vm_readv),
+	REFUSAL("pidfd_getfd", EPERM, 0, add_pidfd_getfd, attempt_pidfd_getfd),
+	REFUSAL("keyctl", EPERM, 0, add_keys, attempt_keyctl),
+	REFUSAL("add_key", EPERM, 0, NULL, attempt_add_key),
+	REFUSAL("bpf", EPERM, 0, add_bpf, attempt_bpf),
+	REFUSAL("perf_event_open", EPERM, 0, NULL, attempt_perf_event_open),
+	REFUSAL("userfaultfd", EPERM, 0, NULL, attempt_userfaultfd),
+	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),
+	REFUSAL("clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user),
+	REFUSAL("clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3),
+	REFUSAL("chmod(S_ISUID)", EPERM, 0, add_setuid_modes, attempt_chmod_setuid),
+	REFUSAL("fchmodat(S_ISGID)", EPERM, 0, NULL, attempt_fchmodat_setgid),
+	REFUSAL("openat(O_CREAT, S_ISUID)", EPERM, 0, NULL, attempt_openat_setuid),
+	REFUSAL("mknodat(S_ISUID)", EPERM, 0, NULL, attempt_mknodat_setuid),
+	REFUSAL("openat2", ENOSYS, 0, NULL, attempt_openat2),
 };
 
 #define REFUSAL_COUNT (sizeof REFUSALS / sizeof REFUSALS[0])
 
-static int applies(const struct refusal *refusal, const struct options *options)
-{
-	return !((refusal->unless == UNLESS_INET && options->allow_inet)
-		 || (refusal->unless == UNLESS_USERNS && options->allow_userns));
-}
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
 
-static void load_filter(const struct options *options)
+/* Build the filter of one combination of options with libseccomp. */
+static scmp_filter_ctx build_filter(const struct options *options)
 {
 	/* Another architecture's system calls (int 0x80 on x86_64) kill the process: the
 	 * rules were written for the native one only. */
@@ -429,10 +488,53 @@ static void load_filter(const struct options *options)
 			REFUSALS[i].add(filter, options);
 		}
 	}
-	int error = seccomp_load(filter);
-	seccomp_release(filter);
-	if (error != 0) {
-		fail("cannot load the seccomp filter: %s", strerror(-error));
+	return filter;
+}
+
+#else
+
+#include "cave-sandbox-filters.h"
+
+static int applies(const struct refusal *refusal, const struct options *options)
+{
+	return !((refusal->unless == UNLESS_INET && options->allow_inet)
+		 || (refusal->unless == UNLESS_USERNS && options->allow_userns));
+}
+
+static void load_filter(const struct options *options)
+{
+	const struct cave_filter *filter = &FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)];
+	struct cave_sock_fprog program = { filter->length, filter->program };
+	if (prctl(PR_SET_SECCOMP, CAVE_SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+		fail("cannot load the seccomp filter: %s", strerror(errno));
+	}
+}
+
+/* The symbolic name of the errno values the check expects, else the number. */
+static const char *errno_name(int error, char *buffer, size_t size)
+{
+	switch (error) {
+	case EAFNOSUPPORT:
+		return "EAFNOSUPPORT";
+	case EPERM:
+		return "EPERM";
+	case ENOSYS:
+		return "ENOSYS";
+	case EINVAL:
+		return "EINVAL";
+	case EFAULT:
+		return "EFAULT";
+	case EBADF:
+		return "EBADF";
+	case ESRCH:
+		return "ESRCH";
+	case ENOENT:
+		return "ENOENT";
+	case EACCES:
+		return "EACCES";
+	default:
+		snprintf(buffer, size, "errno %d", error);
+		return buffer;
 	}
 }
 
@@ -446,11 +548,13 @@ static void check(const struct options *options)
 		errno = 0;
 		long result = refusal->attempt();
 		int error = (result < 0) ? errno : 0;
+		char number[32];
 		if (result < 0 && error == refusal->error) {
-			printf("refused=%s %s\n", refusal->name, strerrorname_np(error));
+			printf("refused=%s %s\n", refusal->name, errno_name(error, number, sizeof number));
 		}
 		else {
-			printf("allowed=%s %s\n", refusal->name, (result < 0) ? strerrorname_np(error) : "succeeded");
+			printf("allowed=%s %s\n", refusal->name,
+			       (result < 0) ? errno_name(error, number, sizeof number) : "succeeded");
 		}
 	}
 	if (fflush(stdout) != 0) {
@@ -465,7 +569,7 @@ static int close_descriptors(void)
 {
 	struct stat status;
 	int start = (fstat(START_FD, &status) == 0 && S_ISFIFO(status.st_mode)) ? START_FD : -1;
-	if (close_range(3, START_FD - 1, 0) != 0 || close_range(START_FD + 1, ~0U, 0) != 0) {
+	if (syscall(SYS_close_range, 3, START_FD - 1, 0) != 0 || syscall(SYS_close_range, START_FD + 1, ~0U, 0) != 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 		for (long fd = 3; fd < max; fd++) {
 			if (fd != START_FD) {
@@ -539,8 +643,8 @@ static void drop_capabilities(void)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
 		fail("cannot clear the ambient capabilities: %s", strerror(errno));
 	}
-	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct none[2];
+	struct cave_capability_header header = { CAVE_CAPABILITY_VERSION_3, 0 };
+	struct cave_capability_data none[2];
 	memset(none, 0, sizeof none);
 	if (syscall(SYS_capset, &header, none) != 0) {
 		fail("cannot clear the capability sets: %s", strerror(errno));
@@ -551,7 +655,7 @@ static void new_session_keyring(void)
 {
 	/* An anonymous session keyring instead of the JVM's (keyrings(7)); where keyctl is
 	 * already refused (a container's filter), the command cannot reach any keyring. */
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS && errno != EPERM) {
+	if (syscall(SYS_keyctl, CAVE_KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS && errno != EPERM) {
 		fail("cannot join a new session keyring: %s", strerror(errno));
 	}
 }
@@ -616,10 +720,10 @@ static void execute(char **argv)
 
 static int open_no_symlinks(const char *path)
 {
-	struct open_how how;
+	struct cave_open_how how;
 	memset(&how, 0, sizeof how);
 	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS;
+	how.resolve = CAVE_RESOLVE_NO_SYMLINKS;
 	int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 	if (fd >= 0 || errno != ENOSYS) {
 		return fd;
@@ -813,3 +917,69 @@ int main(int argc, char **argv)
 	}
 	fail("unknown mode %s", mode);
 }
+
+#endif
+
+#ifdef CAVE_SANDBOX_FILTER_GENERATOR
+
+/*
+ * The build's filter generator: writes the BPF program that libseccomp exports for each
+ * combination of --allow-inet and --allow-userns as a C header, for the launcher.
+ */
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fail("usage: cave-sandbox-filter-generator OUTPUT.h");
+	}
+	FILE *out = fopen(argv[1], "w");
+	if (out == NULL) {
+		fail("cannot create %s: %s", argv[1], strerror(errno));
+	}
+	const struct scmp_version *version = seccomp_version();
+	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
+		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
+		version->major, version->minor, version->micro);
+	for (int variant = 0; variant < 4; variant++) {
+		struct options options = { variant & 1, (variant & 2) != 0, 0 };
+		scmp_filter_ctx filter = build_filter(&options);
+		FILE *bpf = tmpfile();
+		if (bpf == NULL) {
+			fail("cannot create a temporary file: %s", strerror(errno));
+		}
+		int error = seccomp_export_bpf(filter, fileno(bpf));
+		seccomp_release(filter);
+		if (error != 0) {
+			fail("cannot export the seccomp filter: %s", strerror(-error));
+		}
+		if (lseek(fileno(bpf), 0, SEEK_SET) != 0) {
+			fail("cannot read the exported filter back: %s", strerror(errno));
+		}
+		fprintf(out, "static const struct cave_sock_filter FILTER_%d[] = {\n", variant);
+		struct cave_sock_filter instruction;
+		ssize_t length;
+		int count = 0;
+		while ((length = read(fileno(bpf), &instruction, sizeof instruction)) == (ssize_t) sizeof instruction) {
+			fprintf(out, "\t{ 0x%04x, %u, %u, 0x%08x },\n", instruction.code, instruction.jt, instruction.jf,
+				instruction.k);
+			count++;
+		}
+		if (length != 0 || count == 0) {
+			fail("the exported filter is not a whole number of instructions");
+		}
+		fprintf(out, "};\n\n");
+		fclose(bpf);
+	}
+	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
+	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0). */\n");
+	fprintf(out, "static const struct cave_filter FILTERS[4] = {\n");
+	for (int variant = 0; variant < 4; variant++) {
+		fprintf(out, "\t{ FILTER_%d, sizeof FILTER_%d / sizeof FILTER_%d[0] },\n", variant, variant, variant);
+	}
+	fprintf(out, "};\n");
+	if (fclose(out) != 0) {
+		fail("cannot write %s: %s", argv[1], strerror(errno));
+	}
+	return 0;
+}
+
+#endif
