@@ -249,7 +249,7 @@ public final class IsolationCostRun {
 		line("");
 		line("### Paired: raw and executor measured alternately within one fork");
 		line("");
-		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in rotating order), "
+		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in an order shuffled for each round), "
 				+ "averaged over the iterations. raw is the command line the executor spawns, launcher included; "
 				+ "raw-no-launcher the same wrapper without it; launcher added: the median of each round's "
 				+ "raw minus raw-no-launcher (goal <= %.1f ms). The private directory steps are timed around a "

@@ -3,9 +3,12 @@ package dev.cavesandbox.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.DirectoryTrees;
@@ -28,8 +31,11 @@ import org.openjdk.jmh.annotations.TearDown;
  * The executor and its raw command line measured in pairs, one right after the other,
  * many times over, so that a change of load on a shared machine weighs on both alike; the
  * medians go to JMH as auxiliary counters (one value per measurement iteration, in µs).
- * Each round runs, in an order that rotates: the raw command line; the same without the
- * native launcher ({@code raw-no-launcher},
+ * Each round runs, in an order shuffled anew for each round (a fixed seed), so that
+ * whatever a variant leaves the machine to finish after it (for example a directory
+ * removal's discard) weighs on every variant alike rather than always on the one after
+ * it: the raw command line; the same without the native launcher
+ * ({@code raw-no-launcher},
  * {@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}); the executor;
  * the executor with a shared working directory; the raw command line in a fresh private
  * directory, created and removed the way the executor does it, with each of those two
@@ -71,6 +77,8 @@ public class PairedSpawnBenchmark {
 
 	private Map<String, String> environment;
 
+	private final Random random = new Random(10);
+
 	@Setup
 	public void setUp() throws IOException, InterruptedException {
 		this.resolved = BenchmarkMechanism.resolve(this.mechanism);
@@ -90,9 +98,11 @@ public class PairedSpawnBenchmark {
 	@Benchmark
 	public double pairs(Medians medians) throws Exception {
 		long[][] times = new long[8][this.pairs];
+		List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3, 4, 5));
 		for (int i = 0; i < this.pairs; i++) {
-			for (int step = 0; step < 6; step++) {
-				switch ((i + step) % 6) {
+			Collections.shuffle(order, this.random);
+			for (int variant : order) {
+				switch (variant) {
 					case 0 ->
 						times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory));
 					case 1 -> times[1][i] = time(() -> check(this.executor.execute(this.request)));
