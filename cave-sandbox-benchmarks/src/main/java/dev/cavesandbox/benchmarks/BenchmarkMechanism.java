@@ -118,10 +118,10 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 			return List.of(argv);
 		}
 		List<String> command = new ArrayList<>(commandLine(workingDirectory, argv));
-		String launcher = command.get(0);
-		String directory = command.get(3);
 		expect(command.size() > 5 && command.get(1).equals("outer") && command.get(2).equals("--workdir")
 				&& command.get(4).equals("--"), "an outer --workdir DIR -- prefix", command);
+		String launcher = command.get(0);
+		String directory = command.get(3);
 		command.subList(0, 5).clear();
 		int inside = command.indexOf(Launcher.INSIDE);
 		int end = (inside >= 0) ? command.subList(inside, command.size()).indexOf("--") : -1;
