@@ -12,6 +12,9 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.mechanism.UnshareMechanism;
 
 /**
  * A mechanism as the benchmarks see it: the exact command line that the executor spawns
@@ -24,6 +27,8 @@ import dev.cavesandbox.SandboxSettings;
  * verified on this host with {@code cave.sandbox.mechanism} set to it; its command line
  * comes from {@code capability.mechanism().commandLine(...)}, as in the executor.</li>
  * </ul>
+ * {@link #commandLineWithoutLauncher(Path, String...)} derives from that command line the
+ * same wrapper without the native {@link Launcher}, to measure what the launcher adds.
  *
  * @param name the parameter value
  * @param choice the mechanism setting, {@code null} for {@code none}
@@ -91,6 +96,79 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * Return the mechanism's command line for the argv in the working directory without
+	 * the native launcher, derived from {@link #commandLine(Path, String...)}: the
+	 * {@code outer --workdir DIR --} prefix and the inner
+	 * {@code /proc/self/fd/4 init|exec [options] --} are dropped; for bubblewrap,
+	 * {@code --bind-fd 3 DIR} becomes {@code --bind DIR DIR} and {@code --as-pid-1} goes
+	 * (bwrap's own init is PID 1 again). The unshare script binds {@code .}, which is the
+	 * directory of the {@link ProcessBuilder}. Not a sandbox to rely on: the working
+	 * directory's path is resolved again and nothing is confined inside. Spawn it with
+	 * the working directory as the process's directory.
+	 * @param workingDirectory the working directory of the spawn
+	 * @param argv the command
+	 * @return the whole command line, for {@code none} the argv itself
+	 * @throws IllegalStateException if the command line is not shaped as expected
+	 */
+	List<String> commandLineWithoutLauncher(Path workingDirectory, String... argv) {
+		if (this.capability == null) {
+			return List.of(argv);
+		}
+		List<String> command = new ArrayList<>(commandLine(workingDirectory, argv));
+		expect(command.size() > 5 && command.get(1).equals("outer") && command.get(2).equals("--workdir")
+				&& command.get(4).equals("--"), "an outer --workdir DIR -- prefix", command);
+		String launcher = command.get(0);
+		String directory = command.get(3);
+		command.subList(0, 5).clear();
+		int inside = command.indexOf(Launcher.INSIDE);
+		int end = (inside >= 0) ? command.subList(inside, command.size()).indexOf("--") : -1;
+		expect(end > 0 && List.of("init", "exec").contains(command.get(inside + 1)),
+				Launcher.INSIDE + " init|exec ... --", command);
+		command.subList(inside, inside + end + 1).clear();
+		if (this.capability.mechanism() instanceof BubblewrapMechanism) {
+			int bind = command.indexOf("--bind-fd");
+			expect(bind >= 0 && command.get(bind + 1).equals(String.valueOf(Launcher.DIRECTORY_FD))
+					&& command.get(bind + 2).equals(directory), "--bind-fd 3 DIR", command);
+			command.subList(bind, bind + 3).clear();
+			command.addAll(bind, List.of("--bind", directory, directory));
+			expect(command.remove("--as-pid-1"), "--as-pid-1", command);
+		}
+		else {
+			expect(this.capability.mechanism() instanceof UnshareMechanism
+					&& command.stream().anyMatch((word) -> word.contains("bind,nosuid,nodev . ")),
+					"the unshare script binding '.'", command);
+		}
+		expect(!command.contains(launcher) && !command.contains(Launcher.INSIDE), "no launcher left", command);
+		return command;
+	}
+
+	private static void expect(boolean condition, String what, List<String> command) {
+		if (!condition) {
+			throw new IllegalStateException("expected " + what + " in " + command);
+		}
+	}
+
+	/**
+	 * Check that {@link #commandLineWithoutLauncher(Path, String...)} really runs its
+	 * command here: {@code /bin/echo} prints its word and {@code /bin/true} exits 0.
+	 * @param directory the working directory
+	 * @throws IllegalStateException if not
+	 */
+	void verifyWithoutLauncher(Path directory) throws IOException, InterruptedException {
+		String marker = "cave-sandbox-without-launcher";
+		Process process = new ProcessBuilder(commandLineWithoutLauncher(directory, "/bin/echo", marker))
+			.directory(directory.toFile())
+			.start();
+		process.getOutputStream().close();
+		String stdout = new String(process.getInputStream().readAllBytes());
+		Raw.exited(process, process.getErrorStream().readAllBytes());
+		if (!stdout.equals(marker + "\n")) {
+			throw new IllegalStateException("the command line without the launcher printed '" + stdout + "'");
+		}
+		Raw.run(commandLineWithoutLauncher(directory, "/bin/true"), directory);
 	}
 
 	/**

@@ -29,9 +29,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
 /**
  * Runs the whole set in one go (a few minutes on two cores) and prints a Markdown summary
  * with the ratios that BENCHMARKS.md reports: latency (median, p99) and throughput at 1,
- * 2 and 8 threads of spawning {@code /bin/true} raw and through the executor for each
- * mechanism available here, the cost split of the executor's own steps, the output path,
- * and the startup probe.
+ * 2 and 8 threads of spawning {@code /bin/true} raw (with and without the native
+ * launcher) and through the executor for each mechanism available here, the cost split of
+ * the executor's own steps, the output path, and the startup probe.
  * <p>
  * Arguments: {@code --quick} for shorter iterations (a smoke run, not for figures);
  * {@code --summary FILE} to also write the summary to FILE.
@@ -45,6 +45,8 @@ public final class IsolationCostRun {
 	private static final double LATENCY_GOAL = 1.10;
 
 	private static final double THROUGHPUT_GOAL = 0.90;
+
+	private static final double LAUNCHER_GOAL_MS = 0.5;
 
 	private final boolean quick;
 
@@ -115,7 +117,7 @@ public final class IsolationCostRun {
 	// Spawning /bin/true: latency and throughput, raw and through the executor.
 
 	private void spawning() throws RunnerException {
-		List<String> paths = new ArrayList<>(List.of("raw", "raw-threads", "executor-shared-dir"));
+		List<String> paths = new ArrayList<>(List.of("raw-no-launcher", "raw", "raw-threads", "executor-shared-dir"));
 		if (Files.isDirectory(TMPFS) && Files.isWritable(TMPFS)) {
 			paths.add("executor-tmpfs-workdir");
 		}
@@ -247,21 +249,27 @@ public final class IsolationCostRun {
 		line("");
 		line("### Paired: raw and executor measured alternately within one fork");
 		line("");
-		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in rotating order), "
-				+ "averaged over the iterations. The private directory steps are timed around a raw spawn "
-				+ "in java.io.tmpdir (%s); mean in brackets.", this.quick ? "40" : "150",
+		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in an order shuffled for each round), "
+				+ "averaged over the iterations. raw is the command line the executor spawns, launcher included; "
+				+ "raw-no-launcher the same wrapper without it; launcher added: the median of each round's "
+				+ "raw minus raw-no-launcher (goal <= %.1f ms). The private directory steps are timed around a "
+				+ "raw spawn in java.io.tmpdir (%s); mean in brackets.", this.quick ? "40" : "150", LAUNCHER_GOAL_MS,
 				System.getProperty("java.io.tmpdir"));
 		line("");
-		line("| mechanism | raw | executor | executor / raw | raw-threads / raw | executor-shared-dir / raw | raw in a private dir | create dir | delete dir |");
-		line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+		line("| mechanism | raw-no-launcher | raw | launcher added | raw / raw-no-launcher | executor | executor / raw | raw-threads / raw | executor-shared-dir / raw | raw in a private dir | create dir | delete dir |");
+		line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 		for (String mechanism : this.mechanisms) {
 			RunResult result = results.stream()
 				.filter((r) -> mechanism.equals(r.getParams().getParam("mechanism")))
 				.findFirst()
 				.orElseThrow();
 			double raw = counter(result, "rawUs");
-			line("| %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f | %.3f (%.3f) | %.3f (%.3f) |", mechanism,
-					raw / 1000, counter(result, "executorUs") / 1000, counter(result, "executorUs") / raw,
+			double withoutLauncher = counter(result, "rawNoLauncherUs");
+			double added = counter(result, "launcherAddedUs") / 1000;
+			line("| %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f | %.3f (%.3f) | %.3f (%.3f) |",
+					mechanism, withoutLauncher / 1000, raw / 1000, added,
+					mechanism.equals("none") ? "(no launcher)" : verdict(added <= LAUNCHER_GOAL_MS),
+					raw / withoutLauncher, counter(result, "executorUs") / 1000, counter(result, "executorUs") / raw,
 					verdict(counter(result, "executorUs") / raw <= LATENCY_GOAL), counter(result, "rawThreadsUs") / raw,
 					counter(result, "executorSharedDirUs") / raw, counter(result, "rawInPrivateDirUs") / 1000,
 					counter(result, "createDirUs") / 1000, counter(result, "meanCreateDirUs") / 1000,
@@ -280,9 +288,9 @@ public final class IsolationCostRun {
 		line("Throughput at 8 threads in alternating phases of %s ms within one fork (%s cycles; median rate of each, "
 				+ "spawns/s):", this.quick ? "300" : "500", this.quick ? "2" : "5");
 		line("");
-		line("| mechanism | raw /s | executor /s | executor / raw (goal >= %.2f) | executor-shared-dir / raw | executor-tmpfs-workdir / raw |",
+		line("| mechanism | raw-no-launcher /s | raw /s | raw / raw-no-launcher | executor /s | executor / raw (goal >= %.2f) | executor-shared-dir / raw | executor-tmpfs-workdir / raw |",
 				THROUGHPUT_GOAL);
-		line("| --- | ---: | ---: | ---: | ---: | ---: |");
+		line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 		for (String mechanism : this.mechanisms) {
 			RunResult result = results.stream()
 				.filter((r) -> mechanism.equals(r.getParams().getParam("mechanism")))
@@ -290,8 +298,10 @@ public final class IsolationCostRun {
 				.orElseThrow();
 			double raw = counter(result, "rawPerSecond");
 			double executor = counter(result, "executorPerSecond");
-			line("| %s | %.0f | %.0f | %.3f %s | %.3f | %.3f |", mechanism, raw, executor, executor / raw,
-					verdict(executor / raw >= THROUGHPUT_GOAL), counter(result, "executorSharedDirPerSecond") / raw,
+			double withoutLauncher = counter(result, "rawNoLauncherPerSecond");
+			line("| %s | %.0f | %.0f | %.3f | %.0f | %.3f %s | %.3f | %.3f |", mechanism, withoutLauncher, raw,
+					raw / withoutLauncher, executor, executor / raw, verdict(executor / raw >= THROUGHPUT_GOAL),
+					counter(result, "executorSharedDirPerSecond") / raw,
 					counter(result, "executorTmpfsWorkdirPerSecond") / raw);
 		}
 	}

@@ -3,9 +3,12 @@ package dev.cavesandbox.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.DirectoryTrees;
@@ -28,8 +31,13 @@ import org.openjdk.jmh.annotations.TearDown;
  * The executor and its raw command line measured in pairs, one right after the other,
  * many times over, so that a change of load on a shared machine weighs on both alike; the
  * medians go to JMH as auxiliary counters (one value per measurement iteration, in µs).
- * Each round runs, in an order that rotates: the raw command line; the executor; the
- * executor with a shared working directory; the raw command line in a fresh private
+ * Each round runs, in an order shuffled anew for each round (a fixed seed), so that
+ * whatever a variant leaves the machine to finish after it (for example a directory
+ * removal's discard) weighs on every variant alike rather than always on the one after
+ * it: the raw command line; the same without the native launcher
+ * ({@code raw-no-launcher},
+ * {@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}); the executor;
+ * the executor with a shared working directory; the raw command line in a fresh private
  * directory, created and removed the way the executor does it, with each of those two
  * steps timed; and the raw command line with the executor's thread hand-offs, environment
  * and working directory ({@link ThreadedSpawn}).
@@ -53,6 +61,8 @@ public class PairedSpawnBenchmark {
 
 	private List<String> commandLine;
 
+	private List<String> commandLineWithoutLauncher;
+
 	private IsolatedExecutor executor;
 
 	private final ExecutionRequest request = ExecutionRequest.of("/bin/true");
@@ -67,12 +77,16 @@ public class PairedSpawnBenchmark {
 
 	private Map<String, String> environment;
 
+	private final Random random = new Random(10);
+
 	@Setup
-	public void setUp() throws IOException {
+	public void setUp() throws IOException, InterruptedException {
 		this.resolved = BenchmarkMechanism.resolve(this.mechanism);
 		this.executor = this.resolved.executor(this.resolved.settings());
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
 		this.commandLine = this.resolved.commandLine(this.sharedDirectory, "/bin/true");
+		this.commandLineWithoutLauncher = this.resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
+		this.resolved.verifyWithoutLauncher(this.sharedDirectory);
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -83,20 +97,30 @@ public class PairedSpawnBenchmark {
 
 	@Benchmark
 	public double pairs(Medians medians) throws Exception {
-		long[][] times = new long[7][this.pairs];
+		long[][] times = new long[8][this.pairs];
+		List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3, 4, 5));
 		for (int i = 0; i < this.pairs; i++) {
-			for (int step = 0; step < 5; step++) {
-				switch ((i + step) % 5) {
+			Collections.shuffle(order, this.random);
+			for (int variant : order) {
+				switch (variant) {
 					case 0 ->
 						times[0][i] = time(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory));
 					case 1 -> times[1][i] = time(() -> check(this.executor.execute(this.request)));
 					case 2 -> times[2][i] = time(() -> check(this.executor.execute(this.sharedDirectoryRequest)));
 					case 3 -> times[6][i] = time(() -> this.threaded.run(threadedBuilder(), true, true));
+					case 4 -> times[7][i] = time(
+							() -> BenchmarkMechanism.Raw.run(this.commandLineWithoutLauncher, this.sharedDirectory));
 					default -> rawInPrivateDirectory(times, i);
 				}
 			}
 		}
 		medians.rawUs = median(times[0]);
+		medians.rawNoLauncherUs = median(times[7]);
+		long[] added = new long[this.pairs];
+		for (int i = 0; i < this.pairs; i++) {
+			added[i] = times[0][i] - times[7][i];
+		}
+		medians.launcherAddedUs = median(added);
 		medians.rawThreadsUs = median(times[6]);
 		medians.executorUs = median(times[1]);
 		medians.executorSharedDirUs = median(times[2]);
@@ -175,6 +199,11 @@ public class PairedSpawnBenchmark {
 	public static class Medians {
 
 		public double rawUs;
+
+		public double rawNoLauncherUs;
+
+		/** The median of each round's raw minus raw-no-launcher. */
+		public double launcherAddedUs;
 
 		public double rawThreadsUs;
 

@@ -30,11 +30,13 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * Throughput at 8 threads, raw and through the executor, in alternating phases within one
  * fork: 8 threads spawn {@code /bin/true} as fast as they can for one phase with the raw
- * command line, then one phase through the executor, one through the executor with a
- * shared working directory, and one through an executor whose work directory is the tmpfs
- * {@code /dev/shm}, in rotating order, several times over. The median rate of each
- * (spawns/s) goes to JMH as an auxiliary counter. Like {@link PairedSpawnBenchmark}, it
- * keeps a change of load on a shared machine from weighing on one side only.
+ * command line, then one with the raw command line without the native launcher
+ * ({@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}), one phase
+ * through the executor, one through the executor with a shared working directory, and one
+ * through an executor whose work directory is the tmpfs {@code /dev/shm}, in rotating
+ * order, several times over. The median rate of each (spawns/s) goes to JMH as an
+ * auxiliary counter. Like {@link PairedSpawnBenchmark}, it keeps a change of load on a
+ * shared machine from weighing on one side only.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -54,6 +56,8 @@ public class PairedThroughputBenchmark {
 
 	private List<String> commandLine;
 
+	private List<String> commandLineWithoutLauncher;
+
 	private IsolatedExecutor executor;
 
 	private IsolatedExecutor tmpfsExecutor;
@@ -67,12 +71,14 @@ public class PairedThroughputBenchmark {
 	private ExecutorService threads;
 
 	@Setup
-	public void setUp() throws IOException {
+	public void setUp() throws IOException, InterruptedException {
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
 		this.executor = resolved.executor(resolved.settings());
 		this.tmpfsExecutor = resolved.executor(resolved.settings(Path.of("/dev/shm")));
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
 		this.commandLine = resolved.commandLine(this.sharedDirectory, "/bin/true");
+		this.commandLineWithoutLauncher = resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
+		resolved.verifyWithoutLauncher(this.sharedDirectory);
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -85,7 +91,8 @@ public class PairedThroughputBenchmark {
 				() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
 				() -> check(this.executor.execute(this.request)),
 				() -> check(this.executor.execute(this.sharedDirectoryRequest)),
-				() -> check(this.tmpfsExecutor.execute(this.request)));
+				() -> check(this.tmpfsExecutor.execute(this.request)),
+				() -> BenchmarkMechanism.Raw.run(this.commandLineWithoutLauncher, this.sharedDirectory));
 		double[][] perSecond = new double[variants.size()][this.cycles];
 		for (int cycle = 0; cycle < this.cycles; cycle++) {
 			for (int step = 0; step < variants.size(); step++) {
@@ -97,6 +104,7 @@ public class PairedThroughputBenchmark {
 		rates.executorPerSecond = median(perSecond[1]);
 		rates.executorSharedDirPerSecond = median(perSecond[2]);
 		rates.executorTmpfsWorkdirPerSecond = median(perSecond[3]);
+		rates.rawNoLauncherPerSecond = median(perSecond[4]);
 		return rates.executorPerSecond / rates.rawPerSecond;
 	}
 
@@ -163,6 +171,8 @@ public class PairedThroughputBenchmark {
 		public double executorSharedDirPerSecond;
 
 		public double executorTmpfsWorkdirPerSecond;
+
+		public double rawNoLauncherPerSecond;
 
 	}
 

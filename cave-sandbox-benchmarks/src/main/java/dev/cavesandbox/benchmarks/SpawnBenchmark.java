@@ -21,6 +21,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * <li>{@code raw}: {@link ProcessBuilder} on the command line that the mechanism builds
  * for {@code /bin/true} in a fixed working directory, exactly what the executor spawns
  * (for {@code none}: plain {@code /bin/true}). The floor.</li>
+ * <li>{@code raw-no-launcher}: the same command line without the native launcher
+ * ({@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}), so the
+ * difference to {@code raw} is what the launcher adds (for {@code none}: the same as
+ * {@code raw}).</li>
  * <li>{@code executor}: {@link IsolatedExecutor#execute(ExecutionRequest)} with every
  * value at its default (a private working directory per execution).</li>
  * <li>{@code executor-shared-dir}: the same with a fixed working directory, so the
@@ -59,12 +63,16 @@ public class SpawnBenchmark {
 	private ThreadedSpawn threaded;
 
 	@Setup
-	public void setUp() throws IOException {
+	public void setUp() throws IOException, InterruptedException {
 		BenchmarkMechanism resolved = BenchmarkMechanism.resolve(this.mechanism);
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
 		this.commandLine = resolved.commandLine(this.sharedDirectory, "/bin/true");
 		switch (this.path) {
 			case "raw":
+				break;
+			case "raw-no-launcher":
+				resolved.verifyWithoutLauncher(this.sharedDirectory);
+				this.commandLine = resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
 				break;
 			case "raw-threads", "raw-launcher-thread", "raw-drain-threads":
 				this.threaded = new ThreadedSpawn();
