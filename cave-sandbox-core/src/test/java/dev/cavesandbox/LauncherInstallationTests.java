@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -186,6 +187,49 @@ class LauncherInstallationTests {
 		}
 		finally {
 			run("umount", "-l", mount.toString());
+		}
+	}
+
+	/**
+	 * KNOWN HOLE (expected to fail until fixed; found by the i10 break-in attempt): a
+	 * persistent working directory that contains the work directory (here the work
+	 * directory is {@code <working directory>/work}) puts the extracted launcher within
+	 * the command's reach, with the default read-only root. The command, which has the
+	 * JVM's uid (or uid 0 mapped to it), makes the launcher's directory writable again
+	 * and renames a script over the launcher. The installation verified the copy once and
+	 * remembers its path, so the next execution of the same executor runs the script as
+	 * {@code outer}: in the host, before the wrapper, in the host's network namespace.
+	 * The script only records where it ran and hands over to the real launcher.
+	 * Reproduced by hand as root and as uid 65534, bwrap and unshare, and with
+	 * {@code read-only-root=false} and a work directory outside the hidden directories.
+	 */
+	@Disabled("KNOWN HOLE, expected to fail: the command replaces the extracted launcher")
+	@ForEachLinuxMechanism
+	void commandCannotReplaceTheLauncherThatTheNextExecutionRunsInTheHost(MechanismChoice mechanism) throws Exception {
+		Path base = this.elsewhere.toRealPath();
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path escaped = base.resolve("escaped");
+		String plant = """
+				L=$(ls -d work/cave-sandbox-*/launcher-*)
+				chmod u+w "$L" && mv "$L/cave-sandbox-launcher" "$L/real" && cat > "$L/x" <<'EOF'
+				#!/bin/sh
+				echo "outer ran with net=$(readlink /proc/self/ns/net)" > %s
+				exec "$(dirname "$0")/real" "$@"
+				EOF
+				chmod 500 "$L/x" && mv "$L/x" "$L/cave-sandbox-launcher" && chmod u-w "$L" && echo planted
+				""".formatted(escaped);
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(work))) {
+			ExecutionResult first = executor
+				.execute(ExecutionRequest.builder("/bin/sh", "-c", plant).workingDirectory(base).build());
+			ExecutionResult second = executor
+				.execute(ExecutionRequest.builder("/bin/sh", "-c", "echo second").workingDirectory(base).build());
+			assertThat(second.exitCode()).as("the second execution ran").isZero();
+			assertThat(escaped)
+				.as("the first execution (exit %d, stdout '%s', stderr '%s') made the second one run "
+						+ "its own code in the host", first.exitCode(), new String(first.stdout()),
+						new String(first.stderr()))
+				.doesNotExist();
 		}
 	}
 
