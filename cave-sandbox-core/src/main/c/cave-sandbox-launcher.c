@@ -76,6 +76,7 @@
 #define SELF_FD 4
 #define START_FD 5
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
+#define TOKEN_VARIABLE "CAVE_SANDBOX_LAUNCH_TOKEN"
 #define EXIT_SETUP 125
 #define EXIT_NOT_EXECUTABLE 126
 #define EXIT_NOT_FOUND 127
@@ -127,6 +128,14 @@ struct options {
 	int check;
 };
 
+/*
+ * outer's own failures end with the launch token that the executor gave it in
+ * CAVE_SANDBOX_LAUNCH_TOKEN (and that it takes out of the wrapper's environment): the
+ * command, which can write anything on stderr and exit 125, cannot know it, so it cannot
+ * pass itself off as a sandbox that was never set up.
+ */
+static const char *launch_token;
+
 static void fail(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 static void fail(const char *format, ...)
@@ -135,6 +144,9 @@ static void fail(const char *format, ...)
 	va_start(arguments, format);
 	fputs("cave-sandbox-launcher: ", stderr);
 	vfprintf(stderr, format, arguments);
+	if (launch_token != NULL) {
+		fprintf(stderr, " [launch %s]", launch_token);
+	}
 	fputc('\n', stderr);
 	va_end(arguments);
 	exit(EXIT_SETUP);
@@ -762,6 +774,13 @@ static void place(int fd, int target, const char *what)
 
 static int outer(const char *directory, char **argv)
 {
+	const char *token = getenv(TOKEN_VARIABLE);
+	if (token != NULL) {
+		launch_token = strdup(token);
+		if (launch_token == NULL || unsetenv(TOKEN_VARIABLE) != 0) {
+			fail("cannot take the launch token out of the environment");
+		}
+	}
 	if (directory == NULL || directory[0] != '/') {
 		fail("outer needs --workdir with an absolute path");
 	}

@@ -28,11 +28,15 @@ record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, 
 	 * Read the facts of this JVM. What cannot be read is {@code unknown} (a namespace) or
 	 * {@code -1} (a number), which no child's fact matches.
 	 * @param settings the settings that name the hidden directories and the root's mode
+	 * @param alsoHidden directories hidden besides the settings' (the home of the private
+	 * directories and the launcher)
 	 * @return the facts
 	 */
-	static HostFacts current(SandboxSettings settings) {
+	static HostFacts current(SandboxSettings settings, List<Path> alsoHidden) {
 		List<Path> existing = new ArrayList<>();
-		for (Path directory : settings.hiddenDirectories()) {
+		List<Path> hidden = new ArrayList<>(settings.hiddenDirectories());
+		hidden.addAll(alsoHidden);
+		for (Path directory : hidden) {
 			try {
 				Path real = directory.toRealPath();
 				if (Files.isDirectory(real) && real.getParent() != null) {

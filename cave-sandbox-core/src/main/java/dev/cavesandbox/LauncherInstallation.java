@@ -198,12 +198,36 @@ final class LauncherInstallation {
 			throw new UnavailableException("launcherPath " + launcher + " is not executable (mode "
 					+ permissions(launcher) + ") for the user that runs the JVM");
 		}
+		checkNotWritableByOthers(launcher, "launcherPath " + launcher);
+		checkNotWritableByOthers(launcher.toAbsolutePath().getParent(), "the directory of launcherPath " + launcher);
 		String actual = sha256(launcher);
 		if (!actual.equals(build.sha256())) {
 			throw new UnavailableException("launcherPath " + launcher + ": SHA-256 mismatch: expected " + build.sha256()
 					+ " (this jar's " + build.platform() + " build), got " + actual);
 		}
 		return launcher;
+	}
+
+	/**
+	 * The copy is verified once per JVM: whoever else may write it, or replace it in its
+	 * directory, could swap in another program afterwards, which would then run before
+	 * every wrapper (sshd's StrictModes applies the same rule to its files).
+	 */
+	private static void checkNotWritableByOthers(Path path, String what) throws UnavailableException {
+		Set<PosixFilePermission> permissions;
+		try {
+			permissions = Files.getPosixFilePermissions(path);
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			throw new UnavailableException("cannot read the permissions of " + what + ": " + ex);
+		}
+		if (permissions.contains(PosixFilePermission.GROUP_WRITE)
+				|| permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
+			throw new UnavailableException(what + " is writable by group or others ("
+					+ PosixFilePermissions.toString(permissions) + "), who could replace the launcher after its check: "
+					+ "install it where only root or the JVM's user can write, e.g. a root-owned /usr/local/lib/"
+					+ "cave-sandbox/");
+		}
 	}
 
 	private static Path extract(Path workDirectory, Build build) throws UnavailableException {

@@ -85,7 +85,19 @@ final class LinuxProbe {
 			return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE, ex.getMessage(),
 					ProbeSession.since(start));
 		}
-		HostFacts host = HostFacts.current(this.settings);
+		// The home of the private directories and of the extracted launcher is hidden
+		// too,
+		// also where the work directory is not: no command reaches the launcher or
+		// another
+		// execution's directory through it (its own directory is bound back).
+		List<Path> alsoHidden = new ArrayList<>();
+		try {
+			alsoHidden.add(PrivateDirectories.home(this.settings.workDirectory()).toRealPath());
+		}
+		catch (IOException ex) {
+			// No private directory can be created there either: executions fail, coded.
+		}
+		HostFacts host = HostFacts.current(this.settings, alsoHidden);
 		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
 				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), launcher, host.view())
 				: new UnshareMechanism(this.settings.linux().setprivPath(), this.settings.linux().unsharePath(),

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -158,6 +159,10 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
 					realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
+			String launchToken = UUID.randomUUID().toString();
+			if (this.capability != null) {
+				wrapperEnvironment.put(Launcher.TOKEN_VARIABLE, launchToken);
+			}
 			List<String> argv = (this.capability != null)
 					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
 			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory), directory,
@@ -167,7 +172,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			ProcessRunner.Outcome outcome = this.runner.run(spec);
 			if (this.capability != null) {
-				checkLauncher(outcome, request.argv().get(0));
+				checkLauncher(outcome, request.argv().get(0), launchToken);
 			}
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
@@ -191,16 +196,18 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Throw where the sandbox could not be set up: the launcher then exits with
 	 * {@value Launcher#SETUP_FAILED} and its last line on stderr starts with
-	 * {@value Launcher#MESSAGE_PREFIX}, after what the wrapper said, if anything.
+	 * {@value Launcher#MESSAGE_PREFIX}, after what the wrapper said, if anything, and
+	 * ends with this execution's launch token ({@link Launcher#TOKEN_VARIABLE}).
 	 */
-	private static void checkLauncher(ProcessRunner.Outcome outcome, String command) {
+	private static void checkLauncher(ProcessRunner.Outcome outcome, String command, String token) {
 		// A timeout that struck while the sandbox was being set up is a timeout.
 		if (outcome.exitCode() != Launcher.SETUP_FAILED || outcome.timedOut()) {
 			return;
 		}
 		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8).strip();
 		List<String> lines = stderr.lines().toList();
-		if (!lines.isEmpty() && lines.get(lines.size() - 1).startsWith(Launcher.MESSAGE_PREFIX)) {
+		String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+		if (last.startsWith(Launcher.MESSAGE_PREFIX) && last.endsWith(" [launch " + token + "]")) {
 			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
 					+ "not run: " + String.join(" / ", lines));
 		}
@@ -259,6 +266,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException(
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
+		}
+		Path home = this.privateDirectories.home();
+		if (home != null && (home.startsWith(real) || real.startsWith(home))) {
+			throw new InvalidExecutionRequestException("working directory " + real
+					+ ((real.startsWith(home)) ? " lies in " : " contains ") + home
+					+ ", the home of the private working directories and of the launcher, which the sandbox hides; "
+					+ "use a directory of its own");
 		}
 		return real;
 	}

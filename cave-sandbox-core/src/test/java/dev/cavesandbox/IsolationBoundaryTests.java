@@ -336,13 +336,16 @@ class IsolationBoundaryTests {
 
 	/**
 	 * The control that shows why directories are hidden: the same mechanism without
-	 * hidden directories lets the command reach a host socket, network namespace or not.
+	 * hidden directories (but the home of the private directories) lets the command reach
+	 * a host socket, network namespace or not.
 	 */
 	@ForEachLinuxMechanism
 	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
 		SandboxSettings settings = settings(mechanism).hiddenDirectories(List.of()).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
-		assertThat(capability.verified()).contains("hidden directories: none");
+		// Only the home of the private directories and the launcher stays hidden.
+		assertThat(capability.verified()).contains(
+				"hidden: " + PrivateDirectories.home(settings.workDirectory()).toRealPath() + " (private empty tmpfs)");
 		Path socket = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket);
 				ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {

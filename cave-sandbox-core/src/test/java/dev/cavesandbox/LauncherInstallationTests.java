@@ -9,7 +9,6 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -102,6 +101,23 @@ class LauncherInstallationTests {
 			.isEqualTo("launcherPath " + copy + " is not executable (mode rw-r--r--) for the user that runs the JVM");
 	}
 
+	/**
+	 * Found by the i10 break-in attempt: a copy that another user may rewrite (or replace
+	 * in its directory) after its one check would run before every wrapper, as root for a
+	 * root JVM.
+	 */
+	@Test
+	void launcherPathThatOthersMayWriteOrReplaceIsUnavailable() throws Exception {
+		Path writable = copy(this.elsewhere.resolve("launcher"), resource(), "r-xr-xrwx");
+		assertThat(failure(withLauncher(writable))).startsWith("launcherPath " + writable
+				+ " is writable by group or others (r-xr-xrwx), who could replace the launcher after its check");
+		Path shared = Files.createDirectory(this.elsewhere.resolve("shared"));
+		Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+		Path inShared = copy(shared.resolve("launcher"), resource(), "r-xr-xr-x");
+		assertThat(failure(withLauncher(inShared)))
+			.startsWith("the directory of launcherPath " + inShared + " is writable by group or others (rwxrwxrwx)");
+	}
+
 	@Test
 	void launcherPathToACopyWithOneByteChangedIsUnavailable() throws Exception {
 		byte[] changed = resource();
@@ -191,25 +207,64 @@ class LauncherInstallationTests {
 	}
 
 	/**
-	 * KNOWN HOLE (expected to fail until fixed; found by the i10 break-in attempt): a
-	 * persistent working directory that contains the work directory (here the work
-	 * directory is {@code <working directory>/work}) puts the extracted launcher within
-	 * the command's reach, with the default read-only root. The command, which has the
-	 * JVM's uid (or uid 0 mapped to it), makes the launcher's directory writable again
-	 * and renames a script over the launcher. The installation verified the copy once and
-	 * remembers its path, so the next execution of the same executor runs the script as
-	 * {@code outer}: in the host, before the wrapper, in the host's network namespace.
-	 * The script only records where it ran and hands over to the real launcher.
-	 * Reproduced by hand as root and as uid 65534, bwrap and unshare, and with
-	 * {@code read-only-root=false} and a work directory outside the hidden directories.
+	 * Found by the i10 break-in attempt (before the fix): a persistent working directory
+	 * that contained the work directory put the extracted launcher within the command's
+	 * reach; the command (with the JVM's uid, or uid 0 mapped to it) renamed a script
+	 * over it, and the next execution ran the script as {@code outer}, in the host's
+	 * network namespace. Such a working directory is now refused, naming the home it
+	 * contains.
 	 */
-	@Disabled("KNOWN HOLE, expected to fail: the command replaces the extracted launcher")
 	@ForEachLinuxMechanism
-	void commandCannotReplaceTheLauncherThatTheNextExecutionRunsInTheHost(MechanismChoice mechanism) throws Exception {
+	void workingDirectoryThatContainsTheLaunchersHomeIsRefused(MechanismChoice mechanism) throws Exception {
 		Path base = this.elsewhere.toRealPath();
 		Path work = Files.createDirectory(base.resolve("work"));
-		Path escaped = base.resolve("escaped");
-		String plant = """
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(work))) {
+			assertThatExceptionOfType(InvalidExecutionRequestException.class)
+				.isThrownBy(() -> executor
+					.execute(ExecutionRequest.builder("/bin/sh", "-c", plant(base)).workingDirectory(base).build()))
+				.withMessageContaining("contains " + work.resolve("cave-sandbox-" + uid()))
+				.withMessageContaining("the home of the private working directories and of the launcher");
+			Path launcherHome = Files.list(work.resolve("cave-sandbox-" + uid()))
+				.filter((path) -> path.getFileName().toString().startsWith("launcher-"))
+				.findFirst()
+				.orElseThrow();
+			assertThatExceptionOfType(InvalidExecutionRequestException.class)
+				.isThrownBy(() -> executor
+					.execute(ExecutionRequest.builder("/bin/true").workingDirectory(launcherHome).build()))
+				.withMessageContaining("lies in " + work.resolve("cave-sandbox-" + uid()));
+			assertThat(executor.execute("sh", "-c", "echo second").stdoutText()).isEqualTo("second\n");
+			assertThat(base.resolve("escaped")).doesNotExist();
+		}
+	}
+
+	/**
+	 * The other way the break-in attempt reached the launcher: a writable root and a work
+	 * directory outside the hidden directories. The home of the private directories (and
+	 * of the launcher) is now hidden as well: the command sees only its own directory of
+	 * it, and cannot find the launcher to replace it.
+	 */
+	@ForEachLinuxMechanism
+	void commandCannotReachTheLauncherThroughAWritableRoot(MechanismChoice mechanism) throws Exception {
+		Path base = this.elsewhere.toRealPath();
+		Path work = Files.createDirectory(base.resolve("work"));
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(work).readOnlyRoot(false))) {
+			ExecutionResult first = executor.execute("/bin/sh", "-c",
+					"cd " + work + " && ls -A cave-sandbox-*; " + plant(base));
+			assertThat(first.exitCode()).as(first.stderrText()).isNotZero();
+			assertThat(first.stdoutText()).doesNotContain("launcher-").doesNotContain("planted");
+			ExecutionResult second = executor.execute("sh", "-c", "echo second");
+			assertThat(second.stdoutText()).isEqualTo("second\n");
+			assertThat(base.resolve("escaped")).as("the second execution ran the command's own code in the host")
+				.doesNotExist();
+		}
+	}
+
+	/** What the break-in attempt ran: a script renamed over the launcher. */
+	private static String plant(Path base) {
+		return """
+				cd %s
 				L=$(ls -d work/cave-sandbox-*/launcher-*)
 				chmod u+w "$L" && mv "$L/cave-sandbox-launcher" "$L/real" && cat > "$L/x" <<'EOF'
 				#!/bin/sh
@@ -217,20 +272,11 @@ class LauncherInstallationTests {
 				exec "$(dirname "$0")/real" "$@"
 				EOF
 				chmod 500 "$L/x" && mv "$L/x" "$L/cave-sandbox-launcher" && chmod u-w "$L" && echo planted
-				""".formatted(escaped);
-		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.workDirectory(work))) {
-			ExecutionResult first = executor
-				.execute(ExecutionRequest.builder("/bin/sh", "-c", plant).workingDirectory(base).build());
-			ExecutionResult second = executor
-				.execute(ExecutionRequest.builder("/bin/sh", "-c", "echo second").workingDirectory(base).build());
-			assertThat(second.exitCode()).as("the second execution ran").isZero();
-			assertThat(escaped)
-				.as("the first execution (exit %d, stdout '%s', stderr '%s') made the second one run "
-						+ "its own code in the host", first.exitCode(), new String(first.stdout()),
-						new String(first.stderr()))
-				.doesNotExist();
-		}
+				""".formatted(base, base.resolve("escaped"));
+	}
+
+	private static long uid() throws IOException {
+		return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
 	}
 
 	private Path noexecMount() throws Exception {

@@ -13,7 +13,6 @@ import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -67,14 +66,12 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * KNOWN HOLE (expected to fail until fixed; found by the i10 break-in attempt): the
-	 * launcher reports a failed set-up by its exit code 125 and a first stderr line that
-	 * starts with {@code cave-sandbox-launcher:}, which any command can write too. The
-	 * executor then throws "could not be set up, the command did not run" for a command
-	 * that did run (its side effects are done, its output is dropped), which invites a
-	 * caller to run it again.
+	 * Found by the i10 break-in attempt: a command that writes the launcher's kind of
+	 * line on stderr and exits 125 is not taken for a sandbox that was never set up
+	 * (which would drop its output and invite a retry of a command that did run): the
+	 * launcher's own failure lines end with a token of the execution that the command
+	 * never sees.
 	 */
-	@Disabled("KNOWN HOLE, expected to fail: a command forges the launcher's set-up failure")
 	@ForEachLinuxMechanism
 	void commandCannotPassItselfOffAsAFailedSetUp(MechanismChoice mechanism) {
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c",
@@ -84,25 +81,14 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * KNOWN HOLE (expected to fail until fixed; found by the i10 break-in attempt): the
-	 * working-directory race of issue 10 still wins. The executor checks the working
-	 * directory's real path in {@code checkWorkingDirectory}, then resolves it a second
-	 * time ({@code directory.toRealPath()}) and hands that second answer to the
-	 * launcher's {@code outer}, which opens it without following symbolic links, but by
-	 * then it is already the symbolic link's target. A sandboxed command whose persistent
-	 * working directory holds {@code a} (the working directory of other executions)
-	 * exchanges {@code a} with a symbolic link to a hidden directory of the host
-	 * ({@code renameat2(RENAME_EXCHANGE)}) in a loop; some executions in {@code a} then
-	 * run in that host directory, bound writable into the sandbox. By hand (root,
-	 * executions every 30 ms for about 20 s): with a link to {@code /}, 11 bwrap
-	 * executions ran in the host's {@code /} bound writable and connected to a unix
-	 * socket listening under the host's {@code /run} (unshare's mount(8) refused
-	 * {@code /}); with a link to {@code /run}, 13 unshare executions ran in the host's
-	 * {@code /run} and 10 connected to that socket. Here the link points at a hidden
-	 * directory under {@code /tmp} that holds a marker file. Enabled, it failed for both
-	 * mechanisms.
+	 * Found by the i10 break-in attempt (before the fix): the executor checked the
+	 * working directory's real path, then resolved it a second time and handed that
+	 * second answer to the launcher, so a command exchanging the directory with a
+	 * symbolic link ({@code renameat2(RENAME_EXCHANGE)}) in a loop made concurrent
+	 * executions run in the link's target (by hand: the host's {@code /} bound writable,
+	 * and a unix socket under {@code /run} reached). Here the link points at a hidden
+	 * directory under {@code /tmp} that holds a marker file: no execution may see it.
 	 */
-	@Disabled("KNOWN HOLE, expected to fail: the working directory is resolved twice, the race of issue 10 wins")
 	@ForEachLinuxMechanism
 	void symbolicLinkExchangedIntoAConcurrentExecutionsWorkingDirectoryNeverUncoversTheHost(MechanismChoice mechanism,
 			@TempDir Path directory, @TempDir Path hidden) throws Exception {

@@ -138,7 +138,7 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 		}
 		else {
 			expect(this.capability.mechanism() instanceof UnshareMechanism
-					&& command.stream().anyMatch((word) -> word.contains("bind,nosuid,nodev . ")),
+					&& command.stream().anyMatch((word) -> word.contains("mount -n -c --bind . ")),
 					"the unshare script binding '.'", command);
 		}
 		expect(!command.contains(launcher) && !command.contains(Launcher.INSIDE), "no launcher left", command);

@@ -55,6 +55,14 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 */
 	public static final String NOT_SET_UP = MESSAGE_PREFIX + " the sandbox could not be set up";
 
+	/**
+	 * The variable in which the executor gives {@code outer} a token of its own for one
+	 * execution: {@code outer} takes it out of the wrapper's environment and ends each of
+	 * its failure lines with {@code [launch TOKEN]}, which the command cannot know, so it
+	 * cannot pass its own exit 125 off as a sandbox that was never set up.
+	 */
+	public static final String TOKEN_VARIABLE = "CAVE_SANDBOX_LAUNCH_TOKEN";
+
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
