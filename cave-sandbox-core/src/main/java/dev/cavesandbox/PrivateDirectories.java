@@ -23,6 +23,10 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
@@ -80,8 +84,27 @@ import org.jspecify.annotations.Nullable;
  * directories is left there, the lock file is removed and the lock let go; a lock file
  * left by a JVM that ended without that is removed by the next executor created on the
  * work directory.
+ * <p>
+ * <strong>Off the caller's thread.</strong> Emptying, renewing and deleting a released
+ * directory is done by one background thread of this instance, {@value #CLEANER_THREAD},
+ * so that an execution returns without waiting for it (an {@code rmdir} alone costs about
+ * half a millisecond where the filesystem discards freed blocks online; BENCHMARKS.md). A
+ * directory enters the reuse queue only once it is renewed. Where the cleaner has
+ * {@value #MAX_PENDING} directories or more waiting (or {@code maxKept}, if more), or is
+ * shut down, the releasing thread does the work itself, as it did before.
+ * {@link #close()} waits for what was handed to the cleaner.
  */
 final class PrivateDirectories {
+
+	static final String CLEANER_THREAD = "cave-sandbox-cleaner";
+
+	private static final int MAX_PENDING = 16;
+
+	/**
+	 * How long {@link #close()} waits for the cleaner before it cleans what is left
+	 * itself.
+	 */
+	private static final long CLOSE_WAIT_SECONDS = 60;
 
 	private static final String PREFIX = "cave-sandbox-";
 
@@ -113,6 +136,9 @@ final class PrivateDirectories {
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
+	/** One thread at most, ended when idle. */
+	private final ThreadPoolExecutor cleaner;
+
 	/**
 	 * This JVM's lock on the work directory, once taken; this instance counts as one of
 	 * its users.
@@ -131,6 +157,13 @@ final class PrivateDirectories {
 		this.workDirectory = workDirectory;
 		this.maxKept = maxKept;
 		this.reuse = reuse;
+		this.cleaner = new ThreadPoolExecutor(1, 1, 2, TimeUnit.SECONDS,
+				new LinkedBlockingQueue<>(Math.max(MAX_PENDING, maxKept)), (runnable) -> {
+					Thread thread = new Thread(runnable, CLEANER_THREAD);
+					thread.setDaemon(true);
+					return thread;
+				});
+		this.cleaner.allowCoreThreadTimeOut(true);
 		try {
 			this.lock = OwnerLock.register(workDirectory);
 		}
@@ -144,9 +177,9 @@ final class PrivateDirectories {
 	/**
 	 * Take a renewed private directory of an earlier execution, or create one in this
 	 * user's home in the work directory. A renewed directory is removed and created again
-	 * (see {@link #renew}), so reuse no longer saves the {@code rmdir} that costs most
-	 * where the filesystem discards freed blocks online (BENCHMARKS.md); it saves only
-	 * choosing a new random name.
+	 * (see {@link #renew}), so reuse does not save the {@code rmdir} that costs most
+	 * where the filesystem discards freed blocks online (BENCHMARKS.md), but the cleaner
+	 * does it off the caller's thread; reuse saves choosing a new random name.
 	 * @return an empty, owner-only directory
 	 * @throws SandboxLaunchException if none can be created
 	 * @throws ExecutionCancelledException if this is closed
@@ -174,12 +207,35 @@ final class PrivateDirectories {
 	 * write into its private directory: it is emptied, recreated owner-only, and kept for
 	 * the next execution (at most {@code maxKept} are kept). Anything else, and every
 	 * directory when reuse is off (an unisolated execution's background processes may
-	 * live on), is deleted.
+	 * live on), is deleted. The cleaner thread does it, unless it is busy with too many
+	 * or this is closed: then the calling thread does.
 	 * @param directory a directory from {@link #create()}
 	 */
 	void release(Path directory) {
+		if (this.closed.get()) {
+			DirectoryTrees.delete(directory);
+			return;
+		}
+		try {
+			this.cleaner.execute(new Cleanup(directory));
+		}
+		catch (RejectedExecutionException ex) {
+			// full, or shut down by close(): clean() deletes once closed
+			clean(directory);
+		}
+	}
+
+	/**
+	 * Renew a released directory into the reuse queue, or delete it. A directory offered
+	 * while {@link #close()} runs is taken back and deleted here unless close took it
+	 * first, so none is left in the queue.
+	 */
+	private void clean(Path directory) {
 		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && renew(directory)) {
 			this.emptied.offer(directory);
+			if (this.closed.get() && this.emptied.remove(directory)) {
+				DirectoryTrees.delete(directory);
+			}
 			return;
 		}
 		DirectoryTrees.delete(directory);
@@ -217,14 +273,26 @@ final class PrivateDirectories {
 	}
 
 	/**
-	 * Delete the kept directories; every later release deletes its directory. The last
-	 * user of this JVM's lock on the work directory removes the lock file and lets the
-	 * lock go if no directory of this JVM is left there; otherwise it stays until the JVM
-	 * ends.
+	 * Wait for the cleaner to finish what was handed to it (what is still waiting after
+	 * {@value #CLOSE_WAIT_SECONDS} seconds, or when this thread is interrupted, is
+	 * deleted here), then delete the kept directories; every later release deletes its
+	 * directory on the releasing thread. The last user of this JVM's lock on the work
+	 * directory removes the lock file and lets the lock go if no directory of this JVM is
+	 * left there; otherwise it stays until the JVM ends.
 	 */
 	void close() {
 		if (!this.closed.compareAndSet(false, true)) {
 			return;
+		}
+		this.cleaner.shutdown();
+		try {
+			if (!this.cleaner.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+				this.cleaner.shutdownNow().forEach(Runnable::run);
+			}
+		}
+		catch (InterruptedException ex) {
+			this.cleaner.shutdownNow().forEach(Runnable::run);
+			Thread.currentThread().interrupt();
 		}
 		for (Path directory = this.emptied.poll(); directory != null; directory = this.emptied.poll()) {
 			DirectoryTrees.delete(directory);
@@ -412,6 +480,22 @@ final class PrivateDirectories {
 		catch (IOException ex) {
 			return directory.toAbsolutePath().normalize();
 		}
+	}
+
+	/** A released directory handed to the cleaner. */
+	private final class Cleanup implements Runnable {
+
+		private final Path directory;
+
+		Cleanup(Path directory) {
+			this.directory = directory;
+		}
+
+		@Override
+		public void run() {
+			clean(this.directory);
+		}
+
 	}
 
 	/**

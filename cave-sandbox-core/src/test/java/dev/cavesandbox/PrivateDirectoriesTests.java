@@ -7,8 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -20,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Private working directories: reuse of emptied ones, and removal of the directories of a
@@ -39,12 +44,71 @@ class PrivateDirectoriesTests {
 		Files.writeString(first.resolve("left"), "x");
 		Files.setPosixFilePermissions(first, PosixFilePermissions.fromString("rwxrwxrwx"));
 		directories.release(first);
-		Path second = directories.create();
-		assertThat(second).isEqualTo(first).isEmptyDirectory();
+		List<Path> others = new ArrayList<>();
+		Path second = createUntil(directories, first, others);
+		assertThat(second).isEmptyDirectory();
 		assertThat(Files.getPosixFilePermissions(second)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
 		directories.close();
 		directories.release(second);
 		assertThat(second).doesNotExist();
+		others.forEach(directories::release);
+		assertThat(others).allSatisfy((other) -> assertThat(other).doesNotExist());
+	}
+
+	/**
+	 * The cleaner renews a released directory in the background: until it is done, the
+	 * directory is not handed out again, however often a new one is asked for.
+	 */
+	@Test
+	void releasedDirectoryIsNotReusedBeforeItIsRenewed() throws IOException {
+		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 1, true);
+		Path first = directories.create();
+		for (int i = 0; i < 20; i++) {
+			Path sub = Files.createDirectory(first.resolve("d" + i));
+			for (int j = 0; j < 100; j++) {
+				Files.writeString(sub.resolve("f" + j), "x");
+			}
+		}
+		directories.release(first);
+		List<Path> others = new ArrayList<>();
+		Path again = createUntil(directories, first, others);
+		assertThat(again).isEmptyDirectory();
+		directories.release(again);
+		others.forEach(directories::release);
+		directories.close();
+		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
+	}
+
+	/**
+	 * Many threads release directories with something in them at once; closing right
+	 * after waits for the cleaner and leaves nothing: no directory, and (with none left)
+	 * no lock file.
+	 */
+	@Test
+	void closeLeavesNoDirectoryBehindAfterManyConcurrentReleases() throws Exception {
+		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 4, true);
+		ExecutorService releasers = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				done.add(releasers.submit(() -> {
+					for (int i = 0; i < 50; i++) {
+						Path directory = directories.create();
+						Files.writeString(Files.createDirectory(directory.resolve("sub")).resolve("f"), "x");
+						directories.release(directory);
+					}
+					return null;
+				}));
+			}
+			for (Future<?> each : done) {
+				each.get(2, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			releasers.shutdownNow();
+		}
+		directories.close();
+		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
 	}
 
 	@Test
@@ -52,7 +116,34 @@ class PrivateDirectoriesTests {
 		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 1, false);
 		Path directory = directories.create();
 		directories.release(directory);
-		assertThat(directory).doesNotExist();
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(directory).doesNotExist());
+		directories.close();
+	}
+
+	@Test
+	void closeDeletesADirectoryReleasedWhenReuseIsOff() throws IOException {
+		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 1, false);
+		Path directory = directories.create();
+		Files.writeString(directory.resolve("left"), "x");
+		directories.release(directory);
+		directories.close();
+		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
+	}
+
+	/**
+	 * Create directories until the given one comes back (the cleaner renews it in the
+	 * background), collecting the others.
+	 */
+	private static Path createUntil(PrivateDirectories directories, Path wanted, List<Path> others) {
+		await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).until(() -> {
+			Path created = directories.create();
+			if (created.equals(wanted)) {
+				return true;
+			}
+			others.add(created);
+			return false;
+		});
+		return wanted;
 	}
 
 	@Test

@@ -153,9 +153,10 @@ class ProcessIsolatedExecutorTests {
 		List<String> lines = result.stdoutText().lines().toList();
 		assertThat(lines).hasSize(2);
 		assertThat(lines.get(0)).isEqualTo(lines.get(1)).contains("cave-sandbox-");
-		// Emptied for reuse, or removed.
-		assertThat(Path.of(lines.get(0))).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
-				(path) -> assertThat(path).isEmptyDirectory());
+		// Emptied for reuse, or removed, by the cleaner in the background.
+		await().atMost(Duration.ofSeconds(30))
+			.untilAsserted(() -> assertThat(Path.of(lines.get(0))).satisfiesAnyOf(
+					(path) -> assertThat(path).doesNotExist(), (path) -> assertThat(path).isEmptyDirectory()));
 	}
 
 	@ForEachLinuxMechanism
@@ -166,8 +167,14 @@ class ProcessIsolatedExecutorTests {
 			ExecutionResult first = executor.execute("sh", "-c", "pwd; echo secret > left.txt; mkdir sub; chmod 777 .");
 			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			Path used = Path.of(first.stdoutText().trim());
-			ExecutionResult second = executor.execute("sh", "-c", "pwd; ls -A; stat -c %a .");
-			assertThat(second.stdoutText()).isEqualTo(used + "\n700\n");
+			// The cleaner renews it in the background: until then a new one is used,
+			// and every one is empty and owner-only.
+			await().atMost(Duration.ofSeconds(60)).until(() -> {
+				ExecutionResult next = executor.execute("sh", "-c", "ls -A; stat -c %a .; pwd");
+				List<String> lines = next.stdoutText().lines().toList();
+				assertThat(lines).as(next.stderrText()).hasSize(2).first().isEqualTo("700");
+				return lines.get(1).equals(used.toString());
+			});
 		}
 		try (var left = Files.list(PrivateDirectories.home(directory))
 			.filter(ProcessIsolatedExecutorTests::notLauncher)) {
@@ -186,7 +193,7 @@ class ProcessIsolatedExecutorTests {
 			Path directory = Path.of(result.stdoutText().trim());
 			assertThat(directory.getParent()).isEqualTo(home);
 			assertThat(directory.getFileName().toString()).startsWith(prefix);
-			assertThat(directory).doesNotExist();
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(directory).doesNotExist());
 			used.add(directory);
 		}
 		assertThat(used.get(0)).isNotEqualTo(used.get(1));
@@ -378,8 +385,9 @@ class ProcessIsolatedExecutorTests {
 				+ "pwd; perl -e 'for (1..30) { mkdir \"d\" x 200 or die; chdir \"d\" x 200 or die } open F, \">deep\" or die'";
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		assertThat(Path.of(result.stdoutText().trim())).satisfiesAnyOf((path) -> assertThat(path).doesNotExist(),
-				(path) -> assertThat(path).isEmptyDirectory());
+		await().atMost(Duration.ofSeconds(60))
+			.untilAsserted(() -> assertThat(Path.of(result.stdoutText().trim())).satisfiesAnyOf(
+					(path) -> assertThat(path).doesNotExist(), (path) -> assertThat(path).isEmptyDirectory()));
 	}
 
 	@ForEachLinuxMechanism
@@ -521,13 +529,16 @@ class ProcessIsolatedExecutorTests {
 			assertThat(rejected.get()).isEqualTo(executions * 2 / 10);
 			assertThat(ProcessHandle.current().descendants()).isEmpty();
 			// Directories only: the JVM's lock file stays while the executor is open.
-			try (var left = Files.list(PrivateDirectories.home(directory))
-				.filter(Files::isDirectory)
-				.filter(ProcessIsolatedExecutorTests::notLauncher)) {
-				assertThat(left).as("at most one emptied directory per slot is kept")
-					.hasSizeLessThanOrEqualTo(16)
-					.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
-			}
+			// Once the cleaner is through what was released.
+			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+				try (var left = Files.list(PrivateDirectories.home(directory))
+					.filter(Files::isDirectory)
+					.filter(ProcessIsolatedExecutorTests::notLauncher)) {
+					assertThat(left).as("at most one emptied directory per slot is kept")
+						.hasSizeLessThanOrEqualTo(16)
+						.allSatisfy((kept) -> assertThat(kept).isEmptyDirectory());
+				}
+			});
 			// The JDK opens descriptors of its own for a while (the process reaper, pipes
 			// being closed): the count must settle back to at most the baseline, not
 			// match
@@ -634,7 +645,8 @@ class ProcessIsolatedExecutorTests {
 		return Thread.getAllStackTraces()
 			.keySet()
 			.stream()
-			.filter((t) -> t.getName().startsWith("cave-sandbox-io-") || t.getName().startsWith("cave-sandbox-async-"))
+			.filter((t) -> t.getName().startsWith("cave-sandbox-io-") || t.getName().startsWith("cave-sandbox-async-")
+					|| t.getName().equals(PrivateDirectories.CLEANER_THREAD))
 			.count();
 	}
 
