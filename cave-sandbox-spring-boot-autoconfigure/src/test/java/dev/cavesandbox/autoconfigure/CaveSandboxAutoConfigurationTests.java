@@ -346,7 +346,9 @@ class CaveSandboxAutoConfigurationTests {
 					"cave.sandbox.work-directory=" + directory)
 			.run((context) -> {
 				IsolationCapability capability = context.getBean(IsolationCapability.class);
-				assertThat(capability.verified()).contains("hidden: /run (private empty tmpfs)",
+				// The home of the private directories and the launcher is hidden too.
+				assertThat(capability.verified()).contains("hidden: /run, "
+						+ directory.toRealPath().resolve("cave-sandbox-" + uid()) + " (private empty tmpfs)",
 						"root filesystem: writable");
 				ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("pwd");
 				assertThat(result.stdoutText()).startsWith(directory.toRealPath().toString());
@@ -397,6 +399,10 @@ class CaveSandboxAutoConfigurationTests {
 			return Mockito.mock(IsolatedExecutor.class);
 		}
 
+	}
+
+	private static long uid() throws java.io.IOException {
+		return ((Number) java.nio.file.Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
 	}
 
 }
