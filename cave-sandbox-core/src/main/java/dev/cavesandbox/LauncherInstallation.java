@@ -184,6 +184,10 @@ final class LauncherInstallation {
 	}
 
 	private static Path checkConfigured(Path launcher, Build build) throws UnavailableException {
+		if (!launcher.isAbsolute()) {
+			// A relative name would be checked here but looked up on PATH when spawned.
+			throw new UnavailableException("launcherPath " + launcher + " is not an absolute path");
+		}
 		if (!Files.exists(launcher)) {
 			throw new UnavailableException("launcherPath " + launcher + " does not exist");
 		}
@@ -199,7 +203,16 @@ final class LauncherInstallation {
 					+ permissions(launcher) + ") for the user that runs the JVM");
 		}
 		checkNotWritableByOthers(launcher, "launcherPath " + launcher);
-		checkNotWritableByOthers(launcher.toAbsolutePath().getParent(), "the directory of launcherPath " + launcher);
+		Path real;
+		try {
+			real = launcher.toRealPath();
+		}
+		catch (IOException ex) {
+			throw new UnavailableException("cannot resolve launcherPath " + launcher + ": " + ex);
+		}
+		for (Path directory = real.getParent(); directory != null; directory = directory.getParent()) {
+			checkNotWritableByOthers(directory, "the directory " + directory + " of launcherPath " + launcher);
+		}
 		String actual = sha256(launcher);
 		if (!actual.equals(build.sha256())) {
 			throw new UnavailableException("launcherPath " + launcher + ": SHA-256 mismatch: expected " + build.sha256()
@@ -209,20 +222,34 @@ final class LauncherInstallation {
 	}
 
 	/**
-	 * The copy is verified once per JVM: whoever else may write it, or replace it in its
-	 * directory, could swap in another program afterwards, which would then run before
-	 * every wrapper (sshd's StrictModes applies the same rule to its files).
+	 * The copy is verified once per JVM: whoever else may write it, or replace it or a
+	 * directory on its path, could swap in another program afterwards, which would then
+	 * run before every wrapper (sshd's StrictModes applies the same rule to its files). A
+	 * sticky directory ({@code /tmp}) is writable by others, but they cannot rename or
+	 * remove what is not theirs there (inode(7)).
 	 */
 	private static void checkNotWritableByOthers(Path path, String what) throws UnavailableException {
 		Set<PosixFilePermission> permissions;
+		int mode;
+		int owner;
+		int self;
 		try {
 			permissions = Files.getPosixFilePermissions(path);
+			mode = (Integer) Files.getAttribute(path, "unix:mode");
+			owner = (Integer) Files.getAttribute(path, "unix:uid");
+			self = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
 		}
 		catch (IOException | UnsupportedOperationException ex) {
 			throw new UnavailableException("cannot read the permissions of " + what + ": " + ex);
 		}
-		if (permissions.contains(PosixFilePermission.GROUP_WRITE)
-				|| permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
+		if (owner != 0 && owner != self) {
+			throw new UnavailableException(what + " is owned by uid " + owner + ", who could replace the launcher "
+					+ "after its check: install it where only root or the JVM's user owns the path, e.g. a root-owned "
+					+ "/usr/local/lib/cave-sandbox/");
+		}
+		boolean sticky = Files.isDirectory(path) && (mode & 01000) != 0;
+		if (!sticky && (permissions.contains(PosixFilePermission.GROUP_WRITE)
+				|| permissions.contains(PosixFilePermission.OTHERS_WRITE))) {
 			throw new UnavailableException(what + " is writable by group or others ("
 					+ PosixFilePermissions.toString(permissions) + "), who could replace the launcher after its check: "
 					+ "install it where only root or the JVM's user can write, e.g. a root-owned /usr/local/lib/"

@@ -114,8 +114,25 @@ class LauncherInstallationTests {
 		Path shared = Files.createDirectory(this.elsewhere.resolve("shared"));
 		Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
 		Path inShared = copy(shared.resolve("launcher"), resource(), "r-xr-xr-x");
-		assertThat(failure(withLauncher(inShared)))
-			.startsWith("the directory of launcherPath " + inShared + " is writable by group or others (rwxrwxrwx)");
+		assertThat(failure(withLauncher(inShared))).startsWith("the directory " + shared.toRealPath()
+				+ " of launcherPath " + inShared + " is writable by group or others (rwxrwxrwx)");
+		// Found by the new-user trial: an open directory further up lets anyone rename
+		// the
+		// launcher's own directory away and put another in its place.
+		Path below = Files.createDirectory(shared.resolve("sub"));
+		Path deeper = copy(below.resolve("launcher"), resource(), "r-xr-xr-x");
+		assertThat(failure(withLauncher(deeper))).startsWith("the directory " + shared.toRealPath()
+				+ " of launcherPath " + deeper + " is writable by group or others (rwxrwxrwx)");
+		// Sticky, like /tmp: others cannot rename what is not theirs.
+		Files.setAttribute(shared, "unix:mode", 01777);
+		assertThat(new LauncherInstallation().resolve(withLauncher(deeper))).isEqualTo(deeper);
+	}
+
+	@Test
+	void relativeLauncherPathIsUnavailable() {
+		Path relative = Path.of("cave-sandbox-launcher");
+		assertThat(failure(withLauncher(relative)))
+			.isEqualTo("launcherPath cave-sandbox-launcher is not an absolute path");
 	}
 
 	@Test
