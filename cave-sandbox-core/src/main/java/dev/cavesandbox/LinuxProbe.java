@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -157,15 +158,7 @@ final class LinuxProbe {
 	 */
 	private static List<String> commandLine(SandboxMechanism mechanism, List<String> argv, boolean loopback,
 			ProbeSession session) {
-		if (mechanism instanceof BubblewrapMechanism bwrap) {
-			return bwrap.commandLine(argv, session.directory(), loopback, true);
-		}
-		return ((UnshareMechanism) mechanism).commandLine(argv, session.directory(), loopback, true);
-	}
-
-	private static Launcher launcher(SandboxMechanism mechanism) {
-		return (mechanism instanceof BubblewrapMechanism bwrap) ? bwrap.launcher()
-				: ((UnshareMechanism) mechanism).launcher();
+		return mechanism.commandLine(argv, session.directory(), loopback, true);
 	}
 
 	private static List<String> argv(FilesystemView view) {
@@ -234,11 +227,12 @@ final class LinuxProbe {
 			return ProbeSession.notVerified("the child holds capabilities (CapEff=" + caps + ")", took);
 		}
 		verified.add("capabilities: none");
-		String launcherFailure = launcherFailure(launcher(mechanism), facts, loopback);
+		Launcher launcher = Objects.requireNonNull(mechanism.launcher(), "a Linux mechanism has a launcher");
+		String launcherFailure = launcherFailure(launcher, facts, loopback);
 		if (launcherFailure != null) {
 			return ProbeSession.notVerified(launcherFailure, took);
 		}
-		List<String> refused = launcher(mechanism).refusals(loopback);
+		List<String> refused = launcher.refusals(loopback);
 		verified.add("no_new_privs, seccomp filter, signals unblocked and not ignored");
 		verified.add("seccomp filter refuses: " + String.join(", ", refused));
 		String uid = first(facts, "uid");

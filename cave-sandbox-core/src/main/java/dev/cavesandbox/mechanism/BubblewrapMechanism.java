@@ -70,20 +70,6 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	 * sockets to use it.
 	 */
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {
-		return commandLine(argv, workingDirectory, loopback, false);
-	}
-
-	/**
-	 * Return the command line of {@link #commandLine(List, Path, boolean)}, with the
-	 * launcher's report of its refusals on stdout before the command runs when
-	 * {@code check} is set (the probe).
-	 * @param argv the command and its arguments
-	 * @param workingDirectory the working directory, absolute, without symbolic links
-	 * @param loopback whether the command may use its private loopback
-	 * @param check whether the launcher reports its refusals
-	 * @return the command line
-	 */
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
 		String directory = workingDirectory.toString();
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));

@@ -67,7 +67,7 @@ public record SandboxExecMechanism(Path sandboxExec, boolean readOnlyRoot) imple
 	}
 
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
 		if (loopback) {
 			throw new IllegalArgumentException("sandbox-exec cannot give a private loopback: macOS has no network "
 					+ "namespaces, and allowing localhost would open the host's loopback services");

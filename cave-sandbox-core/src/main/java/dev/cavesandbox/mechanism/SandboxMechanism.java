@@ -3,6 +3,8 @@ package dev.cavesandbox.mechanism;
 import java.nio.file.Path;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One way of running a command without network access: a small immutable builder that
  * turns a request into the argv that is actually spawned, in the manner of Bazel's
@@ -36,7 +38,31 @@ public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMec
 	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot
 	 * provide a private one
 	 */
-	List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback);
+	default List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback) {
+		return commandLine(argv, workingDirectory, loopback, false);
+	}
+
+	/**
+	 * Return the command line of {@link #commandLine(List, Path, boolean)}, with the
+	 * launcher's report of its refusals on stdout before the command runs when
+	 * {@code check} is set (the probe).
+	 * @param argv the command and its arguments, at least one element
+	 * @param workingDirectory the command's working directory, as above
+	 * @param loopback whether the command gets a private, working loopback interface
+	 * @param check whether the launcher reports its refusals (no effect without one)
+	 * @return the command line to spawn
+	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot
+	 * provide a private one
+	 */
+	List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check);
+
+	/**
+	 * Return the native launcher this mechanism runs the command through.
+	 * @return the launcher, or {@code null} where the mechanism has none (macOS)
+	 */
+	default @Nullable Launcher launcher() {
+		return null;
+	}
 
 	/**
 	 * Return the host binaries that must exist and be executable.
