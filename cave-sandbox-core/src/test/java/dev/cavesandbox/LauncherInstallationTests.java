@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -126,6 +127,30 @@ class LauncherInstallationTests {
 		// Sticky, like /tmp: others cannot rename what is not theirs.
 		Files.setAttribute(shared, "unix:mode", 01777);
 		assertThat(new LauncherInstallation().resolve(withLauncher(deeper))).isEqualTo(deeper);
+	}
+
+	/**
+	 * Found by the second i10 break-in attempt: the directories are checked on the real
+	 * path only, but the executor spawns the configured path. A symbolic link in a
+	 * directory that others may write (or that another user owns) passes the check while
+	 * it points at a proper copy, and anyone who may write that directory points it at
+	 * another program afterwards: that program then runs as {@code outer} before every
+	 * wrapper, outside the sandbox, as the JVM's user (root for a root JVM).
+	 */
+	@Disabled("KNOWN HOLE: launcherPath's own directories (those of the configured path, before its symbolic "
+			+ "links are resolved) are not checked, and the configured path is what is spawned")
+	@Test
+	void launcherPathThroughASymbolicLinkInAnOpenDirectoryIsUnavailable() throws Exception {
+		Files.setPosixFilePermissions(this.elsewhere, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path installed = Files.createDirectory(this.elsewhere.resolve("lib"));
+		Path launcher = copy(installed.resolve("cave-sandbox-launcher"), resource(), "r-xr-xr-x");
+		Path open = Files.createDirectory(this.elsewhere.resolve("open"));
+		Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+		Path link = Files.createSymbolicLink(open.resolve("launcher"), launcher);
+		assertThat(failure(withLauncher(link))).contains(open.toRealPath().toString());
+		Path directoryLink = Files.createSymbolicLink(open.resolve("lib"), installed);
+		Path throughDirectoryLink = directoryLink.resolve("cave-sandbox-launcher");
+		assertThat(failure(withLauncher(throughDirectoryLink))).contains(open.toRealPath().toString());
 	}
 
 	@Test
