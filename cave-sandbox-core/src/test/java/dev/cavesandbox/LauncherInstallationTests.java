@@ -17,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -277,6 +278,36 @@ class LauncherInstallationTests {
 				.withMessageContaining("lies in " + work.resolve("cave-sandbox-" + uid()));
 			assertThat(executor.execute("sh", "-c", "echo second").stdoutText()).isEqualTo("second\n");
 			assertThat(base.resolve("escaped")).doesNotExist();
+		}
+	}
+
+	/**
+	 * Found by the second i10 break-in attempt: the refusal knows the home of the
+	 * extracted launcher, not a configured {@code launcherPath}. A request whose working
+	 * directory is (or contains) the directory of the installed copy gets it mounted
+	 * writable; the command renames a script over the copy, and the next execution runs
+	 * the script as {@code outer}, in the host's network namespace. (The same reach,
+	 * without any request, with {@code read-only-root=false}, which the threat model
+	 * already names.)
+	 */
+	@Disabled("KNOWN HOLE: a working directory that contains launcherPath (or the wrapper's binaries) is not "
+			+ "refused")
+	@ForEachLinuxMechanism
+	void workingDirectoryThatContainsLauncherPathIsRefused(MechanismChoice mechanism) throws Exception {
+		Path base = this.elsewhere.toRealPath();
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path installed = Files.createDirectory(base.resolve("lib"));
+		Path launcher = copy(installed.resolve("cave-sandbox-launcher"), resource(), "r-xr-xr-x");
+		Path escaped = base.resolve("escaped");
+		String replace = "printf '#!/bin/sh\\necho \"net=$(readlink /proc/self/ns/net)\" > " + escaped
+				+ "\\nexit 1\\n' > .x && chmod 755 .x && mv -f .x cave-sandbox-launcher";
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(this.workDirectory).launcherPath(launcher))) {
+			Throwable refusal = catchThrowable(() -> executor
+				.execute(ExecutionRequest.builder("/bin/sh", "-c", replace).workingDirectory(installed).build()));
+			catchThrowable(() -> executor.execute("true"));
+			assertThat(escaped).as("the replaced launcherPath ran its script in the host").doesNotExist();
+			assertThat(refusal).isInstanceOf(InvalidExecutionRequestException.class);
 		}
 	}
 
