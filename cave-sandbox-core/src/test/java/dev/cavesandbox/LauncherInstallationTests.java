@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
@@ -152,6 +153,14 @@ class LauncherInstallationTests {
 		Path directoryLink = Files.createSymbolicLink(open.resolve("lib"), installed);
 		Path throughDirectoryLink = directoryLink.resolve("cave-sandbox-launcher");
 		assertThat(failure(withLauncher(throughDirectoryLink))).contains(open.toRealPath().toString());
+		// In a sticky directory (like /tmp) another user may replace a symbolic link of
+		// their own (where fs.protected_symlinks is 0, the JVM follows it).
+		assumeThat(System.getProperty("user.name")).as("giving the link to nobody needs root").isEqualTo("root");
+		Path sticky = Files.createDirectory(this.elsewhere.resolve("sticky"));
+		Files.setAttribute(sticky, "unix:mode", 01777);
+		Path theirs = Files.createSymbolicLink(sticky.resolve("launcher"), launcher);
+		Files.setAttribute(theirs, "unix:uid", 65534, LinkOption.NOFOLLOW_LINKS);
+		assertThat(failure(withLauncher(theirs))).contains("65534");
 	}
 
 	@Test
