@@ -3,12 +3,14 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -126,6 +129,38 @@ class LauncherInstallationTests {
 		// Sticky, like /tmp: others cannot rename what is not theirs.
 		Files.setAttribute(shared, "unix:mode", 01777);
 		assertThat(new LauncherInstallation().resolve(withLauncher(deeper))).isEqualTo(deeper);
+	}
+
+	/**
+	 * Found by the second i10 break-in attempt: the directories are checked on the real
+	 * path only, but the executor spawns the configured path. A symbolic link in a
+	 * directory that others may write (or that another user owns) passes the check while
+	 * it points at a proper copy, and anyone who may write that directory points it at
+	 * another program afterwards: that program then runs as {@code outer} before every
+	 * wrapper, outside the sandbox, as the JVM's user (root for a root JVM).
+	 */
+	@Disabled("KNOWN HOLE: launcherPath's own directories (those of the configured path, before its symbolic "
+			+ "links are resolved) are not checked, and the configured path is what is spawned")
+	@Test
+	void launcherPathThroughASymbolicLinkInAnOpenDirectoryIsUnavailable() throws Exception {
+		Files.setPosixFilePermissions(this.elsewhere, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path installed = Files.createDirectory(this.elsewhere.resolve("lib"));
+		Path launcher = copy(installed.resolve("cave-sandbox-launcher"), resource(), "r-xr-xr-x");
+		Path open = Files.createDirectory(this.elsewhere.resolve("open"));
+		Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+		Path link = Files.createSymbolicLink(open.resolve("launcher"), launcher);
+		assertThat(failure(withLauncher(link))).contains(open.toRealPath().toString());
+		Path directoryLink = Files.createSymbolicLink(open.resolve("lib"), installed);
+		Path throughDirectoryLink = directoryLink.resolve("cave-sandbox-launcher");
+		assertThat(failure(withLauncher(throughDirectoryLink))).contains(open.toRealPath().toString());
+		// In a sticky directory (like /tmp) another user may replace a symbolic link of
+		// their own (where fs.protected_symlinks is 0, the JVM follows it).
+		assumeThat(System.getProperty("user.name")).as("giving the link to nobody needs root").isEqualTo("root");
+		Path sticky = Files.createDirectory(this.elsewhere.resolve("sticky"));
+		Files.setAttribute(sticky, "unix:mode", 01777);
+		Path theirs = Files.createSymbolicLink(sticky.resolve("launcher"), launcher);
+		Files.setAttribute(theirs, "unix:uid", 65534, LinkOption.NOFOLLOW_LINKS);
+		assertThat(failure(withLauncher(theirs))).contains("65534");
 	}
 
 	@Test
@@ -252,6 +287,36 @@ class LauncherInstallationTests {
 				.withMessageContaining("lies in " + work.resolve("cave-sandbox-" + uid()));
 			assertThat(executor.execute("sh", "-c", "echo second").stdoutText()).isEqualTo("second\n");
 			assertThat(base.resolve("escaped")).doesNotExist();
+		}
+	}
+
+	/**
+	 * Found by the second i10 break-in attempt: the refusal knows the home of the
+	 * extracted launcher, not a configured {@code launcherPath}. A request whose working
+	 * directory is (or contains) the directory of the installed copy gets it mounted
+	 * writable; the command renames a script over the copy, and the next execution runs
+	 * the script as {@code outer}, in the host's network namespace. (The same reach,
+	 * without any request, with {@code read-only-root=false}, which the threat model
+	 * already names.)
+	 */
+	@Disabled("KNOWN HOLE: a working directory that contains launcherPath (or the wrapper's binaries) is not "
+			+ "refused")
+	@ForEachLinuxMechanism
+	void workingDirectoryThatContainsLauncherPathIsRefused(MechanismChoice mechanism) throws Exception {
+		Path base = this.elsewhere.toRealPath();
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path installed = Files.createDirectory(base.resolve("lib"));
+		Path launcher = copy(installed.resolve("cave-sandbox-launcher"), resource(), "r-xr-xr-x");
+		Path escaped = base.resolve("escaped");
+		String replace = "printf '#!/bin/sh\\necho \"net=$(readlink /proc/self/ns/net)\" > " + escaped
+				+ "\\nexit 1\\n' > .x && chmod 755 .x && mv -f .x cave-sandbox-launcher";
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(this.workDirectory).launcherPath(launcher))) {
+			Throwable refusal = catchThrowable(() -> executor
+				.execute(ExecutionRequest.builder("/bin/sh", "-c", replace).workingDirectory(installed).build()));
+			catchThrowable(() -> executor.execute("true"));
+			assertThat(escaped).as("the replaced launcherPath ran its script in the host").doesNotExist();
+			assertThat(refusal).isInstanceOf(InvalidExecutionRequestException.class);
 		}
 	}
 

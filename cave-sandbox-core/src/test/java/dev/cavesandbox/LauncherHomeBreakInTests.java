@@ -1,0 +1,69 @@
+package dev.cavesandbox;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * Break-in attempts on the home of the private directories and of the extracted launcher
+ * ({@code <workDirectory>/cave-sandbox-<uid>}), which every sandbox hides and which a
+ * request's working directory must neither contain nor lie in. Each test is an attack
+ * that must stay stopped.
+ */
+@EnabledOnOs(OS.LINUX)
+class LauncherHomeBreakInTests {
+
+	/**
+	 * An executor checks a request's working directory only against its own home. A
+	 * second executor of the same user (another work directory, in this JVM or another)
+	 * accepts the first one's launcher directory as a working directory and mounts it
+	 * writable into the sandbox: the command (the JVM's uid, owner of the directory)
+	 * replaces the launcher, and the first executor, which verified the SHA-256 once,
+	 * runs the replacement as {@code outer} on the host, outside every namespace, before
+	 * its next command.
+	 */
+	@Disabled("KNOWN HOLE: the working-directory check knows only the executor's own home; another executor's "
+			+ "(or JVM's) home, with its launcher, is mounted writable")
+	@ForEachLinuxMechanism
+	void anotherExecutorCannotReplaceTheLauncherInAHomeThatIsNotItsOwn(MechanismChoice mechanism, @TempDir Path workA,
+			@TempDir Path workB, @TempDir Path evidence) throws Exception {
+		Path marker = evidence.toRealPath().resolve("outer-ran-here");
+		String hostNetwork = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+		try (ProcessIsolatedExecutor a = LinuxMechanisms.isolated(mechanism, (s) -> s.workDirectory(workA));
+				ProcessIsolatedExecutor b = LinuxMechanisms.isolated(mechanism, (s) -> s.workDirectory(workB))) {
+			assertThat(a.execute("true").exitCode()).isZero();
+			Path launcherDirectory = launcherDirectory(PrivateDirectories.home(workA).toRealPath());
+			Path launcher = launcherDirectory.resolve(LauncherInstallation.BINARY);
+			String original = LauncherInstallation.sha256(launcher);
+			// A script that, run as outer, records the network namespace it runs in.
+			String replace = "printf '#!/bin/sh\\nreadlink /proc/self/ns/net > " + marker
+					+ "\\nexit 1\\n' > .x && chmod 500 .x && mv -f .x " + LauncherInstallation.BINARY;
+			Throwable refusal = catchThrowable(() -> b.execute(
+					ExecutionRequest.builder("/bin/sh", "-c", replace).workingDirectory(launcherDirectory).build()));
+			// A run of the first executor shows what it now executes.
+			catchThrowable(() -> a.execute("true"));
+			assertThat(marker)
+				.as("the launcher replaced from a sandbox ran on the host (network namespace %s)", hostNetwork)
+				.doesNotExist();
+			assertThat(refusal).isInstanceOf(InvalidExecutionRequestException.class);
+			assertThat(LauncherInstallation.sha256(launcher)).isEqualTo(original);
+		}
+	}
+
+	private static Path launcherDirectory(Path home) throws Exception {
+		try (Stream<Path> entries = Files.list(home)) {
+			return entries.filter((entry) -> entry.getFileName().toString().startsWith("launcher-"))
+				.findFirst()
+				.orElseThrow();
+		}
+	}
+
+}
