@@ -81,6 +81,9 @@ final class LauncherInstallation {
 	/** The verified launcher per launcher path or work directory. */
 	private final Map<String, Path> verified = new ConcurrentHashMap<>();
 
+	/** What each verified copy was when it was verified, checked before each spawn. */
+	private final Map<Path, Identity> identities = new ConcurrentHashMap<>();
+
 	/**
 	 * Create an installation for this JVM's architecture that remembers only what it
 	 * verified itself (tests); production code uses {@link #shared()}.
@@ -149,6 +152,7 @@ final class LauncherInstallation {
 			Path launcher = (configured != null) ? checkConfigured(configured, build)
 					: extract(settings.workDirectory(), build);
 			checkExecutes(launcher, build, configured != null, settings.probeTimeout());
+			this.identities.put(launcher, identity(launcher));
 			this.verified.put(key, launcher);
 			return launcher;
 		}
@@ -202,7 +206,6 @@ final class LauncherInstallation {
 			throw new UnavailableException("launcherPath " + launcher + " is not executable (mode "
 					+ permissions(launcher) + ") for the user that runs the JVM");
 		}
-		checkNotWritableByOthers(launcher, "launcherPath " + launcher);
 		Path real;
 		try {
 			real = launcher.toRealPath();
@@ -210,15 +213,58 @@ final class LauncherInstallation {
 		catch (IOException ex) {
 			throw new UnavailableException("cannot resolve launcherPath " + launcher + ": " + ex);
 		}
+		checkNotWritableByOthers(real, "launcherPath " + launcher);
 		for (Path directory = real.getParent(); directory != null; directory = directory.getParent()) {
 			checkNotWritableByOthers(directory, "the directory " + directory + " of launcherPath " + launcher);
 		}
-		String actual = sha256(launcher);
+		String actual = sha256(real);
 		if (!actual.equals(build.sha256())) {
 			throw new UnavailableException("launcherPath " + launcher + ": SHA-256 mismatch: expected " + build.sha256()
 					+ " (this jar's " + build.platform() + " build), got " + actual);
 		}
-		return launcher;
+		// The real path is what runs: a symbolic link on the way, swapped after this
+		// check, changes nothing.
+		return real;
+	}
+
+	/**
+	 * Check, before a spawn, that a verified launcher is still the file that was
+	 * verified: the same device, inode, size, modification and change times. Renaming
+	 * another file over it, or writing it, changes one of them; then it is hashed again,
+	 * and refused unless it is still this jar's build.
+	 * @param launcher a path that {@link #resolve} returned
+	 * @throws UnavailableException if it changed into something else, or cannot be read
+	 */
+	void checkUnchanged(Path launcher) throws UnavailableException {
+		Identity known = this.identities.get(launcher);
+		Identity now = identity(launcher);
+		if (now.equals(known)) {
+			return;
+		}
+		String actual = sha256(launcher);
+		String expected = build().sha256();
+		if (!actual.equals(expected)) {
+			throw new UnavailableException("the launcher " + launcher + " changed after it was verified: SHA-256 "
+					+ actual + ", expected " + expected + "; something that can write it replaced it");
+		}
+		this.identities.put(launcher, now);
+	}
+
+	private static Identity identity(Path launcher) throws UnavailableException {
+		try {
+			Map<String, Object> attributes = Files.readAttributes(launcher, "unix:dev,ino,size,lastModifiedTime,ctime",
+					LinkOption.NOFOLLOW_LINKS);
+			return new Identity(String.valueOf(attributes.get("dev")), String.valueOf(attributes.get("ino")),
+					String.valueOf(attributes.get("size")), String.valueOf(attributes.get("lastModifiedTime")),
+					String.valueOf(attributes.get("ctime")));
+		}
+		catch (IOException | UnsupportedOperationException ex) {
+			throw new UnavailableException("cannot read the launcher " + launcher + ": " + ex);
+		}
+	}
+
+	/** A file's identity as far as replacing or writing it goes. */
+	private record Identity(String device, String inode, String size, String modified, String changed) {
 	}
 
 	/**

@@ -108,6 +108,12 @@ final class PrivateDirectories {
 
 	private static final String PREFIX = "cave-sandbox-";
 
+	/**
+	 * Every home this JVM has used, in any work directory: no execution's working
+	 * directory may contain one or lie in one (see {@link #isOrHoldsAHome}).
+	 */
+	private static final Set<Path> KNOWN_HOMES = ConcurrentHashMap.newKeySet();
+
 	private static final String LOCK_PREFIX = PREFIX + "lock-";
 
 	private static final Pattern LOCK_NAME = Pattern.compile(Pattern.quote(LOCK_PREFIX) + "[0-9]+-[0-9a-z]+");
@@ -239,6 +245,34 @@ final class PrivateDirectories {
 			return;
 		}
 		DirectoryTrees.delete(directory);
+	}
+
+	/**
+	 * Return whether a directory is, contains or lies in a home of private directories
+	 * (and of the launcher) that this JVM has used, or lies in any directory named like
+	 * this user's home (another JVM's, in another work directory).
+	 * @param directory a real path
+	 * @return the home it touches, or {@code null}
+	 */
+	static @Nullable Path isOrHoldsAHome(Path directory) {
+		for (Path known : KNOWN_HOMES) {
+			Path home;
+			try {
+				home = known.toRealPath();
+			}
+			catch (IOException ex) {
+				continue;
+			}
+			if (home.startsWith(directory) || directory.startsWith(home)) {
+				return home;
+			}
+			for (Path part = directory; part != null; part = part.getParent()) {
+				if (home.getFileName().equals(part.getFileName())) {
+					return part;
+				}
+			}
+		}
+		return null;
 	}
 
 	/**
@@ -432,6 +466,7 @@ final class PrivateDirectories {
 	static Path home(Path workDirectory) throws IOException {
 		int own = uid(workDirectory);
 		Path home = workDirectory.resolve(PREFIX + own);
+		KNOWN_HOMES.add(home.toAbsolutePath().normalize());
 		try {
 			Files.createDirectory(home, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
 		}

@@ -170,6 +170,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
+			checkLauncherUnchanged();
 			ProcessRunner.Outcome outcome = this.runner.run(spec);
 			if (this.capability != null) {
 				checkLauncher(outcome, request.argv().get(0), launchToken);
@@ -190,6 +191,23 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			if (privateDirectory) {
 				this.privateDirectories.release(directory);
 			}
+		}
+	}
+
+	/**
+	 * The launcher was verified once; whatever replaced or wrote it since is refused
+	 * here, before it would run on the host.
+	 */
+	private void checkLauncherUnchanged() {
+		Launcher launcher = (this.capability != null) ? this.capability.mechanism().launcher() : null;
+		if (launcher == null) {
+			return;
+		}
+		try {
+			LauncherInstallation.shared().checkUnchanged(launcher.path());
+		}
+		catch (LauncherInstallation.UnavailableException ex) {
+			throw new SandboxLaunchException(ex.getMessage(), ex);
 		}
 	}
 
@@ -267,14 +285,49 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
-		Path home = this.privateDirectories.home();
-		if (home != null && (home.startsWith(real) || real.startsWith(home))) {
+		Path home = PrivateDirectories.isOrHoldsAHome(real);
+		if (home != null) {
 			throw new InvalidExecutionRequestException("working directory " + real
 					+ ((real.startsWith(home)) ? " lies in " : " contains ") + home
-					+ ", the home of the private working directories and of the launcher, which the sandbox hides; "
+					+ ", a home of the private working directories and of the launcher, which the sandbox hides; "
 					+ "use a directory of its own");
 		}
+		// A command of a root JVM owns the system's programs: given their directory as
+		// its
+		// (writable) working directory, it could replace what later sandboxes run.
+		for (Path programs : programDirectories()) {
+			if (programs.startsWith(real) || real.startsWith(programs)) {
+				throw new InvalidExecutionRequestException("working directory " + real
+						+ ((real.startsWith(programs)) ? " lies in " : " contains ") + programs
+						+ ", where the sandbox's own programs come from; use a directory of its own");
+			}
+		}
 		return real;
+	}
+
+	/**
+	 * The directories the sandbox's programs come from: the launcher's, the wrapper
+	 * binaries', and those of the baseline {@code PATH} on which the wrappers find
+	 * {@code sh}, {@code mount} and {@code setsid}; as real paths.
+	 */
+	private List<Path> programDirectories() {
+		List<Path> directories = new java.util.ArrayList<>();
+		List<Path> programs = new java.util.ArrayList<>(this.capability.mechanism().binaries());
+		for (String entry : SandboxSettings.BASELINE_PATH.split(":")) {
+			programs.add(Path.of(entry, "sh"));
+		}
+		for (Path program : programs) {
+			try {
+				Path directory = program.toAbsolutePath().getParent().toRealPath();
+				if (!directories.contains(directory)) {
+					directories.add(directory);
+				}
+			}
+			catch (IOException ex) {
+				// Not on this host: nothing there to protect.
+			}
+		}
+		return directories;
 	}
 
 	/**

@@ -4,7 +4,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,16 +21,14 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class LauncherHomeBreakInTests {
 
 	/**
-	 * An executor checks a request's working directory only against its own home. A
-	 * second executor of the same user (another work directory, in this JVM or another)
-	 * accepts the first one's launcher directory as a working directory and mounts it
-	 * writable into the sandbox: the command (the JVM's uid, owner of the directory)
-	 * replaces the launcher, and the first executor, which verified the SHA-256 once,
-	 * runs the replacement as {@code outer} on the host, outside every namespace, before
-	 * its next command.
+	 * Found by the second i10 break-in attempt: an executor checked a request's working
+	 * directory only against its own home, so a second executor of the same user (another
+	 * work directory) accepted the first one's launcher directory and mounted it
+	 * writable; the command replaced the launcher, and the first executor ran the
+	 * replacement as {@code outer} on the host. Now every home this JVM knows (and any
+	 * directory named like one) is refused, and a replaced launcher is refused before it
+	 * runs.
 	 */
-	@Disabled("KNOWN HOLE: the working-directory check knows only the executor's own home; another executor's "
-			+ "(or JVM's) home, with its launcher, is mounted writable")
 	@ForEachLinuxMechanism
 	void anotherExecutorCannotReplaceTheLauncherInAHomeThatIsNotItsOwn(MechanismChoice mechanism, @TempDir Path workA,
 			@TempDir Path workB, @TempDir Path evidence) throws Exception {

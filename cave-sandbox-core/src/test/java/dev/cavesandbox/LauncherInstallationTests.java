@@ -10,7 +10,6 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -132,35 +131,51 @@ class LauncherInstallationTests {
 	}
 
 	/**
-	 * Found by the second i10 break-in attempt: the directories are checked on the real
-	 * path only, but the executor spawns the configured path. A symbolic link in a
-	 * directory that others may write (or that another user owns) passes the check while
-	 * it points at a proper copy, and anyone who may write that directory points it at
-	 * another program afterwards: that program then runs as {@code outer} before every
-	 * wrapper, outside the sandbox, as the JVM's user (root for a root JVM).
+	 * Found by the second i10 break-in attempt: the directories were checked on the real
+	 * path, but the configured path was spawned, so a symbolic link in a directory that
+	 * others may write (or a link another user owns in a sticky one) could be pointed at
+	 * another program after the check. The real path is what runs now: swapping the link
+	 * changes nothing.
 	 */
-	@Disabled("KNOWN HOLE: launcherPath's own directories (those of the configured path, before its symbolic "
-			+ "links are resolved) are not checked, and the configured path is what is spawned")
 	@Test
-	void launcherPathThroughASymbolicLinkInAnOpenDirectoryIsUnavailable() throws Exception {
+	void launcherPathThroughASymbolicLinkRunsTheRealPathThatWasChecked() throws Exception {
 		Files.setPosixFilePermissions(this.elsewhere, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path installed = Files.createDirectory(this.elsewhere.resolve("lib"));
 		Path launcher = copy(installed.resolve("cave-sandbox-launcher"), resource(), "r-xr-xr-x");
 		Path open = Files.createDirectory(this.elsewhere.resolve("open"));
 		Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
 		Path link = Files.createSymbolicLink(open.resolve("launcher"), launcher);
-		assertThat(failure(withLauncher(link))).contains(open.toRealPath().toString());
+		LauncherInstallation installation = new LauncherInstallation();
+		assertThat(installation.resolve(withLauncher(link))).isEqualTo(launcher.toRealPath());
 		Path directoryLink = Files.createSymbolicLink(open.resolve("lib"), installed);
-		Path throughDirectoryLink = directoryLink.resolve("cave-sandbox-launcher");
-		assertThat(failure(withLauncher(throughDirectoryLink))).contains(open.toRealPath().toString());
-		// In a sticky directory (like /tmp) another user may replace a symbolic link of
-		// their own (where fs.protected_symlinks is 0, the JVM follows it).
-		assumeThat(System.getProperty("user.name")).as("giving the link to nobody needs root").isEqualTo("root");
-		Path sticky = Files.createDirectory(this.elsewhere.resolve("sticky"));
-		Files.setAttribute(sticky, "unix:mode", 01777);
-		Path theirs = Files.createSymbolicLink(sticky.resolve("launcher"), launcher);
-		Files.setAttribute(theirs, "unix:uid", 65534, LinkOption.NOFOLLOW_LINKS);
-		assertThat(failure(withLauncher(theirs))).contains("65534");
+		assertThat(new LauncherInstallation().resolve(withLauncher(directoryLink.resolve("cave-sandbox-launcher"))))
+			.isEqualTo(launcher.toRealPath());
+		// Pointed elsewhere after the check: what was resolved stays the checked copy.
+		Path other = copy(this.elsewhere.resolve("other"), "#!/bin/sh\nexit 0\n".getBytes(), "r-xr-xr-x");
+		Files.delete(link);
+		Files.createSymbolicLink(link, other);
+		assertThat(installation.resolve(withLauncher(link))).isEqualTo(launcher.toRealPath());
+		installation.checkUnchanged(launcher.toRealPath());
+	}
+
+	/**
+	 * A verified copy replaced afterwards (renamed over, or written) is refused before it
+	 * runs; one that is still this jar's build is taken again.
+	 */
+	@Test
+	void launcherReplacedAfterItsCheckIsRefusedBeforeTheNextSpawn() throws Exception {
+		Path launcher = copy(this.elsewhere.resolve("launcher"), resource(), "r-xr-xr-x");
+		LauncherInstallation installation = new LauncherInstallation();
+		Path resolved = installation.resolve(withLauncher(launcher));
+		installation.checkUnchanged(resolved);
+		Path script = copy(this.elsewhere.resolve("script"), "#!/bin/sh\nexit 0\n".getBytes(), "r-xr-xr-x");
+		Files.move(script, resolved, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+		assertThatExceptionOfType(LauncherInstallation.UnavailableException.class)
+			.isThrownBy(() -> installation.checkUnchanged(resolved))
+			.withMessageStartingWith("the launcher " + resolved + " changed after it was verified: SHA-256 ");
+		Path genuine = copy(this.elsewhere.resolve("genuine"), resource(), "r-xr-xr-x");
+		Files.move(genuine, resolved, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+		installation.checkUnchanged(resolved);
 	}
 
 	@Test
@@ -276,7 +291,7 @@ class LauncherInstallationTests {
 				.isThrownBy(() -> executor
 					.execute(ExecutionRequest.builder("/bin/sh", "-c", plant(base)).workingDirectory(base).build()))
 				.withMessageContaining("contains " + work.resolve("cave-sandbox-" + uid()))
-				.withMessageContaining("the home of the private working directories and of the launcher");
+				.withMessageContaining("a home of the private working directories and of the launcher");
 			Path launcherHome = Files.list(work.resolve("cave-sandbox-" + uid()))
 				.filter((path) -> path.getFileName().toString().startsWith("launcher-"))
 				.findFirst()
@@ -291,16 +306,14 @@ class LauncherInstallationTests {
 	}
 
 	/**
-	 * Found by the second i10 break-in attempt: the refusal knows the home of the
+	 * Found by the second i10 break-in attempt: the refusal knew the home of the
 	 * extracted launcher, not a configured {@code launcherPath}. A request whose working
-	 * directory is (or contains) the directory of the installed copy gets it mounted
-	 * writable; the command renames a script over the copy, and the next execution runs
-	 * the script as {@code outer}, in the host's network namespace. (The same reach,
-	 * without any request, with {@code read-only-root=false}, which the threat model
-	 * already names.)
+	 * directory was (or contained) the directory of the installed copy got it mounted
+	 * writable; the command renamed a script over the copy, and the next execution ran
+	 * the script as {@code outer}, in the host's network namespace. Now refused, as are
+	 * the directories of the wrappers' programs. (The same reach, without any request,
+	 * with {@code read-only-root=false}, which the threat model already names.)
 	 */
-	@Disabled("KNOWN HOLE: a working directory that contains launcherPath (or the wrapper's binaries) is not "
-			+ "refused")
 	@ForEachLinuxMechanism
 	void workingDirectoryThatContainsLauncherPathIsRefused(MechanismChoice mechanism) throws Exception {
 		Path base = this.elsewhere.toRealPath();
