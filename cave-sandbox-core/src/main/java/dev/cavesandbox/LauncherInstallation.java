@@ -391,18 +391,18 @@ final class LauncherInstallation {
 			}
 			catch (IOException ex) {
 				String message = String.valueOf(ex.getMessage());
-				if (message.contains("error=26,") && attempt < TEXT_BUSY_ATTEMPTS) {
+				String errno = WrapperFailureClassifier.errno(message);
+				if (errno.equals("26") && attempt < TEXT_BUSY_ATTEMPTS) {
 					// ETXTBSY: a child that another thread spawned at the moment the copy
 					// was still open for writing holds that descriptor until its exec.
 					pause();
 					continue;
 				}
-				Path noexec = message.contains("error=13,") ? noexecMount(launcher) : null;
+				Path noexec = errno.equals("13") ? noexecMount(launcher) : null;
 				if (noexec != null) {
 					throw new UnavailableException(noexec(launcher, noexec, build, configured));
 				}
-				String refused = message.contains("error=13,")
-						? " (EACCES: a noexec mount or a security module refuses it)" : "";
+				String refused = errno.equals("13") ? " (EACCES: a noexec mount or a security module refuses it)" : "";
 				throw new UnavailableException((configured ? "launcherPath " : "the launcher ") + launcher
 						+ " cannot be executed: " + message + refused + (configured ? "" : "; " + installHint(build)));
 			}

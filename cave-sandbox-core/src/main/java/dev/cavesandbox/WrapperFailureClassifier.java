@@ -55,14 +55,25 @@ final class WrapperFailureClassifier {
 	 */
 	static IsolationCapability launchFailure(IOException ex, Duration took) {
 		String message = String.valueOf(ex.getMessage());
-		Matcher errno = ERRNO.matcher(message);
-		String number = errno.find() ? errno.group(1) : "";
+		String number = errno(message);
 		UnavailabilityCause cause = switch (number) {
 			case "13" -> UnavailabilityCause.BINARY_NOT_EXECUTABLE;
 			case "2" -> UnavailabilityCause.BINARY_MISSING;
 			default -> UnavailabilityCause.UNKNOWN;
 		};
 		return IsolationCapability.unavailable(cause, message, took);
+	}
+
+	/**
+	 * Return the errno in the message of a program the JDK could not start, as JDK 17
+	 * ({@code error=13, Permission denied}) and JDK 25
+	 * ({@code Exec failed, error: 13 (Permission denied)}) word it.
+	 * @param message the exception's message
+	 * @return the number, or an empty string if there is none
+	 */
+	static String errno(String message) {
+		Matcher errno = ERRNO.matcher(message);
+		return errno.find() ? errno.group(1) : "";
 	}
 
 	/**
