@@ -55,29 +55,17 @@ class LauncherExitCodesTests {
 	}
 
 	/**
-	 * On JDK 17 the JVM's threads block SIGQUIT and their children inherit the mask:
-	 * unisolated, the shell's SIGQUIT to itself stays pending and it exits 0. Isolated,
-	 * the launcher clears the mask. Run from the test's thread and from a thread of its
-	 * own.
+	 * On JDK 17 the JVM's threads block SIGQUIT and their children inherit the mask, so
+	 * that a shell's SIGQUIT to itself could stay pending; isolated, the launcher clears
+	 * the mask. (An unisolated control was dropped: whether the shell dies of the pending
+	 * signal there depends on the JDK and on when dash changes its own mask, seen both
+	 * ways in CI runs. With the launcher's signal reset removed by hand, the probe
+	 * refuses the sandbox (SigIgn) and every test of this class goes red.) Run from the
+	 * test's thread and from a thread of its own.
 	 */
 	@ForEachLinuxMechanism
 	void commandKilledBySigquitExits131(MechanismChoice mechanism) throws Exception {
 		String[] argv = { "sh", "-c", "kill -QUIT $$; echo survived" };
-		// The control: unisolated, the child inherits the spawning thread's mask. JDK 17
-		// blocks SIGQUIT there (the shell survives its own SIGQUIT), JDK 25 does not: the
-		// control reports its own mask first, and its outcome must follow it.
-		ExecutionResult control = unisolated.execute("sh", "-c",
-				"sed -n 's/^SigBlk:[[:space:]]*//p' /proc/$$/status; kill -QUIT $$; echo survived");
-		String[] lines = control.stdoutText().split("\n");
-		boolean quitBlocked = (Long.parseUnsignedLong(lines[0].trim(), 16) & (1L << 2)) != 0;
-		if (quitBlocked) {
-			assertThat(control.exitCode()).as("unisolated, SIGQUIT is blocked").isZero();
-			assertThat(lines).containsExactly(lines[0], "survived");
-		}
-		else {
-			assertThat(control.exitCode()).as("unisolated, SIGQUIT is not blocked").isEqualTo(131);
-			assertThat(lines).containsExactly(lines[0]);
-		}
 		assertDiedOf(isolated(mechanism).execute(argv), 131);
 		assertDiedOf(inThreadOfItsOwn(() -> isolated(mechanism).execute(argv)), 131);
 	}
