@@ -115,14 +115,14 @@ final class LinuxProbe {
 			throws IOException, InterruptedException {
 		SandboxMechanism mechanism = candidate;
 		List<String> argv = argv(host.view());
-		ProcessRunner.Outcome outcome = session.run(commandLine(mechanism, argv, false, session));
+		ProcessRunner.Outcome outcome = session.run(mechanism, argv, false, true);
 		if (mechanism instanceof UnshareMechanism unshare && outcome.exitCode() != 0
 				&& ProbeSession.text(outcome.stderr()).contains("--map-user")) {
 			// util-linux before 2.38 lacks --map-user: the command stays uid 0, without
 			// capabilities.
 			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
 					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
-			outcome = session.run(commandLine(mechanism, argv, false, session));
+			outcome = session.run(mechanism, argv, false, true);
 		}
 		IsolationCapability verdict = verdict(mechanism, outcome, host, false, session.took());
 		if (!verdict.available()) {
@@ -133,7 +133,7 @@ final class LinuxProbe {
 		if (!privateLoopback) {
 			String loopbackFact;
 			if (mechanism.supportsPrivateLoopback()) {
-				ProcessRunner.Outcome withLoopback = session.run(commandLine(mechanism, argv, true, session));
+				ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true, true);
 				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, session.took());
 				privateLoopback = loopback.available();
 				loopbackFact = privateLoopback ? "private loopback on request: lo up, verified"
@@ -150,15 +150,6 @@ final class LinuxProbe {
 			}
 		}
 		return IsolationCapability.available(mechanism, verified, privateLoopback, session.took());
-	}
-
-	/**
-	 * The production command line of the mechanism, with the launcher's report of its
-	 * refusals.
-	 */
-	private static List<String> commandLine(SandboxMechanism mechanism, List<String> argv, boolean loopback,
-			ProbeSession session) {
-		return mechanism.commandLine(argv, session.directory(), loopback, true);
 	}
 
 	private static List<String> argv(FilesystemView view) {

@@ -53,14 +53,14 @@ final class MacosProbe {
 	private static IsolationCapability check(ProbeSession session, SandboxExecMechanism mechanism)
 			throws IOException, InterruptedException {
 		try (ServerSocket listener = new ServerSocket()) {
-			ProcessRunner.Outcome applied = session.run(mechanism, List.of("/usr/bin/true"), false);
+			ProcessRunner.Outcome applied = session.run(mechanism, List.of("/usr/bin/true"), false, false);
 			if (applied.timedOut() || applied.exitCode() != 0) {
 				return WrapperFailureClassifier.failure(applied, session.took());
 			}
 			listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
 			String script = "echo " + ProbeSession.MARKER + "; exec 3<>/dev/tcp/127.0.0.1/" + listener.getLocalPort()
 					+ " && echo connected >&3";
-			ProcessRunner.Outcome connect = session.run(mechanism, List.of("/bin/bash", "-c", script), false);
+			ProcessRunner.Outcome connect = session.run(mechanism, List.of("/bin/bash", "-c", script), false, false);
 			return verdict(mechanism, connect, accepted(listener), session.took());
 		}
 	}

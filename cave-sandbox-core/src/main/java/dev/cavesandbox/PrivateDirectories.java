@@ -275,24 +275,6 @@ final class PrivateDirectories {
 		return null;
 	}
 
-	/**
-	 * Return this user's home in the work directory, as a real path, where this JVM has
-	 * registered there.
-	 * @return the home, or {@code null} if it was never created or cannot be resolved
-	 */
-	@Nullable Path home() {
-		OwnerLock own;
-		synchronized (this) {
-			own = this.lock;
-		}
-		try {
-			return (own != null) ? own.home.toRealPath() : null;
-		}
-		catch (IOException ex) {
-			return null;
-		}
-	}
-
 	private OwnerLock registered() throws IOException {
 		OwnerLock own = this.lock;
 		if (own == null) {

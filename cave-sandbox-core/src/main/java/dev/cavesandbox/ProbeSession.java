@@ -103,36 +103,16 @@ final class ProbeSession implements AutoCloseable {
 	 * @param mechanism the mechanism that builds the command line
 	 * @param argv the command to run inside
 	 * @param loopback whether to ask for a private loopback
+	 * @param check whether the launcher reports its refusals before the command runs
 	 * @return what the wrapper and the command produced
 	 * @throws IOException if the wrapper could not be started
 	 * @throws InterruptedException if the thread was interrupted while it ran
 	 */
-	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback)
+	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
-		return this.runner.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback),
+		return this.runner.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback, check),
 				this.directory, Map.of("PATH", SandboxSettings.BASELINE_PATH), null, this.settings.probeTimeout(),
 				OUTPUT_LIMIT, null, null, true));
-	}
-
-	/**
-	 * Run a command line, built by the caller, in the probe's working directory.
-	 * @param commandLine the command line
-	 * @return what the wrapper and the command produced
-	 * @throws IOException if the wrapper could not be started
-	 * @throws InterruptedException if the thread was interrupted while it ran
-	 */
-	ProcessRunner.Outcome run(List<String> commandLine) throws IOException, InterruptedException {
-		return this.runner
-			.run(new ProcessRunner.Spec(commandLine, this.directory, Map.of("PATH", SandboxSettings.BASELINE_PATH),
-					null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
-	}
-
-	/**
-	 * Return the probe's working directory.
-	 * @return the directory, a real path
-	 */
-	Path directory() {
-		return this.directory;
 	}
 
 	/**

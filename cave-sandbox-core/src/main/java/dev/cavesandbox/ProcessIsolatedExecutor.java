@@ -46,6 +46,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 */
 	private final @Nullable IsolationCapability capability;
 
+	/**
+	 * Where the sandbox's programs come from, found once: see
+	 * {@link #programDirectories}.
+	 */
+	private final List<Path> programDirectories;
+
 	private final Isolation isolation;
 
 	private final ProcessRunner runner;
@@ -60,6 +66,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			Isolation isolation) {
 		this.settings = settings;
 		this.capability = capability;
+		this.programDirectories = (capability != null) ? programDirectories(capability.mechanism()) : List.of();
 		this.isolation = isolation;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 		this.slots = new Semaphore(settings.maxConcurrent(), true);
@@ -295,7 +302,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		// A command of a root JVM owns the system's programs: given their directory as
 		// its
 		// (writable) working directory, it could replace what later sandboxes run.
-		for (Path programs : programDirectories()) {
+		for (Path programs : this.programDirectories) {
 			if (programs.startsWith(real) || real.startsWith(programs)) {
 				throw new InvalidExecutionRequestException("working directory " + real
 						+ ((real.startsWith(programs)) ? " lies in " : " contains ") + programs
@@ -310,9 +317,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * binaries', and those of the baseline {@code PATH} on which the wrappers find
 	 * {@code sh}, {@code mount} and {@code setsid}; as real paths.
 	 */
-	private List<Path> programDirectories() {
+	private static List<Path> programDirectories(SandboxMechanism mechanism) {
 		List<Path> directories = new java.util.ArrayList<>();
-		List<Path> programs = new java.util.ArrayList<>(this.capability.mechanism().binaries());
+		List<Path> programs = new java.util.ArrayList<>(mechanism.binaries());
 		for (String entry : SandboxSettings.BASELINE_PATH.split(":")) {
 			programs.add(Path.of(entry, "sh"));
 		}

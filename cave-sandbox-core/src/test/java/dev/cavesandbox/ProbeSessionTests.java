@@ -35,7 +35,7 @@ class ProbeSessionTests {
 		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
 			outcomes.add(session.run(mechanism, List.of("/bin/sh", "-c",
 					"cat " + ProbeSession.MARKER_FILE + "; echo; echo ok > " + ProbeSession.WRITE_FILE + " && pwd"),
-					false));
+					false, false));
 			return ProbeSession.notVerified("checked", session.took());
 		});
 		assertThat(verdict.detail()).isEqualTo("checked");
@@ -79,7 +79,7 @@ class ProbeSessionTests {
 				new Launcher(directory.resolve("cave-sandbox-launcher"), false), FilesystemView.of(List.of(), true));
 		SandboxSettings settings = SandboxSettings.builder().workDirectory(workDirectory).build();
 		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
-			session.run(mechanism, List.of("/bin/true"), false);
+			session.run(mechanism, List.of("/bin/true"), false, false);
 			return ProbeSession.notVerified("the wrapper ran", session.took());
 		});
 		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.BINARY_MISSING);
