@@ -63,6 +63,15 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 */
 	public static final String TOKEN_VARIABLE = "CAVE_SANDBOX_LAUNCH_TOKEN";
 
+	/** The mode of PID 1 in bubblewrap's PID namespace. */
+	public static final String INIT = "init";
+
+	/** The mode of the last step under unshare. */
+	public static final String EXEC = "exec";
+
+	/** The mode of the child subreaper of the seccomp rung, run as outer's wrapper. */
+	public static final String CONTAIN = "contain";
+
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
@@ -90,7 +99,26 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 * @return the argv, starting with {@value #INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, List<String> argv) {
+		return inside(mode, loopback, check, false, argv);
+	}
+
+	/**
+	 * Return the argv that runs the command inside the sandbox through the launcher.
+	 * @param mode {@value #INIT}, {@value #EXEC} or {@value #CONTAIN}
+	 * @param loopback whether the command has a private loopback
+	 * @param check whether the launcher reports each refusal before the command runs
+	 * @param noMountNamespace whether no mount namespace hides the host's sockets and
+	 * files: the filter refuses {@code socket(AF_UNIX)} too, and a Landlock ruleset
+	 * limits writes to the working directory
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
+			List<String> argv) {
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
+		if (noMountNamespace) {
+			command.add("--no-mount-namespace");
+		}
 		if (loopback) {
 			command.add("--allow-inet");
 		}
@@ -111,7 +139,20 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback) {
+		return refusals(loopback, false);
+	}
+
+	/**
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * @param loopback whether the command has a private loopback
+	 * @param noMountNamespace whether the command runs with {@code --no-mount-namespace}
+	 * @return the names, in the launcher's order
+	 */
+	public List<String> refusals(boolean loopback, boolean noMountNamespace) {
 		List<String> names = new ArrayList<>();
+		if (noMountNamespace) {
+			names.add("socket(AF_UNIX)");
+		}
 		if (!loopback) {
 			names.addAll(List.of("socket(AF_INET)", "socket(AF_INET6)"));
 		}
