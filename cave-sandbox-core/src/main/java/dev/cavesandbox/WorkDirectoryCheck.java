@@ -6,8 +6,6 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.FileStore;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -155,12 +153,8 @@ final class WorkDirectoryCheck {
 		if (failure instanceof AccessDeniedException || text.contains("Permission denied")) {
 			return Reason.NOT_WRITABLE;
 		}
-		if (failure instanceof NotDirectoryException) {
-			return Reason.NOT_A_DIRECTORY;
-		}
-		if (failure instanceof NoSuchFileException) {
-			return Reason.MISSING;
-		}
+		// A missing entry below an existing work directory (its home removed by a
+		// cleaner of /tmp, say) is not the work directory's problem.
 		return (usableSpace(workDirectory) == 0) ? Reason.NO_SPACE : null;
 	}
 
@@ -178,6 +172,9 @@ final class WorkDirectoryCheck {
 		if (!Files.isWritable(home)) {
 			if (!Files.exists(workDirectory)) {
 				return Reason.MISSING;
+			}
+			if (!Files.exists(home)) {
+				return null; // creating the directory fails and says so
 			}
 			Mount mount = mount(realPath(workDirectory));
 			return (mount != null && mount.readOnly()) ? Reason.READ_ONLY : Reason.NOT_WRITABLE;
