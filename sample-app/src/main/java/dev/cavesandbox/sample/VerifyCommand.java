@@ -231,6 +231,12 @@ final class VerifyCommand {
 			this.out.println(label + "GOT THROUGH: the listener received " + arrived + " (inside: " + attempt + ")");
 			return false;
 		}
+		if (attempt.startsWith("sent: connected")) {
+			// A connection the listener did not see went somewhere else: not blocked.
+			this.out.println(
+					label + "NOT BLOCKED: the child connected, but not to this listener (inside: " + attempt + ")");
+			return false;
+		}
 		this.out.println(label + "blocked (inside: " + attempt + ")");
 		return true;
 	}

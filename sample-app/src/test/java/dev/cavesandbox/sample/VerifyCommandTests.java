@@ -104,7 +104,10 @@ class VerifyCommandTests {
 				.singleElement()
 				.satisfies((line) -> assertThat(line).contains(" blocked (inside: failed: "));
 		}
-		assertThat(result.stdout()).doesNotContain("GOT THROUGH").doesNotContain("NOT RUN").doesNotContain("CONTROL");
+		assertThat(result.stdout()).doesNotContain("GOT THROUGH")
+			.doesNotContain("NOT BLOCKED")
+			.doesNotContain("NOT RUN")
+			.doesNotContain("CONTROL");
 	}
 
 }
