@@ -59,6 +59,27 @@ class VerifyCommandTests {
 		assertBlocked(result);
 	}
 
+	/**
+	 * A host where no user namespace can be created (the JVM in a nested user namespace
+	 * whose limit is zero): the rungs with namespaces name their cause, and strict mode
+	 * verifies the seccomp rung.
+	 */
+	@Test
+	void withoutUserNamespacesTheSeccompRungIsChosenAndBlocksEveryAttempt() throws Exception {
+		SampleJvm.Result result = SampleJvm.run(SampleJvm.NAMESPACE_LIMIT_ZERO, "", "verify");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		List<String> lines = result.stdout().lines().toList();
+		for (String rung : List.of("bwrap", "unshare", "namespaces")) {
+			assertThat(lines).as("%s", result).anyMatch((line) -> line.matches("  " + rung + " +unavailable"));
+		}
+		assertThat(lines).filteredOn((line) -> line.contains("cause: NESTING_FORBIDDEN: ")).hasSize(3);
+		assertThat(lines).anyMatch((line) -> line.matches("  seccomp +available \\(.*"))
+			.anyMatch((line) -> line.startsWith("Chosen (cave.sandbox.mechanism=auto): seccomp, verified"))
+			.contains("  - not given: IPC namespace: System V IPC objects and POSIX message queues that the JVM's "
+					+ "user can open are in reach");
+		assertBlocked(result);
+	}
+
 	@Test
 	void mechanismThatCannotWorkPrintsItsCauseAndExitsWith125InStrictMode() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.linux.bwrap-path=/nonexistent",
