@@ -1218,10 +1218,23 @@ static int contain(const struct options *options, char **argv)
 		if (stop_requested && !killing) {
 			killing = 1;
 		}
+		int status;
 		if (killing) {
+			/* No child left means no descendant left: a dying process's orphans are
+			 * reparented to this subreaper before it can be reaped. So scan /proc (a read
+			 * of every process's stat) only while children remain. */
+			pid_t left = waitpid(-1, &status, WNOHANG);
+			if (left < 0 && errno == ECHILD) {
+				break;
+			}
+			if (left > 0) {
+				if (left == command) {
+					result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+				}
+				continue;
+			}
 			kill_children();
 		}
-		int status;
 		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
 		if (pid < 0 && errno == EINTR) {
 			continue;
