@@ -160,6 +160,35 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
+	 * What the {@code chmod} hole gives in the sandbox's own files: the parent of the
+	 * private working directories ({@code cave-sandbox-<uid>}, 0700 so that no other
+	 * local user reaches any execution's directory) is the JVM user's, outside the
+	 * command's working directory, and the command may open it to everyone. The executor
+	 * works in a directory of the test, and the test closes it again.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void parentOfThePrivateWorkingDirectoriesStaysClosed(MechanismChoice mechanism, @TempDir Path base) {
+		SandboxSettings settings = settings(mechanism).workDirectory(base).build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings,
+				LinuxMechanisms.verified(settings))) {
+			ExecutionResult result = executor.execute("/bin/sh", "-c", "chmod 777 ..; echo chmod $?; cd .. && pwd");
+			Path parent = Path.of(result.stdoutText().lines().reduce((first, second) -> second).orElseThrow());
+			try {
+				assertThat(parent.getFileName().toString()).startsWith("cave-sandbox-");
+				assertThat(Files.getPosixFilePermissions(parent)).as(result.stdoutText())
+					.isEqualTo(PosixFilePermissions.fromString("rwx------"));
+			}
+			finally {
+				Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwx------"));
+			}
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	/**
 	 * {@code prlimit(2)} on another process needs only the same uid and gid, and Landlock
 	 * has no hook for it: the command would lower the JVM's limits (open files, address
 	 * space, CPU time: a JVM past its CPU limit is killed by the kernel). The limit tried
@@ -231,6 +260,57 @@ class RungsWithoutMountsBreakInTests {
 			.filter((process) -> process.info().arguments().map(List::of).orElse(List.of()).contains(marker)
 					|| process.info().commandLine().orElse("").contains(marker))
 			.toList();
+	}
+
+	/**
+	 * A chain that forks a new process whenever its parent dies keeps the seccomp rung's
+	 * subreaper busy for ever: it kills its children one generation at a time, and there
+	 * is always a newborn one generation below. The execution runs into its timeout, the
+	 * executor kills the subreaper after the grace period, and the newborn of that moment
+	 * is left to init. A PID namespace (the namespaces rung) dies as a whole. The chain
+	 * ends itself two minutes after it starts, whatever the outcome.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void aChainThatRespawnsOnItsParentsDeathDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		String marker = "cave-phoenix-" + UUID.randomUUID();
+		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("phoenix.py")) {
+			assertThat(script).isNotNull();
+			Files.copy(script, work.resolve("phoenix.py"));
+		}
+		long end = System.currentTimeMillis() / 1000 + 120;
+		try {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "phoenix.py", marker, String.valueOf(end), "500")
+					.workingDirectory(work)
+					.timeout(Duration.ofSeconds(5))
+					.build());
+			assertThat(result.stdoutText()).contains("spare forked");
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.untilAsserted(() -> assertThat(processesNamed(marker))
+					.as("exit %d, timed out %s", result.exitCode(), result.timedOut())
+					.isEmpty());
+		}
+		finally {
+			stopAndKill(marker);
+		}
+	}
+
+	/**
+	 * SIGSTOP first, so that no process of a respawning chain reacts to another's death.
+	 */
+	private static void stopAndKill(String marker) throws IOException, InterruptedException {
+		for (int round = 0; round < 20 && !processesNamed(marker).isEmpty(); round++) {
+			for (String signal : List.of("-STOP", "-KILL")) {
+				List<String> command = new java.util.ArrayList<>(List.of("kill", signal));
+				processesNamed(marker).forEach((process) -> command.add(String.valueOf(process.pid())));
+				if (command.size() > 2) {
+					new ProcessBuilder(command).start().waitFor(30, TimeUnit.SECONDS);
+				}
+			}
+		}
 	}
 
 	/**
