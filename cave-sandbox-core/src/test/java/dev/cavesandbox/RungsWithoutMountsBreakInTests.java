@@ -160,6 +160,36 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
+	 * The ways a file outside the working directory could be brought under it or written
+	 * through it: a hard link into it ({@code EXDEV}: Landlock's REFER), a write through
+	 * a symbolic link, a rename into it, a truncate of the outside path, a write to a
+	 * host FIFO (which bwrap's and unshare's read-only mounts leave open). The control
+	 * shows each one works outside the sandbox.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void filesOutsideTheWorkingDirectoryCannotBeLinkedInOrWrittenThroughIt(MechanismChoice mechanism,
+			@TempDir Path base) throws IOException, InterruptedException {
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path outside = Files.createDirectory(base.resolve("outside"));
+		Path target = Files.writeString(outside.resolve("target"), "original");
+		Path moved = Files.writeString(outside.resolve("moved"), "moved");
+		Path fifo = outside.resolve("fifo");
+		assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+		String script = "ln '" + target + "' hard; echo link $?; ln -s '" + target + "' soft; "
+				+ "(echo through >> soft) 2>/dev/null; echo symlink $?; mv '" + moved + "' moved; echo mv $?; "
+				+ "truncate -s 0 '" + target + "'; echo truncate $?; " + "(exec 3<>'" + fifo
+				+ "' && echo fifo >&3) 2>/dev/null; echo fifo $?";
+		ExecutionResult result = shell(isolated(mechanism), work, script);
+		assertThat(result.stdoutText()).as(result.stderrText())
+			.isEqualTo("link 1\nsymlink 2\nmv 1\ntruncate 1\nfifo 2\n");
+		assertThat(Files.readString(target)).isEqualTo("original");
+		assertThat(Files.exists(moved)).isTrue();
+		ExecutionResult control = shell(unisolated, Files.createDirectory(base.resolve("control")), script);
+		assertThat(control.stdoutText()).isEqualTo("link 0\nsymlink 0\nmv 0\ntruncate 0\nfifo 0\n");
+	}
+
+	/**
 	 * What the {@code chmod} hole gives in the sandbox's own files: the parent of the
 	 * private working directories ({@code cave-sandbox-<uid>}, 0700 so that no other
 	 * local user reaches any execution's directory) is the JVM user's, outside the
