@@ -293,6 +293,53 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
+	 * A tree with a child subreaper of its own holding a {@code setsid} daemon, a stopped
+	 * process, a zombie, a process without a parent-death signal and a spawned one: none
+	 * of it outlives its execution, whether the command exits or runs into its timeout.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void anAwkwardTreeDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		for (String ending : List.of("exit", "stay")) {
+			String marker = "cave-tree-" + UUID.randomUUID();
+			try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("awkward-tree.py")) {
+				assertThat(script).isNotNull();
+				Files.copy(script, work.resolve("awkward-tree.py"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+			}
+			long end = System.currentTimeMillis() / 1000 + 120;
+			try {
+				ExecutionResult result = isolated(mechanism)
+					.execute(ExecutionRequest.builder(PYTHON, "awkward-tree.py", marker, String.valueOf(end), ending)
+						.workingDirectory(work)
+						.timeout(Duration.ofSeconds(5))
+						.build());
+				assertThat(result.stdoutText()).as(result.stderrText()).contains("tree started");
+				assertThat(result.timedOut()).isEqualTo(ending.equals("stay"));
+				await().atMost(Duration.ofSeconds(30))
+					.pollInterval(Duration.ofMillis(200))
+					.untilAsserted(() -> assertThat(processesNamed(marker)).as(ending).isEmpty());
+			}
+			finally {
+				stopAndKill(marker);
+			}
+		}
+		String marker = "cave-tree-" + UUID.randomUUID();
+		try {
+			unisolated.execute(
+					ExecutionRequest
+						.builder(PYTHON, "awkward-tree.py", marker,
+								String.valueOf(System.currentTimeMillis() / 1000 + 60), "exit")
+						.workingDirectory(work)
+						.build());
+			assertThat(processesNamed(marker)).as("control: left behind without the sandbox").isNotEmpty();
+		}
+		finally {
+			stopAndKill(marker);
+		}
+	}
+
+	/**
 	 * A chain that forks a new process whenever its parent dies keeps the seccomp rung's
 	 * subreaper busy for ever: it kills its children one generation at a time, and there
 	 * is always a newborn one generation below. The execution runs into its timeout, the
