@@ -340,6 +340,31 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
+	 * The filter is compiled for x86-64: a socket through the i386 ({@code int 0x80}) or
+	 * the x32 entry point kills the command (SIGSYS, 128 + 31) instead of reaching a
+	 * socket the filter never inspected. The control creates the i386 socket (never
+	 * connected). x86-64 only.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void socketThroughAnotherSystemCallAbiKillsTheCommand(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException {
+		org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.arch").equals("amd64"));
+		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("other-abi-socket.py")) {
+			assertThat(script).isNotNull();
+			Files.copy(script, work.resolve("other-abi-socket.py"));
+		}
+		for (String abi : List.of("i386", "x32")) {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", abi).workingDirectory(work).build());
+			assertThat(result.exitCode()).as("%s: %s %s", abi, result.stdoutText(), result.stderrText()).isEqualTo(159);
+		}
+		ExecutionResult control = unisolated
+			.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", "i386").workingDirectory(work).build());
+		assertThat(control.stdoutText()).as(control.stderrText()).matches("i386 [0-9]+\\n");
+	}
+
+	/**
 	 * A chain that forks a new process whenever its parent dies keeps the seccomp rung's
 	 * subreaper busy for ever: it kills its children one generation at a time, and there
 	 * is always a newborn one generation below. The execution runs into its timeout, the
