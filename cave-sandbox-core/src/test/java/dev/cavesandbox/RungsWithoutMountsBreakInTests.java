@@ -303,10 +303,7 @@ class RungsWithoutMountsBreakInTests {
 			throws IOException, InterruptedException {
 		for (String ending : List.of("exit", "stay")) {
 			String marker = "cave-tree-" + UUID.randomUUID();
-			try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("awkward-tree.py")) {
-				assertThat(script).isNotNull();
-				Files.copy(script, work.resolve("awkward-tree.py"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-			}
+			copyResource("awkward-tree.py", work);
 			long end = System.currentTimeMillis() / 1000 + 120;
 			try {
 				ExecutionResult result = isolated(mechanism)
@@ -350,10 +347,7 @@ class RungsWithoutMountsBreakInTests {
 	void socketThroughAnotherSystemCallAbiKillsTheCommand(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException {
 		org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.arch").equals("amd64"));
-		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("other-abi-socket.py")) {
-			assertThat(script).isNotNull();
-			Files.copy(script, work.resolve("other-abi-socket.py"));
-		}
+		copyResource("other-abi-socket.py", work);
 		for (String abi : List.of("i386", "x32")) {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", abi).workingDirectory(work).build());
@@ -377,10 +371,7 @@ class RungsWithoutMountsBreakInTests {
 	void aChainThatRespawnsOnItsParentsDeathDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		String marker = "cave-phoenix-" + UUID.randomUUID();
-		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream("phoenix.py")) {
-			assertThat(script).isNotNull();
-			Files.copy(script, work.resolve("phoenix.py"));
-		}
+		copyResource("phoenix.py", work);
 		long end = System.currentTimeMillis() / 1000 + 120;
 		try {
 			ExecutionResult result = isolated(mechanism)
@@ -488,7 +479,7 @@ class RungsWithoutMountsBreakInTests {
 	@ParameterizedTest
 	@MethodSource("rungs")
 	void theJvmsProcEntriesAndSignalsAreRefused(MechanismChoice mechanism, @TempDir Path work) throws IOException {
-		copyAttempts(work);
+		copyResource(ATTEMPTS, work);
 		ExecutionResult result = isolated(mechanism)
 			.execute(ExecutionRequest.builder(PYTHON, ATTEMPTS, "jvm", String.valueOf(ProcessHandle.current().pid()))
 				.workingDirectory(work)
@@ -509,7 +500,7 @@ class RungsWithoutMountsBreakInTests {
 	@MethodSource("rungs")
 	void aHostProcessCannotBeSignalledByAnyRoute(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
-		copyAttempts(work);
+		copyResource(ATTEMPTS, work);
 		Process victim = new ProcessBuilder("sleep", "300").start();
 		try {
 			ExecutionResult result = isolated(mechanism)
@@ -534,10 +525,10 @@ class RungsWithoutMountsBreakInTests {
 		}
 	}
 
-	private static void copyAttempts(Path work) throws IOException {
-		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(ATTEMPTS)) {
-			assertThat(script).isNotNull();
-			Files.copy(script, work.resolve(ATTEMPTS));
+	private static void copyResource(String name, Path work) throws IOException {
+		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
+			assertThat(script).as(name).isNotNull();
+			Files.copy(script, work.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
 		}
 	}
 
