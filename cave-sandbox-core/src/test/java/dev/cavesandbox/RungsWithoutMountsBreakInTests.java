@@ -295,7 +295,8 @@ class RungsWithoutMountsBreakInTests {
 	/**
 	 * A tree with a child subreaper of its own holding a {@code setsid} daemon, a stopped
 	 * process, a zombie, a process without a parent-death signal and a spawned one: none
-	 * of it outlives its execution, whether the command exits or runs into its timeout.
+	 * of it outlives its execution, whether the command exits, runs into its timeout or
+	 * is cancelled.
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
@@ -320,6 +321,28 @@ class RungsWithoutMountsBreakInTests {
 			finally {
 				stopAndKill(marker);
 			}
+		}
+		String cancelled = "cave-tree-" + UUID.randomUUID();
+		try {
+			java.util.concurrent.CompletableFuture<ExecutionResult> execution = isolated(mechanism)
+				.executeAsync(ExecutionRequest
+					.builder(PYTHON, "awkward-tree.py", cancelled,
+							String.valueOf(System.currentTimeMillis() / 1000 + 120), "stay")
+					.workingDirectory(work)
+					.build());
+			// the tree's five lingering processes and the spawned one, besides the
+			// wrappers
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> processesNamed(cancelled).stream()
+					.filter((process) -> process.info().command().orElse("").contains("python"))
+					.count() >= 5);
+			execution.cancel(true);
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.untilAsserted(() -> assertThat(processesNamed(cancelled)).as("cancelled").isEmpty());
+		}
+		finally {
+			stopAndKill(cancelled);
 		}
 		String marker = "cave-tree-" + UUID.randomUUID();
 		try {
