@@ -247,6 +247,65 @@ class RungsWithoutMountsBreakInTests {
 		}
 	}
 
+	/**
+	 * For a JVM of an unprivileged user the command's Landlock domain leaves more than
+	 * {@code prlimit(2)}: the nice value, the CPU affinity and the I/O priority of a
+	 * process of the same user outside the domain (the JVM: starved, pinned to one CPU,
+	 * idle I/O). A {@code sleep} of nobody stands in for nobody's JVM; the command runs
+	 * as nobody on the rung's real command line.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void schedulingAndLimitsOfAnotherProcessOfTheUserStayForAnUnprivilegedUser(MechanismChoice mechanism,
+			@TempDir Path base) throws IOException, InterruptedException {
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		SandboxMechanism nobody = NobodyCommandLines.mechanism(mechanism,
+				Files.createDirectory(base.resolve("launcher")));
+		Path work = Files.createDirectory(base.resolve("work"));
+		NobodyCommandLines.giveToNobody(work);
+		Process victim = new ProcessBuilder(NobodyCommandLines.asNobody(List.of("sleep", "300"))).start();
+		try {
+			long pid = victim.pid();
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> Files.readString(Path.of("/proc/" + pid + "/status")).contains("\nUid:\t65534"));
+			String before = schedulingAndLimits(pid);
+			String script = "renice -n 10 -p " + pid + "; echo renice $?; taskset -p 1 " + pid
+					+ "; echo taskset $?; ionice -c 3 -p " + pid + "; echo ionice $?; prlimit --pid " + pid
+					+ " --msgqueue=100:; echo prlimit $?";
+			NobodyCommandLines.Run run = NobodyCommandLines.run(
+					NobodyCommandLines.asNobody(
+							nobody.commandLine(List.of("/bin/sh", "-c", script), work.toRealPath(), false, false)),
+					work);
+			assertThat(run.output()).contains("prlimit ");
+			assertThat(schedulingAndLimits(pid)).as(run.output()).isEqualTo(before);
+		}
+		finally {
+			victim.destroyForcibly();
+		}
+	}
+
+	/**
+	 * The nice value, CPU affinity, I/O priority and message-queue limit of a process.
+	 */
+	private static String schedulingAndLimits(long pid) throws IOException, InterruptedException {
+		String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+		String nice = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16];
+		String affinity = Files.readAllLines(Path.of("/proc/" + pid + "/status"))
+			.stream()
+			.filter((line) -> line.startsWith("Cpus_allowed_list"))
+			.findFirst()
+			.orElseThrow();
+		Process ionice = new ProcessBuilder("ionice", "-p", String.valueOf(pid)).redirectErrorStream(true).start();
+		String priority = new String(ionice.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+		assertThat(ionice.waitFor(30, TimeUnit.SECONDS)).isTrue();
+		String limit = Files.readAllLines(Path.of("/proc/" + pid + "/limits"))
+			.stream()
+			.filter((line) -> line.startsWith("Max msgqueue size"))
+			.findFirst()
+			.orElseThrow();
+		return "nice " + nice + ", " + affinity + ", io " + priority + ", " + limit;
+	}
+
 	private static String messageQueueLimit() throws IOException {
 		return Files.readAllLines(Path.of("/proc/self/limits"))
 			.stream()
