@@ -2,17 +2,21 @@ package dev.cavesandbox;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -27,6 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -74,8 +79,10 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	private static ProcessIsolatedExecutor isolated(MechanismChoice mechanism) {
-		return executors.computeIfAbsent(mechanism, (key) -> LinuxMechanisms.isolated(key,
-				(builder) -> builder.timeout(Duration.ofSeconds(30)).killGracePeriod(Duration.ofSeconds(1))));
+		return executors.computeIfAbsent(mechanism, (key) -> {
+			SandboxSettings settings = settings(key).build();
+			return ProcessIsolatedExecutor.isolated(settings, LinuxMechanisms.verified(settings));
+		});
 	}
 
 	private static ExecutionResult shell(IsolatedExecutor executor, Path directory, String script) {
@@ -214,7 +221,7 @@ class RungsWithoutMountsBreakInTests {
 			}
 		}
 		catch (IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
+			throw new UncheckedIOException(ex);
 		}
 	}
 
@@ -383,7 +390,7 @@ class RungsWithoutMountsBreakInTests {
 		}
 		String cancelled = "cave-tree-" + UUID.randomUUID();
 		try {
-			java.util.concurrent.CompletableFuture<ExecutionResult> execution = isolated(mechanism)
+			CompletableFuture<ExecutionResult> execution = isolated(mechanism)
 				.executeAsync(ExecutionRequest
 					.builder(PYTHON, "awkward-tree.py", cancelled,
 							String.valueOf(System.currentTimeMillis() / 1000 + 120), "stay")
@@ -428,7 +435,7 @@ class RungsWithoutMountsBreakInTests {
 	@MethodSource("rungs")
 	void socketThroughAnotherSystemCallAbiKillsTheCommand(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException {
-		org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.arch").equals("amd64"));
+		assumeThat(System.getProperty("os.arch")).isEqualTo("amd64");
 		copyResource("other-abi-socket.py", work);
 		for (String abi : List.of("i386", "x32")) {
 			ExecutionResult result = isolated(mechanism)
@@ -479,7 +486,7 @@ class RungsWithoutMountsBreakInTests {
 	private static void stopAndKill(String marker) throws IOException, InterruptedException {
 		for (int round = 0; round < 20 && !processesNamed(marker).isEmpty(); round++) {
 			for (String signal : List.of("-STOP", "-KILL")) {
-				List<String> command = new java.util.ArrayList<>(List.of("kill", signal));
+				List<String> command = new ArrayList<>(List.of("kill", signal));
 				processesNamed(marker).forEach((process) -> command.add(String.valueOf(process.pid())));
 				if (command.size() > 2) {
 					new ProcessBuilder(command).start().waitFor(30, TimeUnit.SECONDS);
@@ -610,7 +617,7 @@ class RungsWithoutMountsBreakInTests {
 	private static void copyResource(String name, Path work) throws IOException {
 		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
 			assertThat(script).as(name).isNotNull();
-			Files.copy(script, work.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+			Files.copy(script, work.resolve(name), StandardCopyOption.REPLACE_EXISTING);
 		}
 	}
 
