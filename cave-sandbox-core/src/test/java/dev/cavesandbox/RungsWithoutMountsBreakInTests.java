@@ -1,0 +1,624 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import dev.cavesandbox.mechanism.SandboxMechanism;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Break-in attempts on the two rungs without a mount namespace ({@code namespaces} and
+ * {@code seccomp}), whose boundary rests on the launcher's seccomp filter, Landlock and
+ * (for {@code seccomp}) the launcher as a child subreaper instead of a mount and PID
+ * namespace. Each test shows what the command attempts from inside and asserts the
+ * boundary; where the same attempt outside the sandbox is needed to show the check can
+ * fail, it has an unisolated control. Everything touches this machine only: no socket is
+ * connected, and signals go to a victim process the test starts (signal 0 alone to the
+ * JVM).
+ */
+@EnabledOnOs(OS.LINUX)
+class RungsWithoutMountsBreakInTests {
+
+	private static final String PYTHON = "/usr/bin/python3";
+
+	private static final String ATTEMPTS = "rungs-without-mounts-attempts.py";
+
+	private static final Map<MechanismChoice, ProcessIsolatedExecutor> executors = new ConcurrentHashMap<>();
+
+	private static ProcessIsolatedExecutor unisolated;
+
+	@BeforeAll
+	static void createUnisolatedExecutor() {
+		unisolated = ProcessIsolatedExecutor
+			.unisolated(settings(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
+	}
+
+	@AfterAll
+	static void closeExecutors() {
+		executors.values().forEach(ProcessIsolatedExecutor::close);
+		unisolated.close();
+	}
+
+	static Stream<MechanismChoice> rungs() {
+		return Stream.of(MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
+	}
+
+	private static SandboxSettings.Builder settings(MechanismChoice mechanism) {
+		return SandboxSettings.builder()
+			.mechanism(mechanism)
+			.timeout(Duration.ofSeconds(30))
+			.killGracePeriod(Duration.ofSeconds(1));
+	}
+
+	private static ProcessIsolatedExecutor isolated(MechanismChoice mechanism) {
+		return executors.computeIfAbsent(mechanism, (key) -> {
+			SandboxSettings settings = settings(key).build();
+			return ProcessIsolatedExecutor.isolated(settings, LinuxMechanisms.verified(settings));
+		});
+	}
+
+	private static ExecutionResult shell(IsolatedExecutor executor, Path directory, String script) {
+		return executor.execute(ExecutionRequest.builder("/bin/sh", "-c", script).workingDirectory(directory).build());
+	}
+
+	/**
+	 * Landlock handles writes of contents and of directory entries, not of a file's
+	 * metadata: {@code chmod(2)} of a file outside the working directory is none of its
+	 * rights. A command of a root JVM that may {@code chmod 666 /etc/shadow} or
+	 * {@code chmod 777 /etc/cron.d} hands the host to every local user. bwrap and unshare
+	 * refuse it with their read-only mounts.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void modeOfAFileOutsideTheWorkingDirectoryStays(MechanismChoice mechanism, @TempDir Path base) throws IOException {
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path target = Files.writeString(base.resolve("target"), "secret");
+		Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+		String script = "chmod 666 '" + target + "'; echo chmod $?";
+		ExecutionResult result = shell(isolated(mechanism), work, script);
+		assertThat(Files.getPosixFilePermissions(target)).as("%s: %s", result.stdoutText(), result.stderrText())
+			.isEqualTo(PosixFilePermissions.fromString("rw-------"));
+		shell(unisolated, work, script);
+		assertThat(Files.getPosixFilePermissions(target)).as("control")
+			.isEqualTo(PosixFilePermissions.fromString("rw-rw-rw-"));
+	}
+
+	/**
+	 * The other metadata writes that Landlock does not handle: extended attributes (the
+	 * {@code system.posix_acl_access} ACL of a file the JVM's user owns is one) and
+	 * timestamps of a file outside the working directory.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void extendedAttributesAndTimesOfAFileOutsideTheWorkingDirectoryStay(MechanismChoice mechanism, @TempDir Path base)
+			throws IOException {
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path target = Files.writeString(base.resolve("target"), "secret");
+		FileTime time = FileTime.fromMillis(1_000_000_000_000L);
+		Files.setLastModifiedTime(target, time);
+		String script = PYTHON + " -c 'import os, sys; os.setxattr(sys.argv[1], \"user.cave\", b\"planted\")' '"
+				+ target + "'; echo setxattr $?; touch -m -d @0 '" + target + "'; echo touch $?";
+		ExecutionResult result = shell(isolated(mechanism), work, script);
+		assertThat(Files.getFileAttributeView(target, UserDefinedFileAttributeView.class).list())
+			.as("%s: %s", result.stdoutText(), result.stderrText())
+			.doesNotContain("cave");
+		assertThat(Files.getLastModifiedTime(target)).as(result.stdoutText()).isEqualTo(time);
+		shell(unisolated, work, script);
+		UserDefinedFileAttributeView view = Files.getFileAttributeView(target, UserDefinedFileAttributeView.class);
+		ByteBuffer value = ByteBuffer.allocate(16);
+		view.read("cave", value);
+		assertThat(new String(value.array(), 0, value.position(), StandardCharsets.UTF_8)).as("control")
+			.isEqualTo("planted");
+		assertThat(Files.getLastModifiedTime(target)).as("control").isEqualTo(FileTime.fromMillis(0));
+	}
+
+	/**
+	 * The same {@code chmod} by an unprivileged JVM user (nobody) on a file of its own
+	 * outside the working directory: its own configuration, keys or scripts made writable
+	 * by every local user.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void modeOfAFileOutsideTheWorkingDirectoryStaysForAnUnprivilegedUser(MechanismChoice mechanism, @TempDir Path base)
+			throws IOException, InterruptedException {
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path launcherDirectory = Files.createDirectory(base.resolve("launcher"));
+		SandboxMechanism nobody = NobodyCommandLines.mechanism(mechanism, launcherDirectory);
+		Path work = Files.createDirectory(base.resolve("work"));
+		NobodyCommandLines.giveToNobody(work);
+		Path target = Files.writeString(base.resolve("target"), "secret");
+		Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+		NobodyCommandLines.giveToNobody(target);
+		NobodyCommandLines.Run run = NobodyCommandLines.run(NobodyCommandLines
+			.asNobody(nobody.commandLine(List.of("/bin/sh", "-c", "chmod 666 '" + target + "'; echo chmod $?"),
+					work.toRealPath(), false, false)),
+				work);
+		assertThat(run.output()).startsWith("chmod ");
+		assertThat(Files.getPosixFilePermissions(target)).as(run.output())
+			.isEqualTo(PosixFilePermissions.fromString("rw-------"));
+	}
+
+	/**
+	 * The ways a file outside the working directory could be brought under it or written
+	 * through it: a hard link into it ({@code EXDEV}: Landlock's REFER), a write through
+	 * a symbolic link, a rename into it, a truncate of the outside path, a write to a
+	 * host FIFO (which bwrap's and unshare's read-only mounts leave open). The control
+	 * shows each one works outside the sandbox.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void filesOutsideTheWorkingDirectoryCannotBeLinkedInOrWrittenThroughIt(MechanismChoice mechanism,
+			@TempDir Path base) throws IOException, InterruptedException {
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path outside = Files.createDirectory(base.resolve("outside"));
+		Path target = Files.writeString(outside.resolve("target"), "original");
+		Path moved = Files.writeString(outside.resolve("moved"), "moved");
+		Path fifo = outside.resolve("fifo");
+		assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+		String script = "ln '" + target + "' hard; echo link $?; ln -s '" + target + "' soft; "
+				+ "(echo through >> soft) 2>/dev/null; echo symlink $?; mv '" + moved + "' moved; echo mv $?; "
+				+ "truncate -s 0 '" + target + "'; echo truncate $?; " + "(exec 3<>'" + fifo
+				+ "' && echo fifo >&3) 2>/dev/null; echo fifo $?";
+		ExecutionResult result = shell(isolated(mechanism), work, script);
+		assertThat(result.stdoutText()).as(result.stderrText())
+			.isEqualTo("link 1\nsymlink 2\nmv 1\ntruncate 1\nfifo 2\n");
+		assertThat(Files.readString(target)).isEqualTo("original");
+		assertThat(Files.exists(moved)).isTrue();
+		ExecutionResult control = shell(unisolated, Files.createDirectory(base.resolve("control")), script);
+		assertThat(control.stdoutText()).isEqualTo("link 0\nsymlink 0\nmv 0\ntruncate 0\nfifo 0\n");
+	}
+
+	/**
+	 * What the {@code chmod} hole gives in the sandbox's own files: the parent of the
+	 * private working directories ({@code cave-sandbox-<uid>}, 0700 so that no other
+	 * local user reaches any execution's directory) is the JVM user's, outside the
+	 * command's working directory, and the command may open it to everyone. The executor
+	 * works in a directory of the test, and the test closes it again.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void parentOfThePrivateWorkingDirectoriesStaysClosed(MechanismChoice mechanism, @TempDir Path base) {
+		SandboxSettings settings = settings(mechanism).workDirectory(base).build();
+		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings,
+				LinuxMechanisms.verified(settings))) {
+			ExecutionResult result = executor.execute("/bin/sh", "-c", "chmod 777 ..; echo chmod $?; cd .. && pwd");
+			Path parent = Path.of(result.stdoutText().lines().reduce((first, second) -> second).orElseThrow());
+			try {
+				assertThat(parent.getFileName().toString()).startsWith("cave-sandbox-");
+				assertThat(Files.getPosixFilePermissions(parent)).as(result.stdoutText())
+					.isEqualTo(PosixFilePermissions.fromString("rwx------"));
+			}
+			finally {
+				Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwx------"));
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * {@code prlimit(2)} on another process needs only the same uid and gid, and Landlock
+	 * has no hook for it: the command would lower the JVM's limits (open files, address
+	 * space, CPU time: a JVM past its CPU limit is killed by the kernel). The limit tried
+	 * here, the POSIX message queue bytes, is one the JVM does not use; the test puts
+	 * back whatever the command changed.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void resourceLimitsOfTheJvmStay(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		long jvm = ProcessHandle.current().pid();
+		String before = messageQueueLimit();
+		try {
+			ExecutionResult result = shell(isolated(mechanism), work,
+					"prlimit --pid " + jvm + " --msgqueue=4242:; echo prlimit $?");
+			assertThat(result.stdoutText()).startsWith("prlimit ");
+			assertThat(messageQueueLimit()).as("%s: %s", result.stdoutText(), result.stderrText()).isEqualTo(before);
+		}
+		finally {
+			String[] limits = before.trim().split("\\s+");
+			Process restore = new ProcessBuilder("prlimit", "--pid", String.valueOf(jvm),
+					"--msgqueue=" + limits[0] + ":" + limits[1])
+				.inheritIO()
+				.start();
+			assertThat(restore.waitFor(30, TimeUnit.SECONDS)).isTrue();
+		}
+	}
+
+	/**
+	 * For a JVM of an unprivileged user the command's Landlock domain leaves more than
+	 * {@code prlimit(2)}: the nice value, the CPU affinity and the I/O priority of a
+	 * process of the same user outside the domain (the JVM: starved, pinned to one CPU,
+	 * idle I/O). A {@code sleep} of nobody stands in for nobody's JVM; the command runs
+	 * as nobody on the rung's real command line.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void schedulingAndLimitsOfAnotherProcessOfTheUserStayForAnUnprivilegedUser(MechanismChoice mechanism,
+			@TempDir Path base) throws IOException, InterruptedException {
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		SandboxMechanism nobody = NobodyCommandLines.mechanism(mechanism,
+				Files.createDirectory(base.resolve("launcher")));
+		Path work = Files.createDirectory(base.resolve("work"));
+		NobodyCommandLines.giveToNobody(work);
+		Process victim = new ProcessBuilder(NobodyCommandLines.asNobody(List.of("sleep", "300"))).start();
+		try {
+			long pid = victim.pid();
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> Files.readString(Path.of("/proc/" + pid + "/status")).contains("\nUid:\t65534"));
+			String before = schedulingAndLimits(pid);
+			String script = "renice -n 10 -p " + pid + "; echo renice $?; taskset -p 1 " + pid
+					+ "; echo taskset $?; ionice -c 3 -p " + pid + "; echo ionice $?; prlimit --pid " + pid
+					+ " --msgqueue=100:; echo prlimit $?";
+			NobodyCommandLines.Run run = NobodyCommandLines.run(
+					NobodyCommandLines.asNobody(
+							nobody.commandLine(List.of("/bin/sh", "-c", script), work.toRealPath(), false, false)),
+					work);
+			assertThat(run.output()).contains("prlimit ");
+			assertThat(schedulingAndLimits(pid)).as(run.output()).isEqualTo(before);
+		}
+		finally {
+			victim.destroyForcibly();
+		}
+	}
+
+	/**
+	 * The nice value, CPU affinity, I/O priority and message-queue limit of a process.
+	 */
+	private static String schedulingAndLimits(long pid) throws IOException, InterruptedException {
+		String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+		String nice = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16];
+		String affinity = Files.readAllLines(Path.of("/proc/" + pid + "/status"))
+			.stream()
+			.filter((line) -> line.startsWith("Cpus_allowed_list"))
+			.findFirst()
+			.orElseThrow();
+		Process ionice = new ProcessBuilder("ionice", "-p", String.valueOf(pid)).redirectErrorStream(true).start();
+		String priority = new String(ionice.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+		assertThat(ionice.waitFor(30, TimeUnit.SECONDS)).isTrue();
+		String limit = Files.readAllLines(Path.of("/proc/" + pid + "/limits"))
+			.stream()
+			.filter((line) -> line.startsWith("Max msgqueue size"))
+			.findFirst()
+			.orElseThrow();
+		return "nice " + nice + ", " + affinity + ", io " + priority + ", " + limit;
+	}
+
+	private static String messageQueueLimit() throws IOException {
+		return Files.readAllLines(Path.of("/proc/self/limits"))
+			.stream()
+			.filter((line) -> line.startsWith("Max msgqueue size"))
+			.findFirst()
+			.orElseThrow()
+			.substring("Max msgqueue size".length());
+	}
+
+	/**
+	 * The containing launcher of the seccomp rung is a process of the JVM's user outside
+	 * the command's Landlock domain, so signals cannot reach it, but its resource limits
+	 * can: with its descriptors limited to the three it holds it cannot list /proc, gives
+	 * up, and a {@code setsid} daemon of the command is left to init. The namespaces
+	 * rung's PID namespace takes the daemon down anyway.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void aDaemonDiesWithItsExecutionEvenWhenTheCommandLimitsItsParent(MechanismChoice mechanism, @TempDir Path work) {
+		String marker = "cave-daemon-" + UUID.randomUUID();
+		String script = "prlimit --pid $PPID --nofile=3:3; echo prlimit $?; "
+				+ "setsid sh -c 'while :; do sleep 1; done' " + marker + " </dev/null >/dev/null 2>&1 & "
+				+ "while ! kill -0 $! 2>/dev/null; do sleep 0.1; done; echo started";
+		try {
+			ExecutionResult result = shell(isolated(mechanism), work, script);
+			assertThat(result.stdoutText()).contains("started");
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(100))
+				.untilAsserted(() -> assertThat(processesNamed(marker))
+					.as("exit %d, stderr %s", result.exitCode(), result.stderrText())
+					.isEmpty());
+		}
+		finally {
+			processesNamed(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	private static List<ProcessHandle> processesNamed(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter(ProcessHandle::isAlive)
+			.filter((process) -> process.info().arguments().map(List::of).orElse(List.of()).contains(marker)
+					|| process.info().commandLine().orElse("").contains(marker))
+			.toList();
+	}
+
+	/**
+	 * A tree with a child subreaper of its own holding a {@code setsid} daemon, a stopped
+	 * process, a zombie, a process without a parent-death signal and a spawned one: none
+	 * of it outlives its execution, whether the command exits, runs into its timeout or
+	 * is cancelled.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void anAwkwardTreeDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		for (String ending : List.of("exit", "stay")) {
+			String marker = "cave-tree-" + UUID.randomUUID();
+			copyResource("awkward-tree.py", work);
+			long end = System.currentTimeMillis() / 1000 + 120;
+			try {
+				ExecutionResult result = isolated(mechanism)
+					.execute(ExecutionRequest.builder(PYTHON, "awkward-tree.py", marker, String.valueOf(end), ending)
+						.workingDirectory(work)
+						.timeout(Duration.ofSeconds(5))
+						.build());
+				assertThat(result.stdoutText()).as(result.stderrText()).contains("tree started");
+				assertThat(result.timedOut()).isEqualTo(ending.equals("stay"));
+				await().atMost(Duration.ofSeconds(30))
+					.pollInterval(Duration.ofMillis(200))
+					.untilAsserted(() -> assertThat(processesNamed(marker)).as(ending).isEmpty());
+			}
+			finally {
+				stopAndKill(marker);
+			}
+		}
+		String cancelled = "cave-tree-" + UUID.randomUUID();
+		try {
+			CompletableFuture<ExecutionResult> execution = isolated(mechanism)
+				.executeAsync(ExecutionRequest
+					.builder(PYTHON, "awkward-tree.py", cancelled,
+							String.valueOf(System.currentTimeMillis() / 1000 + 120), "stay")
+					.workingDirectory(work)
+					.build());
+			// the tree's five lingering processes and the spawned one, besides the
+			// wrappers
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> processesNamed(cancelled).stream()
+					.filter((process) -> process.info().command().orElse("").contains("python"))
+					.count() >= 5);
+			execution.cancel(true);
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.untilAsserted(() -> assertThat(processesNamed(cancelled)).as("cancelled").isEmpty());
+		}
+		finally {
+			stopAndKill(cancelled);
+		}
+		String marker = "cave-tree-" + UUID.randomUUID();
+		try {
+			unisolated.execute(
+					ExecutionRequest
+						.builder(PYTHON, "awkward-tree.py", marker,
+								String.valueOf(System.currentTimeMillis() / 1000 + 60), "exit")
+						.workingDirectory(work)
+						.build());
+			assertThat(processesNamed(marker)).as("control: left behind without the sandbox").isNotEmpty();
+		}
+		finally {
+			stopAndKill(marker);
+		}
+	}
+
+	/**
+	 * The filter is compiled for x86-64: a socket through the i386 ({@code int 0x80}) or
+	 * the x32 entry point kills the command (SIGSYS, 128 + 31) instead of reaching a
+	 * socket the filter never inspected. The control creates the i386 socket (never
+	 * connected). x86-64 only.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void socketThroughAnotherSystemCallAbiKillsTheCommand(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException {
+		assumeThat(System.getProperty("os.arch")).isEqualTo("amd64");
+		copyResource("other-abi-socket.py", work);
+		for (String abi : List.of("i386", "x32")) {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", abi).workingDirectory(work).build());
+			assertThat(result.exitCode()).as("%s: %s %s", abi, result.stdoutText(), result.stderrText()).isEqualTo(159);
+		}
+		ExecutionResult control = unisolated
+			.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", "i386").workingDirectory(work).build());
+		assertThat(control.stdoutText()).as(control.stderrText()).matches("i386 [0-9]+\\n");
+	}
+
+	/**
+	 * A chain that forks a new process whenever its parent dies keeps the seccomp rung's
+	 * subreaper busy for ever: it kills its children one generation at a time, and there
+	 * is always a newborn one generation below. The execution runs into its timeout, the
+	 * executor kills the subreaper after the grace period, and the newborn of that moment
+	 * is left to init. A PID namespace (the namespaces rung) dies as a whole. The chain
+	 * ends itself two minutes after it starts, whatever the outcome.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void aChainThatRespawnsOnItsParentsDeathDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		String marker = "cave-phoenix-" + UUID.randomUUID();
+		copyResource("phoenix.py", work);
+		long end = System.currentTimeMillis() / 1000 + 120;
+		try {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "phoenix.py", marker, String.valueOf(end), "500")
+					.workingDirectory(work)
+					.timeout(Duration.ofSeconds(5))
+					.build());
+			assertThat(result.stdoutText()).contains("spare forked");
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.untilAsserted(() -> assertThat(processesNamed(marker))
+					.as("exit %d, timed out %s", result.exitCode(), result.timedOut())
+					.isEmpty());
+		}
+		finally {
+			stopAndKill(marker);
+		}
+	}
+
+	/**
+	 * SIGSTOP first, so that no process of a respawning chain reacts to another's death.
+	 */
+	private static void stopAndKill(String marker) throws IOException, InterruptedException {
+		for (int round = 0; round < 20 && !processesNamed(marker).isEmpty(); round++) {
+			for (String signal : List.of("-STOP", "-KILL")) {
+				List<String> command = new ArrayList<>(List.of("kill", signal));
+				processesNamed(marker).forEach((process) -> command.add(String.valueOf(process.pid())));
+				if (command.size() > 2) {
+					new ProcessBuilder(command).start().waitFor(30, TimeUnit.SECONDS);
+				}
+			}
+		}
+	}
+
+	/**
+	 * A command in the JVM's session shares its controlling terminal: with
+	 * {@code dev.tty.legacy_tiocsti=1} it can push input into it ({@code TIOCSTI}), which
+	 * the shell that started the JVM reads after the JVM ends. The other rungs run the
+	 * command in a session of its own (bwrap {@code --new-session}, {@code setsid}).
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void commandRunsInASessionOtherThanTheJvms(MechanismChoice mechanism, @TempDir Path work) throws IOException {
+		String jvmSession = Files.readString(Path.of("/proc/self/stat")).replaceFirst("^.*\\) ", "").split(" ")[3];
+		String script = "set -- $(cat /proc/$$/stat); echo \"$6\"";
+		assertThat(shell(unisolated, work, script).stdoutText().trim()).as("control").isEqualTo(jvmSession);
+		ExecutionResult result = shell(isolated(mechanism), work, script);
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		assertThat(result.stdoutText().trim()).as("the command's session id").isNotEqualTo(jvmSession);
+	}
+
+	/**
+	 * The attack itself: the production command line started from a shell on a terminal,
+	 * as a JVM started from a terminal would start it; the command pushes a line into the
+	 * terminal with {@code TIOCSTI}, and the shell reads the first line it gets after the
+	 * sandbox ends. Unless the terminal's input came from the sandbox, that line is the
+	 * one the test types.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void commandCannotPushInputIntoTheTerminalOfItsCaller(MechanismChoice mechanism, @TempDir Path base)
+			throws IOException, InterruptedException {
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path typed = base.resolve("typed");
+		String inject = "import fcntl, os, termios\n" + "try:\n" + "    fd = os.open('/dev/tty', os.O_RDWR)\n"
+				+ "    for byte in b'echo INJECTED\\n':\n" + "        fcntl.ioctl(fd, termios.TIOCSTI, bytes([byte]))\n"
+				+ "    print('pushed')\n" + "except OSError as error:\n" + "    print('refused', error)\n"
+				+ "open('done', 'w').close()\n";
+		Files.writeString(work.resolve("inject.py"), inject);
+		SandboxMechanism verified = LinuxMechanisms.verified(settings(mechanism).build()).mechanism();
+		List<String> command = verified.commandLine(List.of(PYTHON, "inject.py"), work.toRealPath(), false, false);
+		String terminal = "import os, pty, select, sys, time\n"
+				+ "work, typed, command = sys.argv[1], sys.argv[2], sys.argv[3:]\n" + "pid, master = pty.fork()\n"
+				+ "if pid == 0:\n" + "    os.chdir(work)\n"
+				+ "    os.execv('/bin/sh', ['sh', '-c', '\"$@\"; IFS= read -r line; printf %s \"$line\" > \"$TYPED\"', 'sh'] + command)\n"
+				+ "os.environ['TYPED'] = typed\n" + "deadline = time.time() + 60\n" + "sent = False\n"
+				+ "while time.time() < deadline:\n" + "    ready, _, _ = select.select([master], [], [], 0.1)\n"
+				+ "    if ready:\n" + "        try:\n"
+				+ "            sys.stdout.write(os.read(master, 4096).decode(errors='replace'))\n"
+				+ "        except OSError:\n" + "            break\n"
+				+ "    if not sent and os.path.exists(os.path.join(work, 'done')):\n"
+				+ "        os.write(master, b'typed by the test\\n')\n" + "        sent = True\n"
+				+ "os.waitpid(pid, 0)\n";
+		Path terminalScript = Files.writeString(base.resolve("terminal.py"), terminal);
+		ProcessBuilder builder = new ProcessBuilder(Stream
+			.concat(Stream.of(PYTHON, terminalScript.toString(), work.toString(), typed.toString()), command.stream())
+			.toList()).redirectErrorStream(true);
+		builder.environment().put("TYPED", typed.toString());
+		Process process = builder.start();
+		process.getOutputStream().close();
+		String output;
+		try (InputStream stream = process.getInputStream()) {
+			output = new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		assertThat(process.waitFor(90, TimeUnit.SECONDS)).as(output).isTrue();
+		assertThat(Files.exists(work.resolve("done"))).as(output).isTrue();
+		assertThat(Files.readString(typed)).as(output).isEqualTo("typed by the test");
+	}
+
+	/**
+	 * The JVM's /proc entries that need ptrace-mode access (memory, environment, working
+	 * and root directories, descriptors, maps) and signal 0 to it are refused by Landlock
+	 * (seccomp rung) or the PID namespace (namespaces rung).
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void theJvmsProcEntriesAndSignalsAreRefused(MechanismChoice mechanism, @TempDir Path work) throws IOException {
+		copyResource(ATTEMPTS, work);
+		ExecutionResult result = isolated(mechanism)
+			.execute(ExecutionRequest.builder(PYTHON, ATTEMPTS, "jvm", String.valueOf(ProcessHandle.current().pid()))
+				.workingDirectory(work)
+				.build());
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		List<String> lines = result.stdoutText().lines().toList();
+		assertThat(lines).hasSize(7).noneMatch((line) -> line.endsWith(" ok"));
+	}
+
+	/**
+	 * Every way to signal a host process of the same user: kill, tgkill,
+	 * pidfd_send_signal through pidfd_open and through a /proc/PID directory descriptor,
+	 * and the owner of an O_ASYNC pipe (SIGIO, and SIGKILL through F_SETSIG). The victim
+	 * is a {@code sleep} the test started; the control run kills it with the first
+	 * attempt.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void aHostProcessCannotBeSignalledByAnyRoute(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		copyResource(ATTEMPTS, work);
+		Process victim = new ProcessBuilder("sleep", "300").start();
+		try {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, ATTEMPTS, "victim", String.valueOf(victim.pid()))
+					.workingDirectory(work)
+					.build());
+			List<String> lines = result.stdoutText().lines().toList();
+			assertThat(lines).as(result.stderrText()).hasSize(6);
+			// fcntl(2) succeeds: the kernel drops the SIGIO at delivery, so only the
+			// victim
+			// shows whether those got through
+			assertThat(lines.subList(2, 6)).noneMatch((line) -> line.endsWith(" ok"));
+			assertThat(victim.isAlive()).as(result.stdoutText()).isTrue();
+			ExecutionResult control = unisolated
+				.execute(ExecutionRequest.builder(PYTHON, ATTEMPTS, "victim", String.valueOf(victim.pid()))
+					.workingDirectory(work)
+					.build());
+			assertThat(victim.waitFor(30, TimeUnit.SECONDS)).as(control.stdoutText()).isTrue();
+		}
+		finally {
+			victim.destroyForcibly();
+		}
+	}
+
+	private static void copyResource(String name, Path work) throws IOException {
+		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
+			assertThat(script).as(name).isNotNull();
+			Files.copy(script, work.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+		}
+	}
+
+}
