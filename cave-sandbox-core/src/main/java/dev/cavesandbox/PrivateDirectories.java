@@ -7,12 +7,15 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileStore;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -59,13 +62,22 @@ import org.jspecify.annotations.Nullable;
  * <strong>A home that is already there.</strong> Its name is predictable, so in a shared
  * work directory another user can create it first. It is used only if it is a directory
  * (not a symbolic link), owned by this JVM's user and without any group or other
- * permission; anything else fails closed with an error that names it
- * ({@link SandboxLaunchException} on the first execution) rather than be used (it would
- * give its owner this user's directories) or replaced by a randomly named home (which the
- * next JVM's orphan cleanup could not find). Removing the planted entry, or a work
- * directory that only this user can write, ends it. In a sticky work directory (like
- * {@code /tmp}) no other user can rename or remove the home once it is this user's, so
- * what was checked stays true.
+ * permission; a symbolic link, anything but a directory or another user's fails closed
+ * with an error that names it ({@link SandboxLaunchException} on the first execution)
+ * rather than be used (it would give its owner this user's directories) or replaced by a
+ * randomly named home (which the next JVM's orphan cleanup could not find). Removing the
+ * planted entry, or a work directory that only this user can write, ends it. In a sticky
+ * work directory (like {@code /tmp}) no other user can rename or remove the home once it
+ * is this user's, so what was checked stays true.
+ * <p>
+ * <strong>A home opened to others.</strong> The rungs without a mount namespace see the
+ * home's host directory, and Landlock does not cover metadata: a command can
+ * {@code chmod 755 ..} and open the home to other local users for the rest of its
+ * execution. The home is checked before every execution (one {@code lstat}); one that is
+ * still this user's real directory but has group or other permissions is repaired (mode
+ * 0700 through a descriptor opened without following links, with a warning) unless
+ * another user put an entry directly in it meanwhile: then it is refused, naming the
+ * entry, until the entry is gone.
  * <p>
  * <strong>Whose directories are orphaned.</strong> A JVM that was killed (SIGKILL, the
  * OOM killer) never reached its {@code finally}, so its directories stay. The pid in a
@@ -130,6 +142,15 @@ final class PrivateDirectories {
 			PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
 			PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
+	/**
+	 * Homes refused after a repair because another user had put an entry in them: checked
+	 * again before every execution, although their mode is owner-only again, until the
+	 * entry is gone.
+	 */
+	private static final Set<Path> REFUSED_HOMES = ConcurrentHashMap.newKeySet();
+
+	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(PrivateDirectories.class);
+
 	/** This JVM's uid, once known. */
 	private static volatile Integer uid;
 
@@ -188,7 +209,8 @@ final class PrivateDirectories {
 	 * Take a renewed private directory of an earlier execution, or create one in this
 	 * user's home in the work directory; neither while the work directory is no longer
 	 * writable or has no space left (a cheap check before each execution: one
-	 * {@code access} and one {@code statvfs} call). A renewed directory is removed and
+	 * {@code access} and one {@code statvfs} call), and only after its home was checked
+	 * (one {@code lstat}; see {@link #checkHome}). A renewed directory is removed and
 	 * created again (see {@link #renew}), so reuse does not save the {@code rmdir} that
 	 * costs most where the filesystem discards freed blocks online (BENCHMARKS.md), but
 	 * the cleaner does it off the caller's thread; reuse saves choosing a new random
@@ -214,6 +236,7 @@ final class PrivateDirectories {
 				throw new WorkDirectoryUnusableException(
 						failure + ": " + WorkDirectoryCheck.describe(this.workDirectory, unusable));
 			}
+			checkHome(own.home, uid(this.workDirectory));
 			Path reused = this.emptied.poll();
 			return (reused != null) ? reused : Files.createTempDirectory(own.home, own.directoryPrefix());
 		}
@@ -491,23 +514,109 @@ final class PrivateDirectories {
 		catch (FileAlreadyExistsException ex) {
 			// checked below, like a new one
 		}
-		PosixFileAttributes attributes = Files.readAttributes(home, PosixFileAttributes.class,
-				LinkOption.NOFOLLOW_LINKS);
-		int owner = (Integer) Files.getAttribute(home, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-		Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
-		open.addAll(attributes.permissions());
-		open.retainAll(GROUP_OR_OTHER);
-		if (!attributes.isDirectory() || owner != own || !open.isEmpty()) {
-			throw new IOException(
-					"refusing " + home + " as the home of uid " + own + "'s private directories: it is "
-							+ (attributes.isSymbolicLink() ? "a symbolic link"
-									: !attributes.isDirectory() ? "not a directory"
-											: (owner != own) ? "owned by uid " + owner : "open to others ("
-													+ PosixFilePermissions.toString(attributes.permissions()) + ")")
-							+ "; another user may have created it to reach them. Remove it, or choose a work directory that"
-							+ " only this user can write");
-		}
+		checkHome(home, own);
 		return home;
+	}
+
+	/**
+	 * Check a home of this user's private directories, before its first use and before
+	 * every execution: it must be a directory (not a symbolic link), owned by this JVM's
+	 * user, without group or other permissions. One that is this user's real directory
+	 * but open to others (a command of a rung without a mount namespace can {@code chmod}
+	 * it, since Landlock does not cover metadata) is repaired, see {@link #repair};
+	 * anything else is refused.
+	 * @param home the home
+	 * @param own this JVM's uid
+	 * @throws IOException if it is not this user's alone and cannot be made so
+	 */
+	private static void checkHome(Path home, int own) throws IOException {
+		Map<String, Object> attributes = Files.readAttributes(home,
+				"unix:uid,permissions,fileKey,isDirectory,isSymbolicLink", LinkOption.NOFOLLOW_LINKS);
+		int owner = (Integer) attributes.get("uid");
+		boolean directory = (Boolean) attributes.get("isDirectory");
+		if (!directory || owner != own) {
+			throw new IOException(refusal(home, own, ((Boolean) attributes.get("isSymbolicLink")) ? "is a symbolic link"
+					: !directory ? "is not a directory" : "is owned by uid " + owner));
+		}
+		@SuppressWarnings("unchecked")
+		Set<PosixFilePermission> permissions = (Set<PosixFilePermission>) attributes.get("permissions");
+		Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
+		open.addAll(permissions);
+		open.retainAll(GROUP_OR_OTHER);
+		if (!open.isEmpty() || REFUSED_HOMES.contains(home.toAbsolutePath().normalize())) {
+			repair(home, own, attributes.get("fileKey"), permissions, !open.isEmpty());
+		}
+	}
+
+	/**
+	 * Make a home that is this user's real directory but open to others owner-only again,
+	 * in one place: it is opened without following a symbolic link (through its parent,
+	 * {@code O_NOFOLLOW}) and must be the directory that was checked (the same file key,
+	 * before and after); its mode is set to 0700 through that descriptor; then no entry
+	 * directly in it may belong to another user, who could have put it there while it was
+	 * open. Where one does, the home is refused, naming the entry, and checked again
+	 * before every later execution of this JVM, until the entry is gone. A repair is
+	 * logged as a warning that names the directory and the mode it had.
+	 */
+	private static void repair(Path home, int own, @Nullable Object fileKey, Set<PosixFilePermission> found,
+			boolean open) throws IOException {
+		Path key = home.toAbsolutePath().normalize();
+		String mode = PosixFilePermissions.toString(found);
+		try (DirectoryStream<Path> parent = Files.newDirectoryStream(key.getParent())) {
+			if (fileKey == null || !(parent instanceof SecureDirectoryStream<Path> secureParent)) {
+				throw new IOException(refusal(home, own, "is open to others (" + mode + ") and cannot be repaired "
+						+ "without following links on this platform"));
+			}
+			try (SecureDirectoryStream<Path> opened = secureParent.newDirectoryStream(key.getFileName(),
+					LinkOption.NOFOLLOW_LINKS)) {
+				PosixFileAttributeView view = opened.getFileAttributeView(PosixFileAttributeView.class);
+				PosixFileAttributes attributes = view.readAttributes();
+				if (!attributes.isDirectory() || !fileKey.equals(attributes.fileKey())) {
+					throw new IOException(refusal(home, own, "was replaced while it was checked"));
+				}
+				if (open) {
+					view.setPermissions(OWNER_ONLY);
+				}
+				for (Path entry : opened) {
+					UserPrincipal owner = opened
+						.getFileAttributeView(entry.getFileName(), PosixFileAttributeView.class,
+								LinkOption.NOFOLLOW_LINKS)
+						.readAttributes()
+						.owner();
+					if (!owner.equals(attributes.owner())) {
+						REFUSED_HOMES.add(key);
+						throw new IOException(refusal(home, own,
+								"was open to others" + (open ? " (" + mode + ")" : "") + " and holds "
+										+ key.resolve(entry.getFileName()) + ", owned by " + owner.getName()
+										+ " (remove that entry)"));
+					}
+				}
+			}
+		}
+		catch (FileSystemException ex) {
+			throw new IOException(refusal(home, own,
+					(open ? "is open to others (" + mode + ") and cannot be repaired: " : "cannot be checked again: ")
+							+ ex),
+					ex);
+		}
+		REFUSED_HOMES.remove(key);
+		if (!open) {
+			return;
+		}
+		BasicFileAttributes after = Files.readAttributes(home, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+		if (!fileKey.equals(after.fileKey())) {
+			throw new IOException(refusal(home, own, "was replaced while it was repaired"));
+		}
+		logger.warn("Repaired {}, the home of uid {}'s private directories: it was open to others ({}), now {}; "
+				+ "other local users could reach the private directories while it was. A command of a rung without "
+				+ "a mount namespace can change the mode of its directory's parent (Landlock does not cover metadata)",
+				home, own, mode, PosixFilePermissions.toString(OWNER_ONLY));
+	}
+
+	private static String refusal(Path home, int own, String what) {
+		return "refusing " + home + " as the home of uid " + own + "'s private directories: it " + what
+				+ "; another user may have created or opened it to reach them. Remove it, or choose a work directory"
+				+ " that only this user can write";
 	}
 
 	/** The uid that owns what this JVM creates: a new file's owner, asked once. */

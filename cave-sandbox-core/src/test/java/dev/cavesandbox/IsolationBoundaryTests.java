@@ -684,22 +684,31 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without a mount namespace has no read-only bind to leave out: Landlock
-	 * refuses writes outside the working directory whatever the setting, and its verdict
-	 * says so.
-	 */
-	/**
 	 * Outside the working directory the command changes no file's mode or times either: a
 	 * file of the JVM's user made writable by others, or a directory of the JVM's made
-	 * open to them, is a write by another name. The read-only root refuses both (EROFS);
-	 * Landlock handles no such right, so a rung without a mount namespace must refuse
-	 * them another way. The control shows that the JVM's user may change both.
+	 * open to them, is a write by another name. The read-only root refuses both (EROFS).
+	 * Landlock handles no such right, so a rung without a mount namespace does not give
+	 * it: its verdict says so (a {@code not given:} fact), and a write to the file's
+	 * contents is still refused. The control shows that the JVM's user may change both.
 	 */
 	@ForEachLinuxMechanism
 	void hostFilesKeepTheirModeAndTimesOutsideTheWorkingDirectory(MechanismChoice mechanism) throws IOException {
 		Path file = Files.writeString(
 				VisibleDirectories.create("metadata-test-").resolve(mechanism + "-" + UUID.randomUUID()), "host");
 		Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+			assertThat(verdict(mechanism))
+				.anyMatch((fact) -> fact.startsWith("not given: the metadata of files outside the working directory"));
+			String write = "if echo changed > " + file + "; then echo written; else echo refused; fi";
+			ExecutionResult result = isolated(mechanism).execute("sh", "-c", write);
+			assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("refused\n");
+			assertThat(result.stderrText()).contains("Permission denied");
+			assertThat(file).hasContent("host");
+			assertThat(unisolated.execute("sh", "-c", write).stdoutText()).isEqualTo("written\n");
+			assertThat(file).hasContent("changed");
+			Files.delete(file);
+			return;
+		}
 		FileTime modified = Files.getLastModifiedTime(file);
 		String script = "chmod 666 " + file + "; echo chmod=$?; touch -m -d 2001-01-01 " + file + "; echo times=$?";
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
@@ -711,6 +720,11 @@ class IsolationBoundaryTests {
 		Files.delete(file);
 	}
 
+	/**
+	 * A rung without a mount namespace has no read-only bind to leave out: Landlock
+	 * refuses writes outside the working directory whatever the setting, and its verdict
+	 * says so.
+	 */
 	@ForEachLinuxMechanism
 	void writableRootCanBeChosen(MechanismChoice mechanism) throws IOException {
 		SandboxSettings settings = settings(mechanism).readOnlyRoot(false).build();
