@@ -1,6 +1,17 @@
 package dev.cavesandbox;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.ContainerConfinement.Profile;
@@ -15,14 +26,29 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
 
 /**
- * Strict mode in a container: a child JVM ({@link ContainerJvm}) in each confinement of
- * {@link ContainerConfinement}, as root and as nobody, probes with mechanism AUTO and
- * runs commands.
+ * Strict mode in a container (issue 11): a child JVM ({@link ContainerJvm}) in each
+ * confinement of {@link ContainerConfinement}, as root and as nobody, probes with
+ * mechanism AUTO, chooses the rung the container allows ({@code seccomp} under Docker's
+ * default profile, {@code namespaces} where only mounts are refused) and runs commands
+ * that must not reach the test's own loopback listeners and unix sockets, nor outlive
+ * their execution. Each "nothing arrived" has a control: the same program, run by the
+ * same JVM without the sandbox, reaches every listener, whose queue then holds the
+ * control's messages alone.
  */
 @EnabledOnOs(OS.LINUX)
 class ContainerRungsTests {
+
+	private static final String EGRESS_SCRIPT = "container-egress.py";
+
+	private static final List<String> ATTEMPTS = List.of("tcp4", "tcp6", "tcp4-mapped", "udp4", "udp4-mapped", "dns",
+			"unix-abstract", "unix-path");
+
+	/** A limit for a loaded machine, not a measure. */
+	private static final Duration PATIENCE = Duration.ofSeconds(60);
 
 	@TempDir
 	Path directory;
@@ -55,6 +81,172 @@ class ContainerRungsTests {
 			assertThat(control.stdout())
 				.isEqualTo(((user == User.ROOT) ? "0" : "65534") + "\nNoNewPrivs:\t1\nSeccomp:\t2\n");
 		}
+	}
+
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void strictModeChoosesTheRungTheContainerAllowsAndRunsACommand(Profile profile, User user) throws Exception {
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
+			ContainerJvm.Verdict verdict = jvm.verdict();
+			assertThat(verdict.available()).as("%s; log: %s", verdict, jvm.log()).isTrue();
+			assertThat(verdict.mechanism()).isEqualTo(expectedRung(profile));
+			// What the rung does not give is said, not hidden.
+			assertThat(verdict.facts()).anySatisfy((fact) -> assertThat(fact).startsWith("not given: "));
+			ContainerJvm.Result result = jvm.isolated("id", "-u");
+			assertThat(result.error()).as(result.stderr()).isNull();
+			assertThat(result.exitCode()).as(result.stderr()).isZero();
+			assertThat(result.stdout()).isEqualTo(uid(user) + "\n");
+			assertThat(result.isolation()).contains(expectedRung(profile));
+		}
+	}
+
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void nothingTheCommandSendsReachesTheTestsLoopbackListenersOrUnixSockets(Profile profile, User user)
+			throws Exception {
+		InetAddress ipv6 = InetAddress.getByName("::1");
+		assumeThat(NetworkInterface.getByInetAddress(ipv6)).as("host has ::1").isNotNull();
+		InetAddress ipv4 = InetAddress.getByName("127.0.0.1");
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO);
+				LoopbackListeners.Tcp tcp4 = new LoopbackListeners.Tcp(ipv4);
+				LoopbackListeners.Tcp tcp6 = new LoopbackListeners.Tcp(ipv6);
+				LoopbackListeners.Udp udp = new LoopbackListeners.Udp(ipv4, 0);
+				LoopbackListeners.Udp dns = new LoopbackListeners.Udp(ipv4, 0);
+				UnixSockets.AbstractListener abstractListener = new UnixSockets.AbstractListener(
+						"cave-sandbox-container-" + UUID.randomUUID());
+				UnixSockets.PathListener pathListener = new UnixSockets.PathListener(
+						jvm.commands().resolve("listener.sock"))) {
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+			// The JVM's user may connect to it: only the sandbox stands in the way.
+			Files.setPosixFilePermissions(pathListener.path(), PosixFilePermissions.fromString("rwxrwxrwx"));
+			copyEgressScript(jvm.commands());
+			String[] arguments = { Integer.toString(tcp4.port()), Integer.toString(tcp6.port()),
+					Integer.toString(udp.port()), Integer.toString(dns.port()), abstractListener.address().substring(1),
+					pathListener.path().toString() };
+			Map<String, String> isolated = attempts(jvm.isolated(egress("isolated", arguments)));
+			assertThat(isolated).containsOnlyKeys(ATTEMPTS)
+				.allSatisfy((attempt, outcome) -> assertThat(outcome).as(attempt).isNotEqualTo("OK"));
+			Map<String, String> control = attempts(jvm.unisolated(egress("control", arguments)));
+			assertThat(control).containsOnlyKeys(ATTEMPTS)
+				.allSatisfy((attempt, outcome) -> assertThat(outcome).as(attempt).isEqualTo("OK"));
+			assertThat(tcp4.awaitAccepted("control tcp4-mapped\n")).containsExactly("control tcp4\n",
+					"control tcp4-mapped\n");
+			assertThat(tcp6.awaitAccepted("control tcp6\n")).containsExactly("control tcp6\n");
+			assertThat(udp.awaitReceived("control udp4-mapped\n")).containsExactly("control udp4\n",
+					"control udp4-mapped\n");
+			assertThat(dns.awaitReceived("cave-sandbox-control")).singleElement()
+				.satisfies((query) -> assertThat(query).contains("cave-sandbox-control"));
+			assertThat(abstractListener.awaitReceived("control unix-abstract"))
+				.containsExactly("control unix-abstract");
+			assertThat(pathListener.awaitReceived("control unix-path\n")).containsExactly("control unix-path\n");
+		}
+	}
+
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void timeoutLeavesNoProcess(Profile profile, User user) throws Exception {
+		String marker = marker();
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+			// A generous timeout, so that the tree surely runs before it ends.
+			String id = jvm.start(true, Duration.ofSeconds(15), "sh", "-c", "sleep " + marker + "1 & setsid sleep "
+					+ marker + "2 & (sleep " + marker + "3 &); sleep " + marker + "4; wait");
+			await().atMost(PATIENCE).until(() -> sleeping(marker).size() == 4);
+			ContainerJvm.Result result = jvm.awaitResult(id);
+			assertThat(result.timedOut()).as("%s", result).isTrue();
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
+		}
+		finally {
+			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void killedJvmLeavesNoProcess(Profile profile, User user) throws Exception {
+		String marker = marker();
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+			jvm.start(true, null, "sh", "-c", "sleep " + marker + "1 & setsid sleep " + marker + "2; wait");
+			await().atMost(PATIENCE).until(() -> sleeping(marker).size() == 2);
+			jvm.kill();
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
+		}
+		finally {
+			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void daemonIsKilledWithItsExecution(Profile profile, User user) throws Exception {
+		String marker = marker();
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+			// A setsid daemon and a double-forked one, each saying it runs before the
+			// command exits.
+			ContainerJvm.Result result = jvm.isolated("sh", "-c",
+					"setsid sh -c 'echo > setsid; exec sleep " + marker + "1' & (sh -c 'echo > forked; exec sleep "
+							+ marker + "2' &); "
+							+ "while [ ! -e setsid ] || [ ! -e forked ]; do sleep 0.1; done; echo started");
+			assertThat(result.exitCode()).as(result.stderr()).isZero();
+			assertThat(result.stdout()).isEqualTo("started\n");
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
+		}
+		finally {
+			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	private static String expectedRung(Profile profile) {
+		return (profile == Profile.DOCKER_DEFAULT) ? "seccomp" : "namespaces";
+	}
+
+	private static String uid(User user) {
+		return (user == User.ROOT) ? "0" : Long.toString(NobodyCommandLines.NOBODY);
+	}
+
+	/** A number no other test uses, for the argv of sleep. */
+	private static String marker() {
+		return "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
+	}
+
+	/** The running {@code sleep} processes whose argument starts with the marker. */
+	private static List<ProcessHandle> sleeping(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter((process) -> process.info().command().orElse("").endsWith("/sleep"))
+			.filter((process) -> process.info().commandLine().orElse("").matches(".*sleep " + marker + "\\d"))
+			.toList();
+	}
+
+	private static void copyEgressScript(Path directory) throws IOException {
+		try (InputStream script = ContainerRungsTests.class.getResourceAsStream(EGRESS_SCRIPT)) {
+			assertThat(script).as(EGRESS_SCRIPT).isNotNull();
+			Path copy = directory.resolve(EGRESS_SCRIPT);
+			Files.write(copy, script.readAllBytes());
+			Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
+		}
+	}
+
+	private static String[] egress(String message, String... arguments) {
+		return Stream.concat(Stream.of(ContainerConfinement.PYTHON, EGRESS_SCRIPT, message), Stream.of(arguments))
+			.toArray(String[]::new);
+	}
+
+	private static Map<String, String> attempts(ContainerJvm.Result result) {
+		assertThat(result.error()).as(result.stderr()).isNull();
+		assertThat(result.exitCode()).as(result.stderr()).isZero();
+		Map<String, String> attempts = new LinkedHashMap<>();
+		result.stdout()
+			.lines()
+			.forEach((line) -> attempts.put(line.substring(0, line.indexOf('=')),
+					line.substring(line.indexOf('=') + 1)));
+		return attempts;
 	}
 
 }
