@@ -5,7 +5,9 @@
  *   cave-sandbox-launcher --version
  *   cave-sandbox-launcher outer --workdir DIR -- WRAPPER ARGS...
  *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...
- *   cave-sandbox-launcher exec [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...
+ *   cave-sandbox-launcher exec [OPTIONS] -- CMD ARGS...
+ *   cave-sandbox-launcher contain [OPTIONS] -- CMD ARGS...
+ *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace
  *
  * outer (in the host, before the wrapper): opens DIR without following any symbolic link
  * (openat2(2) RESOLVE_NO_SYMLINKS; component by component with O_NOFOLLOW where openat2
@@ -31,6 +33,20 @@
  * nor write its memory through /proc), reaps every orphan and exits with the command's
  * status, 128 + n if it died of signal n. exec replaces itself with the command.
  *
+ * --no-mount-namespace (the rungs without a mount namespace, which would hide the host's
+ * sockets and files): the filter also refuses socket(AF_UNIX) (socketpair(2) stays
+ * allowed), the working-directory check keeps the device:inode comparison but there is
+ * no bind to check, and after no_new_privs the command process confines itself with
+ * Landlock where the kernel has it (restrict_by_landlock below, landlock(7)).
+ *
+ * contain (the seccomp rung, no namespaces at all: outer's wrapper, run as
+ * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) and
+ * non-dumpable, asks for SIGHUP when outer dies, and forks the command, which does the
+ * set-up of exec and writes the start byte. When the command exits, or on SIGHUP or
+ * SIGINT, contain kills every process left in the command's tree (the orphans it has
+ * adopted, found by their PPid in /proc) until it has no child left, then exits with the
+ * command's status.
+ *
  * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
  * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
  * be executed, 127 when it does not exist (the shell's convention, sh(1) and bash(1)).
@@ -42,7 +58,7 @@
  *
  * This file is compiled twice. With CAVE_SANDBOX_FILTER_GENERATOR (gcc, glibc, libseccomp)
  * it is the build's filter generator: it builds the filter of each combination of
- * --allow-inet and --allow-userns with libseccomp and writes the BPF programs that
+ * --allow-inet, --allow-userns and --no-mount-namespace with libseccomp and writes the BPF programs that
  * libseccomp exports as a C header. Without it (musl, static), it is the launcher, which
  * includes that header and loads the program that fits. musl because a static glibc
  * program spends about 0.5 ms before main() on a virtual machine (its CPUID probes of the
@@ -50,6 +66,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -65,13 +82,14 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "1"
+#define LAUNCHER_VERSION "2"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -92,11 +110,46 @@
 #define CAVE_CAPABILITY_VERSION_3 0x20080522
 #define CAVE_SECCOMP_MODE_FILTER 2
 
+/* Landlock (linux/landlock.h, landlock(7)): the system calls have the same numbers on
+ * every architecture. */
+#define NR_LANDLOCK_CREATE_RULESET 444
+#define NR_LANDLOCK_ADD_RULE 445
+#define NR_LANDLOCK_RESTRICT_SELF 446
+#define CAVE_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#define CAVE_LANDLOCK_RULE_PATH_BENEATH 1
+#define CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE (1ULL << 1)
+#define CAVE_LANDLOCK_ACCESS_FS_REMOVE_DIR (1ULL << 4)
+#define CAVE_LANDLOCK_ACCESS_FS_REMOVE_FILE (1ULL << 5)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_CHAR (1ULL << 6)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_DIR (1ULL << 7)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_REG (1ULL << 8)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_SOCK (1ULL << 9)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_FIFO (1ULL << 10)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_BLOCK (1ULL << 11)
+#define CAVE_LANDLOCK_ACCESS_FS_MAKE_SYM (1ULL << 12)
+#define CAVE_LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#define CAVE_LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#define CAVE_LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define CAVE_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define CAVE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define CAVE_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+
 struct cave_open_how {
 	uint64_t flags;
 	uint64_t mode;
 	uint64_t resolve;
 };
+
+struct cave_landlock_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct cave_landlock_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
 
 struct cave_capability_header {
 	uint32_t version;
@@ -126,6 +179,7 @@ struct options {
 	int allow_inet;
 	int allow_userns;
 	int check;
+	int no_mount_namespace;
 };
 
 /*
@@ -189,8 +243,14 @@ static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 	 * are not confined by the network namespace in the same way (AF_VSOCK reaches the
 	 * hypervisor), and nothing the command needs uses them. The family is compared as
 	 * 32 bits: the kernel ignores the upper half of the register, so must the filter.
+	 * Without a mount namespace, AF_UNIX too: nothing hides the host's sockets
+	 * (/run/docker.sock, D-Bus, abstract names); socketpair(2) stays allowed.
 	 */
 	if (!options->allow_inet) {
+		if (options->no_mount_namespace) {
+			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 0, NULL);
+			return;
+		}
 		struct scmp_arg_cmp other = SCMP_A0_32(SCMP_CMP_NE, AF_UNIX);
 		rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &other);
 		return;
@@ -198,7 +258,7 @@ static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 	/* libseccomp takes one comparison per argument and rule: one rule per family the
 	 * kernel knows (it refuses those from AF_MAX up itself), compared on the low 32 bits. */
 	for (uint64_t family = 0; family < 64; family++) {
-		if (family != AF_UNIX && family != AF_INET && family != AF_INET6) {
+		if ((family != AF_UNIX || options->no_mount_namespace) && family != AF_INET && family != AF_INET6) {
 			struct scmp_arg_cmp this = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, family);
 			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &this);
 		}
@@ -303,6 +363,11 @@ static long attempt_socket(int family)
 		close((int) fd);
 	}
 	return fd;
+}
+
+static long attempt_socket_unix(void)
+{
+	return attempt_socket(AF_UNIX);
 }
 
 static long attempt_socket_inet(void)
@@ -433,7 +498,8 @@ struct refusal {
 	const char *name;
 	/* The errno the filter answers with. */
 	int error;
-	/* 1: only without --allow-inet; 2: only without --allow-userns; 0: always. */
+	/* 1: only without --allow-inet; 2: only without --allow-userns; 4: only with
+	 * --no-mount-namespace; 0: always. */
 	int unless;
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 	/* Adds the rules (several entries may share one function: the first has it). */
@@ -446,6 +512,7 @@ struct refusal {
 
 #define UNLESS_INET 1
 #define UNLESS_USERNS 2
+#define ONLY_NO_MOUNT_NAMESPACE 4
 
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 #define REFUSAL(name, error, unless, add, attempt) { name, error, unless, add }
@@ -454,7 +521,8 @@ struct refusal {
 #endif
 
 static const struct refusal REFUSALS[] = {
-	REFUSAL("socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, add_sockets, attempt_socket_inet),
+	REFUSAL("socket(AF_UNIX)", EAFNOSUPPORT, ONLY_NO_MOUNT_NAMESPACE, add_sockets, attempt_socket_unix),
+	REFUSAL("socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet),
 	REFUSAL("socket(AF_INET6)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet6),
 	REFUSAL("socket(AF_NETLINK)", EAFNOSUPPORT, 0, NULL, attempt_socket_netlink),
 	REFUSAL("socket(AF_PACKET)", EAFNOSUPPORT, 0, NULL, attempt_socket_packet),
@@ -510,12 +578,14 @@ static scmp_filter_ctx build_filter(const struct options *options)
 static int applies(const struct refusal *refusal, const struct options *options)
 {
 	return !((refusal->unless == UNLESS_INET && options->allow_inet)
-		 || (refusal->unless == UNLESS_USERNS && options->allow_userns));
+		 || (refusal->unless == UNLESS_USERNS && options->allow_userns)
+		 || (refusal->unless == ONLY_NO_MOUNT_NAMESPACE && !options->no_mount_namespace));
 }
 
 static void load_filter(const struct options *options)
 {
-	const struct cave_filter *filter = &FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)];
+	const struct cave_filter *filter = &FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)
+						    | (options->no_mount_namespace ? 4 : 0)];
 	struct cave_sock_fprog program = { filter->length, filter->program };
 	if (prctl(PR_SET_SECCOMP, CAVE_SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
 		fail("cannot load the seccomp filter: %s", strerror(errno));
@@ -544,10 +614,110 @@ static const char *errno_name(int error, char *buffer, size_t size)
 		return "ENOENT";
 	case EACCES:
 		return "EACCES";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
 	default:
 		snprintf(buffer, size, "errno %d", error);
 		return buffer;
 	}
+}
+
+/* ---- the Landlock layer (landlock(7)), only without a mount namespace ------------------ */
+
+/* What the layer gave, for --check: abi 0 when the kernel has no Landlock. */
+static struct {
+	int abi;
+	int unavailable;
+	uint64_t handled_net;
+	uint64_t scoped;
+} landlock;
+
+static void allow_beneath(int ruleset, const char *path, uint64_t access, int required)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (!required && (errno == ENOENT || errno == ENXIO)) {
+			return;
+		}
+		fail("cannot open %s for the Landlock ruleset: %s", path, strerror(errno));
+	}
+	struct cave_landlock_path_beneath_attr beneath = { access, fd };
+	if (syscall(NR_LANDLOCK_ADD_RULE, ruleset, CAVE_LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) != 0) {
+		fail("cannot add the Landlock rule of %s: %s", path, strerror(errno));
+	}
+	close(fd);
+}
+
+/*
+ * Writes only beneath the working directory and to /dev/null, /dev/zero, /dev/full and
+ * /dev/tty; from ABI 4 no TCP bind or connect without --allow-inet; from ABI 6 no signal
+ * and no abstract unix socket outside the command's own processes. Any domain also
+ * keeps the command from ptrace-mode access (/proc/PID/mem, environ) to processes outside
+ * it. Rights the kernel's ABI does not know are dropped, as landlock(7)'s example does.
+ */
+static void restrict_by_landlock(const struct options *options)
+{
+	long abi = syscall(NR_LANDLOCK_CREATE_RULESET, NULL, 0, CAVE_LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP) {
+			landlock.unavailable = errno;
+			return;
+		}
+		fail("cannot read the Landlock ABI version: %s", strerror(errno));
+	}
+	uint64_t writes = CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_REMOVE_DIR
+			  | CAVE_LANDLOCK_ACCESS_FS_REMOVE_FILE | CAVE_LANDLOCK_ACCESS_FS_MAKE_CHAR
+			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_DIR | CAVE_LANDLOCK_ACCESS_FS_MAKE_REG
+			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_SOCK | CAVE_LANDLOCK_ACCESS_FS_MAKE_FIFO
+			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_BLOCK | CAVE_LANDLOCK_ACCESS_FS_MAKE_SYM
+			  | CAVE_LANDLOCK_ACCESS_FS_REFER | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE;
+	struct cave_landlock_ruleset_attr attributes = { writes, 0, 0 };
+	if (!options->allow_inet) {
+		attributes.handled_access_net = CAVE_LANDLOCK_ACCESS_NET_BIND_TCP | CAVE_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	}
+	attributes.scoped = CAVE_LANDLOCK_SCOPE_SIGNAL | CAVE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+	if (abi < 2) {
+		attributes.handled_access_fs &= ~CAVE_LANDLOCK_ACCESS_FS_REFER;
+	}
+	if (abi < 3) {
+		attributes.handled_access_fs &= ~CAVE_LANDLOCK_ACCESS_FS_TRUNCATE;
+	}
+	if (abi < 4) {
+		attributes.handled_access_net = 0;
+	}
+	if (abi < 6) {
+		attributes.scoped = 0;
+	}
+	int ruleset = (int) syscall(NR_LANDLOCK_CREATE_RULESET, &attributes, sizeof attributes, 0);
+	if (ruleset < 0) {
+		fail("cannot create the Landlock ruleset: %s", strerror(errno));
+	}
+	allow_beneath(ruleset, ".", attributes.handled_access_fs, 1);
+	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty" };
+	uint64_t device_access = attributes.handled_access_fs
+				 & (CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE);
+	for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+		allow_beneath(ruleset, devices[i], device_access, 0);
+	}
+	if (syscall(NR_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0) {
+		fail("cannot enforce the Landlock ruleset: %s", strerror(errno));
+	}
+	close(ruleset);
+	landlock.abi = (int) abi;
+	landlock.handled_net = attributes.handled_access_net;
+	landlock.scoped = attributes.scoped;
+}
+
+static void check_landlock(const struct options *options)
+{
+	if (landlock.abi == 0) {
+		char number[32];
+		printf("landlock=unavailable %s\n", errno_name(landlock.unavailable, number, sizeof number));
+		return;
+	}
+	const char *net = options->allow_inet ? "allowed" : (landlock.handled_net != 0) ? "refused" : "unhandled";
+	printf("landlock=%d writes=workdir net=%s scope=%s\n", landlock.abi, net,
+	       (landlock.scoped != 0) ? "signal,abstract-unix" : "none");
 }
 
 static void check(const struct options *options)
@@ -568,6 +738,9 @@ static void check(const struct options *options)
 			printf("allowed=%s %s\n", refusal->name,
 			       (result < 0) ? errno_name(error, number, sizeof number) : "succeeded");
 		}
+	}
+	if (options->no_mount_namespace) {
+		check_landlock(options);
 	}
 	if (fflush(stdout) != 0) {
 		fail("cannot write the check: %s", strerror(errno));
@@ -608,7 +781,7 @@ static void signal_start(int start)
 	close(start);
 }
 
-static void check_working_directory(void)
+static void check_working_directory(const struct options *options)
 {
 	const char *expected = getenv(WORKDIR_VARIABLE);
 	if (expected == NULL) {
@@ -625,13 +798,17 @@ static void check_working_directory(void)
 		     actual);
 	}
 	/* The same directory, reached through the wrapper's own bind of it: the host's mount
-	 * of it, where a swapped path led a bind astray, is neither nosuid nor nodev. */
-	struct statvfs mount;
-	if (statvfs(".", &mount) != 0) {
-		fail("cannot statvfs the working directory: %s", strerror(errno));
-	}
-	if ((mount.f_flag & ST_RDONLY) != 0 || (mount.f_flag & ST_NOSUID) == 0 || (mount.f_flag & ST_NODEV) == 0) {
-		fail("the working directory is not the sandbox's writable nosuid,nodev bind of it");
+	 * of it, where a swapped path led a bind astray, is neither nosuid nor nodev. Without
+	 * a mount namespace there is no bind (the filter refuses set-id bits anyway). */
+	if (!options->no_mount_namespace) {
+		struct statvfs mount;
+		if (statvfs(".", &mount) != 0) {
+			fail("cannot statvfs the working directory: %s", strerror(errno));
+		}
+		if ((mount.f_flag & ST_RDONLY) != 0 || (mount.f_flag & ST_NOSUID) == 0
+		    || (mount.f_flag & ST_NODEV) == 0) {
+			fail("the working directory is not the sandbox's writable nosuid,nodev bind of it");
+		}
 	}
 	if (unsetenv(WORKDIR_VARIABLE) != 0) {
 		fail("cannot unset %s: %s", WORKDIR_VARIABLE, strerror(errno));
@@ -696,10 +873,13 @@ static void reset_signals(void)
 static void set_up(const struct options *options, int pid1)
 {
 	int start = close_descriptors();
-	check_working_directory();
+	check_working_directory(options);
 	drop_capabilities();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		fail("cannot set no_new_privs: %s", strerror(errno));
+	}
+	if (options->no_mount_namespace) {
+		restrict_by_landlock(options);
 	}
 	if (pid1 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
 		fail("cannot make PID 1 non-dumpable: %s", strerror(errno));
@@ -889,6 +1069,144 @@ static int init(const struct options *options, char **argv)
 	}
 }
 
+/* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int signal)
+{
+	(void) signal;
+	stop_requested = 1;
+}
+
+/*
+ * SIGKILL every child of this process, found by its PPid in /proc/PID/stat (kernels
+ * without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children). A child stays ours
+ * until this process reaps it, so its pid cannot name another process meanwhile.
+ */
+static void kill_children(void)
+{
+	DIR *proc = opendir("/proc");
+	if (proc == NULL) {
+		fail("cannot list /proc to find the command's processes: %s", strerror(errno));
+	}
+	pid_t self = getpid();
+	struct dirent *entry;
+	while ((entry = readdir(proc)) != NULL) {
+		char *end;
+		long pid = strtol(entry->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0 || pid == self) {
+			continue;
+		}
+		char path[64];
+		char stat[512];
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			continue;
+		}
+		ssize_t length = read(fd, stat, sizeof stat - 1);
+		close(fd);
+		if (length <= 0) {
+			continue;
+		}
+		stat[length] = '\0';
+		/* pid (comm) state ppid ...: comm may hold anything, ')' included. */
+		char *after = strrchr(stat, ')');
+		char state;
+		int parent;
+		if (after != NULL && sscanf(after + 1, " %c %d", &state, &parent) == 2 && parent == self) {
+			kill((pid_t) pid, SIGKILL);
+		}
+	}
+	closedir(proc);
+}
+
+/*
+ * The seccomp rung's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
+ * forks the command (which does the set-up of exec, Landlock included), waits for it and
+ * then kills whatever the command left behind, also when outer dies (SIGHUP) or on
+ * SIGINT. Never kill(-1) or a process group: without a PID namespace those reach
+ * processes that are not the command's.
+ */
+static int contain(const struct options *options, char **argv)
+{
+	pid_t parent = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGHUP, 0, 0, 0) != 0) {
+		fail("cannot ask for SIGHUP when outer dies: %s", strerror(errno));
+	}
+	struct sigaction stop;
+	memset(&stop, 0, sizeof stop);
+	stop.sa_handler = request_stop;
+	sigemptyset(&stop.sa_mask);
+	if (sigaction(SIGHUP, &stop, NULL) != 0 || sigaction(SIGINT, &stop, NULL) != 0) {
+		fail("cannot catch SIGHUP and SIGINT: %s", strerror(errno));
+	}
+	if (getppid() != parent) {
+		fail("outer died before the command started");
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		fail("cannot become the subreaper of the command: %s", strerror(errno));
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		fail("cannot make the containing process non-dumpable: %s", strerror(errno));
+	}
+	pid_t self = getpid();
+	pid_t command = fork();
+	if (command < 0) {
+		fail("cannot fork the command: %s", strerror(errno));
+	}
+	if (command == 0) {
+		/* The command dies with this process too, even by SIGKILL. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self) {
+			fail("cannot tie the command to its containing process: %s", strerror(errno));
+		}
+		set_up(options, 0);
+		execute(argv);
+	}
+	/* Only the command writes the start byte; this process needs no descriptor above 2. */
+	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+		for (int fd = 3; fd <= START_FD; fd++) {
+			close(fd);
+		}
+	}
+	int result = -1;
+	int killing = 0;
+	for (;;) {
+		if (stop_requested && !killing) {
+			killing = 1;
+		}
+		if (killing) {
+			kill_children();
+		}
+		int status;
+		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
+		if (pid < 0 && errno == EINTR) {
+			continue;
+		}
+		if (pid < 0 && errno == ECHILD) {
+			break;
+		}
+		if (pid < 0) {
+			fail("lost the command: %s", strerror(errno));
+		}
+		if (pid == 0) {
+			/* An orphan may become ours after a scan without a child of ours ending: look
+			 * again shortly instead of waiting for it. */
+			struct timespec pause = { 0, 10 * 1000 * 1000 };
+			nanosleep(&pause, NULL);
+			continue;
+		}
+		if (pid == command) {
+			result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+			killing = 1;
+		}
+	}
+	if (result < 0) {
+		fail("lost the command's exit status");
+	}
+	return result;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -897,10 +1215,10 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
-		     "init|exec [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...");
+		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] -- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0 };
+	struct options options = { 0, 0, 0, 0 };
 	const char *directory = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -912,6 +1230,9 @@ int main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--check") == 0) {
 			options.check = 1;
+		}
+		else if (strcmp(argv[i], "--no-mount-namespace") == 0) {
+			options.no_mount_namespace = 1;
 		}
 		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
 			directory = argv[++i];
@@ -928,7 +1249,13 @@ int main(int argc, char **argv)
 		return outer(directory, command);
 	}
 	if (strcmp(mode, "init") == 0) {
+		if (options.no_mount_namespace) {
+			fail("init runs in bubblewrap's mount namespace: --no-mount-namespace is for exec and contain");
+		}
 		return init(&options, command);
+	}
+	if (strcmp(mode, "contain") == 0) {
+		return contain(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
 		set_up(&options, 0);
@@ -943,7 +1270,8 @@ int main(int argc, char **argv)
 
 /*
  * The build's filter generator: writes the BPF program that libseccomp exports for each
- * combination of --allow-inet and --allow-userns as a C header, for the launcher.
+ * combination of --allow-inet, --allow-userns and --no-mount-namespace as a C header,
+ * for the launcher.
  */
 int main(int argc, char **argv)
 {
@@ -958,8 +1286,8 @@ int main(int argc, char **argv)
 	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
-	for (int variant = 0; variant < 4; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0 };
+	for (int variant = 0; variant < 8; variant++) {
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0 };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {
@@ -989,9 +1317,9 @@ int main(int argc, char **argv)
 		fclose(bpf);
 	}
 	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
-	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0). */\n");
-	fprintf(out, "static const struct cave_filter FILTERS[4] = {\n");
-	for (int variant = 0; variant < 4; variant++) {
+	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0). */\n");
+	fprintf(out, "static const struct cave_filter FILTERS[8] = {\n");
+	for (int variant = 0; variant < 8; variant++) {
 		fprintf(out, "\t{ FILTER_%d, sizeof FILTER_%d / sizeof FILTER_%d[0] },\n", variant, variant, variant);
 	}
 	fprintf(out, "};\n");

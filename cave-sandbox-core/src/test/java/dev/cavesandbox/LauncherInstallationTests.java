@@ -51,14 +51,14 @@ class LauncherInstallationTests {
 		try (var entries = Files.list(launcher.getParent())) {
 			assertThat(entries).containsExactly(launcher);
 		}
-		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 1\n");
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 2\n");
 	}
 
 	@Test
 	void tamperedCopyIsReplacedByTheNextInstallation() throws Exception {
 		Path launcher = new LauncherInstallation().resolve(settings(this.workDirectory));
 		Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
-		Files.writeString(launcher, "#!/bin/sh\necho cave-sandbox-launcher 1\n");
+		Files.writeString(launcher, "#!/bin/sh\necho cave-sandbox-launcher 2\n");
 		Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("r-x------"));
 		Path again = new LauncherInstallation().resolve(settings(this.workDirectory));
 		assertThat(again).isEqualTo(launcher);

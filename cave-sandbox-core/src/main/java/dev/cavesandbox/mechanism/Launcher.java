@@ -16,14 +16,32 @@ import java.util.Objects;
  * {@value #SELF_FD} and executes the wrapper, which binds the directory through that
  * descriptor and never resolves its path on the host again;</li>
  * <li>{@code init} (PID 1 of bubblewrap's PID namespace) or {@code exec} (the last step
- * under unshare), inside, run as {@code /proc/self/fd/4}: it closes every other
- * descriptor, checks that the working directory is the one {@code outer} opened, drops
- * every capability, sets {@code no_new_privs}, joins a new session keyring, loads its
- * seccomp filter, resets signal dispositions and the signal mask, and runs the
- * command.</li>
+ * under unshare and the namespaces rung), inside, run as {@code /proc/self/fd/4}: it
+ * closes every other descriptor, checks that the working directory is the one
+ * {@code outer} opened, drops every capability, sets {@code no_new_privs}, joins a new
+ * session keyring, loads its seccomp filter, resets signal dispositions and the signal
+ * mask, and runs the command;</li>
+ * <li>{@code contain} (the seccomp rung, no namespaces at all), run by {@code outer} as
+ * its wrapper: it becomes a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) and
+ * non-dumpable, gets {@code SIGHUP} when {@code outer} dies, forks the command (which
+ * does the set-up of {@code exec}) and, when the command exits or on {@code SIGHUP} or
+ * {@code SIGINT}, kills every process the command left behind (its adopted orphans, found
+ * by their parent pid in {@code /proc}, never by {@code kill(-1)} or a process group),
+ * then exits with the command's status.</li>
  * </ul>
+ * Without a mount namespace ({@code --no-mount-namespace}) the filter also refuses
+ * {@code socket(AF_UNIX)} ({@code socketpair(2)} stays allowed), and the command confines
+ * itself with Landlock (landlock(7)) where the kernel has it: writes only beneath the
+ * working directory and to {@code /dev/null}, {@code /dev/zero}, {@code /dev/full} and
+ * {@code /dev/tty}; from ABI 4 and without a private loopback no TCP bind or connect;
+ * from ABI 6 no signal and no abstract unix socket outside its own processes; and no
+ * ptrace-mode access ({@code /proc/PID/mem}, {@code environ}) to processes outside them.
+ * With {@code --check} the launcher then reports one more line:
+ * {@code landlock=<ABI> writes=workdir net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
+ * or {@code landlock=unavailable <ERRNO>}.
+ * <p>
  * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
- * {@link #refusals(boolean)}, which the probe checks line by line.
+ * {@link #refusals(boolean, boolean)}, which the probe checks line by line.
  *
  * @param path the launcher binary on the host, verified against the SHA-256 recorded at
  * build time
@@ -39,6 +57,21 @@ public record Launcher(Path path, boolean userNamespaces) {
 
 	/** How the wrapper runs the launcher inside the sandbox. */
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
+
+	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
+	public static final String INIT = "init";
+
+	/** The mode that replaces itself with the command (unshare, namespaces rung). */
+	public static final String EXEC = "exec";
+
+	/**
+	 * The mode of the seccomp rung: {@code outer}'s wrapper, a subreaper that kills what
+	 * the command leaves behind.
+	 */
+	public static final String CONTAIN = "contain";
+
+	/** The first line of {@code --check} about Landlock begins with this. */
+	public static final String LANDLOCK_PREFIX = "landlock=";
 
 	/** The first word of every line the launcher itself writes on stderr. */
 	public static final String MESSAGE_PREFIX = "cave-sandbox-launcher:";
@@ -80,8 +113,9 @@ public record Launcher(Path path, boolean userNamespaces) {
 	}
 
 	/**
-	 * Return the argv that runs the command inside the sandbox through the launcher.
-	 * @param mode {@code init} (PID 1) or {@code exec}
+	 * Return the argv that runs the command inside the sandbox through the launcher, in a
+	 * mount namespace of its own.
+	 * @param mode {@value #INIT} (PID 1) or {@value #EXEC}
 	 * @param loopback whether the command has a private loopback (then it may create
 	 * {@code AF_INET} and {@code AF_INET6} sockets)
 	 * @param check whether the launcher reports each refusal on stdout before the command
@@ -90,6 +124,28 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 * @return the argv, starting with {@value #INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, List<String> argv) {
+		return inside(mode, loopback, check, false, argv);
+	}
+
+	/**
+	 * Return the argv that runs the command inside the sandbox through the launcher:
+	 * {@code [/proc/self/fd/4, MODE, [--allow-inet], [--allow-userns], [--check],
+	 * [--no-mount-namespace], --, CMD...]}.
+	 * @param mode {@value #INIT} (PID 1), {@value #EXEC} or {@value #CONTAIN} (the
+	 * wrapper that {@code outer} runs, without any namespace)
+	 * @param loopback whether the command has a private loopback (then it may create
+	 * {@code AF_INET} and {@code AF_INET6} sockets, and Landlock leaves TCP alone)
+	 * @param check whether the launcher reports each refusal, and with
+	 * {@code noMountNamespace} its Landlock line, on stdout before the command runs (the
+	 * probe)
+	 * @param noMountNamespace whether the command has no mount namespace that hides the
+	 * host's sockets and files (then {@code socket(AF_UNIX)} is refused too and Landlock
+	 * confines writes); not for {@value #INIT}
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
+			List<String> argv) {
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
@@ -100,18 +156,36 @@ public record Launcher(Path path, boolean userNamespaces) {
 		if (check) {
 			command.add("--check");
 		}
+		if (noMountNamespace) {
+			command.add("--no-mount-namespace");
+		}
 		command.add("--");
 		command.addAll(argv);
 		return command;
 	}
 
 	/**
-	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * Return what the launcher's seccomp filter refuses in a mount namespace of the
+	 * command's own, by the names its check reports.
 	 * @param loopback whether the command has a private loopback
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback) {
+		return refusals(loopback, false);
+	}
+
+	/**
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * @param loopback whether the command has a private loopback
+	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
+	 * (then {@code socket(AF_UNIX)} comes first)
+	 * @return the names, in the launcher's order
+	 */
+	public List<String> refusals(boolean loopback, boolean noMountNamespace) {
 		List<String> names = new ArrayList<>();
+		if (noMountNamespace) {
+			names.add("socket(AF_UNIX)");
+		}
 		if (!loopback) {
 			names.addAll(List.of("socket(AF_INET)", "socket(AF_INET6)"));
 		}
