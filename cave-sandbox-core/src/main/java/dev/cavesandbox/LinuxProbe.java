@@ -9,13 +9,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.FilesystemView;
 import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.mechanism.LinuxNamespace;
+import dev.cavesandbox.mechanism.NamespacesMechanism;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import dev.cavesandbox.mechanism.UnshareMechanism;
 
 /**
@@ -48,10 +52,26 @@ final class LinuxProbe {
 			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; done
 			if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
 			sed -n 's/^ *\\([^ |:]*\\):.*/if=\\1/p' /proc/net/dev
+			j=$%s
+			if [ -n "$j" ] && [ -d /proc/$j ]; then
+			  if (exec 3<>/proc/$j/mem) 2>/dev/null; then echo jvm_mem=writable; else echo jvm_mem=refused; fi
+			  if head -c 1 /proc/$j/environ >/dev/null 2>&1; then echo jvm_environ=readable; else echo jvm_environ=refused; fi
+			  if kill -0 $j 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
+			else echo jvm=invisible; fi
+			if (echo x > "../${PWD##*/}%s") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
 			"""
-		.formatted(ProbeSession.MARKER_FILE, ProbeSession.WRITE_FILE);
+		.formatted(ProbeSession.MARKER_FILE, ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE,
+				ProbeSession.OUTSIDE_SUFFIX);
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
+
+	private static final String UID_MAP = "/proc/self/uid_map";
+
+	/**
+	 * How a verified fact begins that names what the rung does not give, and what stands
+	 * in for it.
+	 */
+	static final String NOT_GIVEN = "not given: ";
 
 	private static final String NO_SIGNALS = "0000000000000000";
 
@@ -99,16 +119,52 @@ final class LinuxProbe {
 			// No private directory can be created there either: executions fail, coded.
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden);
-		SandboxMechanism mechanism = (this.choice == MechanismChoice.BWRAP)
-				? new BubblewrapMechanism(this.settings.linux().bwrapPath(), launcher, host.view())
-				: new UnshareMechanism(this.settings.linux().setprivPath(), this.settings.linux().unsharePath(),
-						Files.isExecutable(this.settings.linux().ipPath()) ? this.settings.linux().ipPath() : null,
-						launcher, host.view(), host.uid(), host.gid(), true);
+		SandboxMechanism mechanism = mechanism(launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
 			return missing;
 		}
-		return ProbeSession.verify(this.settings, start, (session) -> check(session, mechanism, host));
+		IsolationCapability verdict = ProbeSession.verify(this.settings, start,
+				(session) -> check(session, mechanism, host));
+		if (verdict.cause() == UnavailabilityCause.NAMESPACE_LIMIT && !initialUserNamespace()) {
+			// The limit that was hit is an outer sandbox's, not the host's sysctl.
+			return IsolationCapability.unavailable(UnavailabilityCause.NESTING_FORBIDDEN,
+					verdict.detail() + "; this JVM runs in a user namespace other than the initial one (" + UID_MAP
+							+ ": " + uidMap() + ")",
+					verdict.probeTime());
+		}
+		return verdict;
+	}
+
+	private SandboxMechanism mechanism(Launcher launcher, HostFacts host) {
+		SandboxSettings.Linux linux = this.settings.linux();
+		Path ip = Files.isExecutable(linux.ipPath()) ? linux.ipPath() : null;
+		return switch (this.choice) {
+			case BWRAP -> new BubblewrapMechanism(linux.bwrapPath(), launcher, host.view());
+			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher, host.view(),
+					host.uid(), host.gid(), true);
+			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher,
+					host.uid(), host.gid(), true);
+			case SECCOMP -> new SeccompMechanism(launcher);
+			default -> throw new IllegalStateException("not a Linux mechanism: " + this.choice);
+		};
+	}
+
+	/**
+	 * Whether this JVM runs in the initial user namespace, whose uid map is the identity
+	 * of every id (user_namespaces(7)).
+	 */
+	static boolean initialUserNamespace() {
+		return uidMap().equals("0 0 4294967295");
+	}
+
+	private static String uidMap() {
+		try {
+			return String.join(" ", Files.readString(Path.of(UID_MAP)).trim().split("\\s+"));
+		}
+		catch (IOException ex) {
+			return "unreadable";
+		}
 	}
 
 	private IsolationCapability check(ProbeSession session, SandboxMechanism candidate, HostFacts host)
@@ -116,13 +172,14 @@ final class LinuxProbe {
 		SandboxMechanism mechanism = candidate;
 		List<String> argv = argv(host.view());
 		ProcessRunner.Outcome outcome = session.run(mechanism, argv, false, true);
-		if (mechanism instanceof UnshareMechanism unshare && outcome.exitCode() != 0
-				&& ProbeSession.text(outcome.stderr()).contains("--map-user")) {
+		if (outcome.exitCode() != 0 && ProbeSession.text(outcome.stderr()).contains("--map-user")) {
 			// util-linux before 2.38 lacks --map-user: the command stays uid 0, without
 			// capabilities.
-			mechanism = new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
-					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
-			outcome = session.run(mechanism, argv, false, true);
+			SandboxMechanism withoutUid = withoutUidMapping(mechanism);
+			if (withoutUid != null) {
+				mechanism = withoutUid;
+				outcome = session.run(mechanism, argv, false, true);
+			}
 		}
 		IsolationCapability verdict = verdict(mechanism, outcome, host, false, session.took());
 		if (!verdict.available()) {
@@ -132,7 +189,11 @@ final class LinuxProbe {
 		boolean privateLoopback = verdict.privateLoopback();
 		if (!privateLoopback) {
 			String loopbackFact;
-			if (mechanism.supportsPrivateLoopback()) {
+			if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK)) {
+				loopbackFact = "private loopback unavailable: the " + mechanism.name()
+						+ " rung has no network namespace";
+			}
+			else if (mechanism.supportsPrivateLoopback()) {
 				ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true, true);
 				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, session.took());
 				privateLoopback = loopback.available();
@@ -150,6 +211,18 @@ final class LinuxProbe {
 			}
 		}
 		return IsolationCapability.available(mechanism, verified, privateLoopback, session.took());
+	}
+
+	private static @Nullable SandboxMechanism withoutUidMapping(SandboxMechanism mechanism) {
+		if (mechanism instanceof UnshareMechanism unshare) {
+			return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
+					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
+		}
+		if (mechanism instanceof NamespacesMechanism namespaces) {
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
+					namespaces.launcher(), namespaces.uid(), namespaces.gid(), false);
+		}
+		return null;
 	}
 
 	private static List<String> argv(FilesystemView view) {
@@ -181,51 +254,78 @@ final class LinuxProbe {
 					.add(line.substring(separator + 1).trim());
 			}
 		}
+		Set<LinuxNamespace> namespaces = mechanism.namespaces();
+		boolean mountNamespace = namespaces.contains(LinuxNamespace.MOUNT);
 		List<String> verified = new ArrayList<>();
-		String net = first(facts, "net");
-		if (!differs("net", net, host.netNamespace())) {
-			return ProbeSession.notVerified(
-					"the child's network namespace " + net + " is not a new one (host: " + host.netNamespace() + ")",
-					took);
+		boolean loopbackUp = false;
+		if (namespaces.contains(LinuxNamespace.NETWORK)) {
+			String net = first(facts, "net");
+			if (!differs("net", net, host.netNamespace())) {
+				return ProbeSession.notVerified("the child's network namespace " + net + " is not a new one (host: "
+						+ host.netNamespace() + ")", took);
+			}
+			verified.add("network namespace " + net + " differs from the JVM's " + host.netNamespace());
+			List<String> interfaces = facts.getOrDefault("if", List.of());
+			if (!interfaces.equals(List.of("lo"))) {
+				return ProbeSession.notVerified("the child sees the interfaces " + interfaces + ", expected only lo",
+						took);
+			}
+			verified.add("only interface: lo");
+			loopbackUp = first(facts, "lo").equals("up");
+			if (loopback && !loopbackUp) {
+				return ProbeSession.notVerified("a private loopback was requested but lo is down in the child", took);
+			}
+			verified.add(loopbackUp ? "loopback: up, private (the host's loopback is another namespace's)"
+					: "loopback: down");
 		}
-		verified.add("network namespace " + net + " differs from the JVM's " + host.netNamespace());
-		List<String> interfaces = facts.getOrDefault("if", List.of());
-		if (!interfaces.equals(List.of("lo"))) {
-			return ProbeSession.notVerified("the child sees the interfaces " + interfaces + ", expected only lo", took);
+		else {
+			verified.add(NOT_GIVEN + "network namespace: the command shares the JVM's network stack; the seccomp "
+					+ "filter refuses every socket address family instead, and no private loopback is possible");
 		}
-		verified.add("only interface: lo");
-		boolean loopbackUp = first(facts, "lo").equals("up");
-		if (loopback && !loopbackUp) {
-			return ProbeSession.notVerified("a private loopback was requested but lo is down in the child", took);
+		if (namespaces.contains(LinuxNamespace.PID)) {
+			String pid = first(facts, "pid");
+			if (!differs("pid", pid, host.pidNamespace())) {
+				return ProbeSession.notVerified(
+						"the child's PID namespace " + pid + " is not a new one (host: " + host.pidNamespace() + ")",
+						took);
+			}
+			verified.add("PID namespace " + pid + " differs from the JVM's " + host.pidNamespace());
 		}
-		verified
-			.add(loopbackUp ? "loopback: up, private (the host's loopback is another namespace's)" : "loopback: down");
-		String pid = first(facts, "pid");
-		if (!differs("pid", pid, host.pidNamespace())) {
-			return ProbeSession.notVerified(
-					"the child's PID namespace " + pid + " is not a new one (host: " + host.pidNamespace() + ")", took);
+		else {
+			verified.add(NOT_GIVEN + "PID namespace: the command sees the JVM's processes; the launcher, a child "
+					+ "subreaper, kills what is left of the command's process tree");
 		}
-		verified.add("PID namespace " + pid + " differs from the JVM's " + host.pidNamespace());
-		String ipc = first(facts, "ipc");
-		if (!differs("ipc", ipc, host.ipcNamespace())) {
-			return ProbeSession.notVerified("the child's IPC namespace " + ipc + " is not a new one (host: "
-					+ host.ipcNamespace() + "): the host's System V IPC and POSIX message queues would be in reach",
-					took);
+		if (namespaces.contains(LinuxNamespace.IPC)) {
+			String ipc = first(facts, "ipc");
+			if (!differs("ipc", ipc, host.ipcNamespace())) {
+				return ProbeSession.notVerified("the child's IPC namespace " + ipc + " is not a new one (host: "
+						+ host.ipcNamespace() + "): the host's System V IPC and POSIX message queues would be in reach",
+						took);
+			}
+			verified.add("IPC namespace " + ipc + " differs from the JVM's " + host.ipcNamespace());
 		}
-		verified.add("IPC namespace " + ipc + " differs from the JVM's " + host.ipcNamespace());
+		else {
+			verified.add(NOT_GIVEN + "IPC namespace: System V IPC objects and POSIX message queues that the JVM's "
+					+ "user can open are in reach");
+		}
 		String caps = first(facts, "caps");
 		if (!caps.equals(NO_CAPABILITIES)) {
 			return ProbeSession.notVerified("the child holds capabilities (CapEff=" + caps + ")", took);
 		}
 		verified.add("capabilities: none");
 		Launcher launcher = Objects.requireNonNull(mechanism.launcher(), "a Linux mechanism has a launcher");
-		String launcherFailure = launcherFailure(launcher, facts, loopback);
+		String launcherFailure = launcherFailure(launcher, facts, loopback, !mountNamespace);
 		if (launcherFailure != null) {
 			return ProbeSession.notVerified(launcherFailure, took);
 		}
-		List<String> refused = launcher.refusals(loopback);
 		verified.add("no_new_privs, seccomp filter, signals unblocked and not ignored");
-		verified.add("seccomp filter refuses: " + String.join(", ", refused));
+		verified.add("seccomp filter refuses: " + String.join(", ", launcher.refusals(loopback, !mountNamespace)));
+		if (!mountNamespace) {
+			IsolationCapability landlock = landlock(facts, host, verified, took);
+			if (landlock != null) {
+				return landlock;
+			}
+		}
 		String uid = first(facts, "uid");
 		verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
 				: "uid " + uid + ": the caller " + host.uid() + " is mapped to root without capabilities");
@@ -233,6 +333,13 @@ final class LinuxProbe {
 			return ProbeSession.notVerified("the working directory is not visible and writable in the child", took);
 		}
 		verified.add("working directory: visible and writable");
+		if (!mountNamespace) {
+			verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay readable "
+					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
+					+ "because socket(AF_UNIX) is refused");
+			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed");
+			return IsolationCapability.available(mechanism, verified, loopbackUp, took);
+		}
 		List<String> hidden = new ArrayList<>();
 		for (Map.Entry<Path, Long> directory : host.hiddenDevices().entrySet()) {
 			String expected = " " + directory.getKey();
@@ -261,12 +368,48 @@ final class LinuxProbe {
 	}
 
 	/**
+	 * Check the Landlock layer of a rung without a mount namespace, from the launcher's
+	 * {@code landlock=} line and from what the child could do: it must not have opened
+	 * the JVM's memory for writing, nor written a file beside its working directory. Adds
+	 * the facts; returns the failure, or {@code null} when the layer holds.
+	 */
+	private static @Nullable IsolationCapability landlock(Map<String, List<String>> facts, HostFacts host,
+			List<String> verified, Duration took) {
+		String landlock = first(facts, "landlock");
+		if (landlock.isEmpty() || landlock.startsWith("unavailable")) {
+			return IsolationCapability.unavailable(UnavailabilityCause.LANDLOCK_UNAVAILABLE,
+					"the launcher reports landlock=" + (landlock.isEmpty() ? "(no report)" : landlock), took);
+		}
+		if (!first(facts, "outside_write").equals("refused")) {
+			return ProbeSession.notVerified("the child wrote a file outside its working directory although the "
+					+ "launcher reports landlock=" + landlock, took);
+		}
+		if (first(facts, "jvm").equals("invisible")) {
+			return ProbeSession.notVerified("the child could not see the JVM's /proc entry, so the probe could not "
+					+ "check that the JVM's memory is out of its reach", took);
+		}
+		if (!first(facts, "jvm_mem").equals("refused")) {
+			return ProbeSession.notVerified("the child could open the JVM's memory (/proc/PID/mem) for writing", took);
+		}
+		verified.add("Landlock ABI " + landlock);
+		verified.add("writes outside the working directory: refused (Landlock)");
+		verified.add("the JVM's memory (/proc/PID/mem): refused (Landlock)");
+		verified.add(first(facts, "jvm_environ").equals("refused") ? "the JVM's environment: refused (Landlock)"
+				: NOT_GIVEN + "the JVM's environment (/proc/PID/environ) is readable");
+		verified.add(first(facts, "jvm_signal").equals("refused")
+				? "signals to the JVM and every process outside the sandbox: refused (Landlock scope)"
+				: NOT_GIVEN + "signal scoping (Landlock ABI 6+): the command can signal the JVM and other processes "
+						+ "of its user");
+		return null;
+	}
+
+	/**
 	 * Return why the launcher's confinement was not seen in the child, or {@code null}
 	 * when every part of it was: no_new_privs, a seccomp filter, no blocked or ignored
 	 * signal, and each refusal of the filter (and nothing it let through).
 	 */
 	private static @Nullable String launcherFailure(Launcher launcher, Map<String, List<String>> facts,
-			boolean loopback) {
+			boolean loopback, boolean noMountNamespace) {
 		if (!first(facts, "nnp").equals("1") || !first(facts, "seccomp").equals("2")) {
 			return "the launcher's no_new_privs and seccomp filter are not in force in the child (NoNewPrivs="
 					+ first(facts, "nnp") + ", Seccomp=" + first(facts, "seccomp") + ")";
@@ -283,7 +426,7 @@ final class LinuxProbe {
 			.stream()
 			.map((line) -> line.substring(0, line.lastIndexOf(' ')))
 			.toList();
-		List<String> missing = new ArrayList<>(launcher.refusals(loopback));
+		List<String> missing = new ArrayList<>(launcher.refusals(loopback, noMountNamespace));
 		missing.removeAll(refused);
 		if (!missing.isEmpty()) {
 			return "the launcher did not report refusing: " + String.join(", ", missing);

@@ -8,8 +8,9 @@ package dev.cavesandbox;
 public enum MechanismChoice {
 
 	/**
-	 * The strongest mechanism that the probe verifies on this host: on Linux bubblewrap,
-	 * else unshare; on macOS sandbox-exec (the default).
+	 * The strongest mechanism that the probe verifies on this host (the default): on
+	 * Linux, in this order, bubblewrap, unshare, the namespaces without mounts, seccomp
+	 * only; on macOS sandbox-exec.
 	 */
 	AUTO,
 
@@ -18,6 +19,22 @@ public enum MechanismChoice {
 
 	/** util-linux {@code unshare} with a private mount namespace, Linux only. */
 	UNSHARE,
+
+	/**
+	 * User, network, IPC and PID namespaces without a mount namespace, for hosts that
+	 * allow user namespaces but refuse mounts in them (containerd's AppArmor profile
+	 * under Kubernetes); host unix sockets are refused by the launcher's seccomp filter
+	 * and writes are limited to the working directory by Landlock. Linux only.
+	 */
+	NAMESPACES,
+
+	/**
+	 * No namespaces at all, for Docker's default seccomp profile and the Kubernetes
+	 * restricted Pod Security Standard: the launcher's seccomp filter refuses every
+	 * address family, Landlock limits writes and keeps the command from the JVM, and the
+	 * launcher, a child subreaper, kills what is left of the process tree. Linux only.
+	 */
+	SECCOMP,
 
 	/** {@code sandbox-exec} with a deny-network Seatbelt profile, macOS only. */
 	SANDBOX_EXEC,

@@ -9,8 +9,9 @@ import java.util.Locale;
  * Measures, rather than assumes, whether this host can isolate a command from the
  * network: it runs the real production command line of each candidate mechanism once and
  * checks what the child saw. With {@link MechanismChoice#AUTO} the candidates are,
- * strongest first, bubblewrap then unshare on Linux, and sandbox-exec on macOS; the first
- * one verified wins. Other systems (Windows, the BSDs) have no supported primitive.
+ * strongest first, bubblewrap, unshare, the namespaces without mounts and seccomp only on
+ * Linux, and sandbox-exec on macOS; the first one verified wins. Other systems (Windows,
+ * the BSDs) have no supported primitive.
  * <p>
  * This class chooses the candidates and combines their verdicts; each platform's checks
  * are its own class: {@link LinuxProbe} (a script reports what the child sees, compared
@@ -81,9 +82,10 @@ public final class NetworkIsolationProbe {
 		boolean linux = os.startsWith("linux");
 		boolean macos = os.startsWith("mac") || os.startsWith("darwin");
 		return switch (this.settings.mechanism()) {
-			case AUTO -> !linux ? (macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of())
-					: List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
-			case BWRAP, UNSHARE -> linux ? List.of(this.settings.mechanism()) : List.of();
+			case AUTO ->
+				!linux ? (macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of()) : List.of(MechanismChoice.BWRAP,
+						MechanismChoice.UNSHARE, MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
+			case BWRAP, UNSHARE, NAMESPACES, SECCOMP -> linux ? List.of(this.settings.mechanism()) : List.of();
 			case SANDBOX_EXEC -> macos ? List.of(MechanismChoice.SANDBOX_EXEC) : List.of();
 			case NONE -> List.of();
 		};

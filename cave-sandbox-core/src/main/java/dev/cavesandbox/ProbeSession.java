@@ -29,6 +29,18 @@ final class ProbeSession implements AutoCloseable {
 	/** The file that the Linux probe's child writes in its working directory. */
 	static final String WRITE_FILE = "cave-sandbox-probe-write";
 
+	/**
+	 * The variable that gives the Linux probe's child the JVM's pid, so that it can try
+	 * to reach the JVM's memory, environment and signals.
+	 */
+	static final String JVM_VARIABLE = "CAVE_SANDBOX_PROBE_JVM";
+
+	/**
+	 * The suffix of the file that the Linux probe's child tries to write beside its
+	 * working directory (a write outside it); the session deletes it.
+	 */
+	static final String OUTSIDE_SUFFIX = ".outside";
+
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
 	private final SandboxSettings settings;
@@ -110,9 +122,11 @@ final class ProbeSession implements AutoCloseable {
 	 */
 	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
-		return this.runner.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback, check),
-				this.directory, Map.of("PATH", SandboxSettings.BASELINE_PATH), null, this.settings.probeTimeout(),
-				OUTPUT_LIMIT, null, null, true));
+		return this.runner
+			.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback, check), this.directory,
+					Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
+							String.valueOf(ProcessHandle.current().pid())),
+					null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
 	}
 
 	/**
@@ -129,6 +143,7 @@ final class ProbeSession implements AutoCloseable {
 		try {
 			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
 			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+			Files.deleteIfExists(this.directory.resolveSibling(this.directory.getFileName() + OUTSIDE_SUFFIX));
 			Files.deleteIfExists(this.directory);
 		}
 		catch (IOException ex) {

@@ -233,8 +233,31 @@ final class ProcessRunner implements AutoCloseable {
 		if (!exited) {
 			tree = concat(process.descendants().toList(), tree);
 			process.toHandle().destroyForcibly();
+			if (sandboxed) {
+				awaitTeardown(tree);
+			}
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+	}
+
+	/**
+	 * After the SIGKILL to a wrapper: give the sandbox up to the grace period to take its
+	 * own tree down before the SIGKILL backstop reaches what is left. bwrap and unshare
+	 * leave that to the kernel (their PID namespace dies with them); the launcher of the
+	 * seccomp rung, a child subreaper, gets SIGHUP when its parent dies and kills every
+	 * descendant itself, including those forked after the JVM listed the tree, which a
+	 * SIGKILL from here would leave to init.
+	 */
+	private void awaitTeardown(List<ProcessHandle> tree) {
+		long deadline = System.nanoTime() + this.killGracePeriod.toNanos();
+		try {
+			while (tree.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private static List<ProcessHandle> concat(List<ProcessHandle> a, List<ProcessHandle> b) {
@@ -291,13 +314,15 @@ final class ProcessRunner implements AutoCloseable {
 	public void close() {
 		this.closed = true;
 		this.launcher.shutdown();
+		List<ProcessHandle> trees = new ArrayList<>();
 		for (Process process : this.running) {
 			// The tree first seen, then the direct child killed before the rest, so that
 			// it cannot exit on its own (with its own status) between the two.
-			List<ProcessHandle> tree = process.descendants().toList();
+			trees.addAll(process.descendants().toList());
 			process.toHandle().destroyForcibly();
-			tree.forEach(ProcessHandle::destroyForcibly);
 		}
+		awaitTeardown(trees);
+		trees.forEach(ProcessHandle::destroyForcibly);
 		this.io.shutdown();
 	}
 

@@ -60,9 +60,10 @@ public enum UnavailabilityCause {
 	 */
 	KERNEL_REFUSED("the kernel refused to create the user or network namespace (EPERM): a seccomp filter "
 			+ "(for example Docker's default profile), a missing capability, or unprivileged user namespaces disabled",
-			"enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on Debian), "
-					+ "or run the container with a seccomp profile that allows unshare and clone with namespace flags, "
-					+ "or use the container or VM itself as the network boundary"),
+			"with mechanism AUTO the seccomp rung (SECCOMP), which needs no namespace, is tried next; to get "
+					+ "namespaces, enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on "
+					+ "Debian), or run the container with a seccomp profile that allows unshare and clone with namespace "
+					+ "flags"),
 
 	/**
 	 * The user namespace limit is reached or zero ({@code user.max_user_namespaces=0},
@@ -98,13 +99,61 @@ public enum UnavailabilityCause {
 					+ "do not drop the capability bounding set of the JVM"),
 
 	/**
-	 * The namespaces were created, but the private mounts that hide the host's unix
-	 * sockets could not be set up ({@code mount: ...}, {@code bwrap: Can't mount ...}).
+	 * The namespaces were created, but mounts in them were refused: the private mounts
+	 * that hide the host's unix sockets, {@code /proc}, or the change of the root's
+	 * propagation that comes first (bubblewrap: {@code Failed to make / slave},
+	 * {@code Can't mount proc}; unshare:
+	 * {@code cannot change root filesystem propagation}; mount(8): {@code mount: ...}).
+	 * containerd's AppArmor profile under Kubernetes refuses every mount this way; so
+	 * does a seccomp filter that refuses the mount calls.
 	 */
-	MOUNT_REFUSED("the sandbox could not set up the private mounts that hide the host's unix sockets",
-			"check that every hidden directory (hiddenDirectories) exists and is a plain directory, "
-					+ "that the working directory is on a mount the sandbox can bind, and that no security module "
-					+ "(SELinux, AppArmor) forbids mounts in user namespaces"),
+	MOUNT_REFUSED(
+			"the kernel or a security module refused the mounts of the sandbox's mount namespace (the private "
+					+ "mounts that hide the host's unix sockets, /proc, or the root's propagation)",
+			"with mechanism AUTO the rungs without a mount namespace (NAMESPACES, SECCOMP) are tried next; to keep "
+					+ "the mount namespace, allow mounts in user namespaces (containerd/Kubernetes: an AppArmor profile "
+					+ "that allows mount, or the container's securityContext.appArmorProfile type Unconfined), and check "
+					+ "that every hidden directory (hiddenDirectories) exists and is a plain directory"),
+
+	/**
+	 * An outer sandbox forbids nested user namespaces: the JVM runs in a user namespace
+	 * other than the initial one and creating another one failed with ENOSPC (nesting
+	 * depth, or the outer sandbox's limit: {@code bwrap --disable-userns} sets it so).
+	 * The host's {@code user.max_user_namespaces} is not the cause, so raising it does
+	 * not help.
+	 */
+	NESTING_FORBIDDEN(
+			"this JVM already runs in a sandbox's user namespace, and that sandbox forbids nested user namespaces "
+					+ "(ENOSPC: for example bubblewrap --disable-userns, or a container runtime's limit)",
+			"with mechanism AUTO the seccomp rung (SECCOMP), which needs no namespace, is tried next; or let the outer "
+					+ "sandbox allow nested user namespaces (drop --disable-userns; raise user.max_user_namespaces "
+					+ "inside it)"),
+
+	/**
+	 * The launcher could not set {@code no_new_privs} or load its seccomp filter
+	 * ({@code cave-sandbox-launcher: cannot load the seccomp filter}): a kernel without
+	 * {@code CONFIG_SECCOMP_FILTER}, or an outer filter that refuses {@code seccomp(2)}
+	 * and {@code prctl(PR_SET_SECCOMP)}. Every rung needs the filter.
+	 */
+	SECCOMP_UNAVAILABLE(
+			"cave-sandbox's launcher could not set no_new_privs or load its seccomp filter (a kernel without "
+					+ "CONFIG_SECCOMP_FILTER, or an outer seccomp profile that refuses seccomp(2) or prctl)",
+			"run on a kernel with seccomp filters (every current distribution kernel), and let the container's "
+					+ "seccomp profile allow seccomp(2) and prctl(2), as Docker's and containerd's defaults do"),
+
+	/**
+	 * The rungs without a mount namespace need Landlock (landlock(7), Linux 5.13+, listed
+	 * in the kernel's {@code lsm=}): without it the command could write the host's files
+	 * (as root, {@code /proc/sys} too) and, where Yama does not stop it, the JVM's memory
+	 * through {@code /proc/PID/mem}, which is a way out of the sandbox.
+	 */
+	LANDLOCK_UNAVAILABLE(
+			"the rungs without a mount namespace (NAMESPACES, SECCOMP) need Landlock to keep the command from writing "
+					+ "the host's files and the JVM's memory, and this kernel has no Landlock (Linux 5.13+, enabled in "
+					+ "the kernel's lsm= list)",
+			"run on a kernel with Landlock enabled (CONFIG_SECURITY_LANDLOCK=y and landlock in lsm=, the default of "
+					+ "current Ubuntu, Debian 12 backports, Fedora and RHEL 9 kernels), or where bubblewrap or unshare "
+					+ "works (user namespaces and mounts allowed), or use a container or VM as the network boundary"),
 
 	/**
 	 * A private loopback is required ({@link SandboxSettings#loopback()}) but the
@@ -119,7 +168,7 @@ public enum UnavailabilityCause {
 
 	/** Isolation was switched off with {@link MechanismChoice#NONE}. */
 	MECHANISM_DISABLED("isolation is switched off by mechanism NONE",
-			"choose mechanism AUTO (or BWRAP, UNSHARE, SANDBOX_EXEC) to isolate commands"),
+			"choose mechanism AUTO (or BWRAP, UNSHARE, NAMESPACES, SECCOMP, SANDBOX_EXEC) to isolate commands"),
 
 	/**
 	 * macOS refused to apply a Seatbelt profile because the process is already sandboxed

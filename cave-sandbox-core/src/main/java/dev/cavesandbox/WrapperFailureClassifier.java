@@ -93,6 +93,10 @@ final class WrapperFailureClassifier {
 		String causes = stderr.lines()
 			.filter((line) -> !line.startsWith(Launcher.NOT_SET_UP))
 			.collect(Collectors.joining("\n"));
+		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot load the seccomp filter")
+				|| causes.contains(Launcher.MESSAGE_PREFIX + " cannot set no_new_privs")) {
+			return UnavailabilityCause.SECCOMP_UNAVAILABLE;
+		}
 		if (causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX)) {
 			return UnavailabilityCause.NOT_VERIFIED;
 		}
@@ -119,7 +123,8 @@ final class WrapperFailureClassifier {
 				|| stderr.contains("Creating new namespace failed: Operation not permitted")) {
 			return UnavailabilityCause.KERNEL_REFUSED;
 		}
-		if (stderr.startsWith("mount:") || stderr.contains("\nmount:") || stderr.contains("bwrap: Can't mount")
+		if (stderr.contains("Failed to make / slave") || stderr.contains("cannot change root filesystem propagation")
+				|| stderr.startsWith("mount:") || stderr.contains("\nmount:") || stderr.contains("bwrap: Can't mount")
 				|| stderr.contains("bwrap: Can't bind mount") || stderr.contains("bwrap: Can't find source path")) {
 			return UnavailabilityCause.MOUNT_REFUSED;
 		}

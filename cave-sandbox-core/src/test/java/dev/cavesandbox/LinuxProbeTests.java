@@ -10,6 +10,7 @@ import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.FilesystemView;
 import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -76,6 +77,67 @@ class LinuxProbeTests {
 	}
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/usr/lib/cave-sandbox-launcher"), false);
+
+	/**
+	 * The seccomp rung's child shares the JVM's namespaces: the probe accepts that, names
+	 * what is not given, and requires the Landlock layer instead.
+	 */
+	@org.junit.jupiter.api.Test
+	void theSeccompRungIsVerifiedWithoutNamespacesAndNamesWhatItDoesNotGive() {
+		IsolationCapability verdict = seccompVerdict(seccompReport());
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.privateLoopback()).isFalse();
+		assertThat(verdict.verified()).contains(
+				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true)),
+				"writes outside the working directory: refused (Landlock)",
+				"the JVM's memory (/proc/PID/mem): refused (Landlock)",
+				"signals to the JVM and every process outside the sandbox: refused (Landlock scope)");
+		assertThat(verdict.verified()).filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
+			.hasSize(4)
+			.anyMatch((fact) -> fact.startsWith("not given: network namespace"))
+			.anyMatch((fact) -> fact.startsWith("not given: PID namespace"))
+			.anyMatch((fact) -> fact.startsWith("not given: IPC namespace"))
+			.anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+	}
+
+	/**
+	 * Without its Landlock layer the seccomp rung is refused, named; where the layer is
+	 * reported but a write or the JVM's memory got through, it is not verified.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = {
+			"landlock=7 writes=workdir net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
+			"outside_write=refused|outside_write=allowed|NOT_VERIFIED|wrote a file outside its working directory",
+			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
+			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
+	void theSeccompRungWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
+			String detail) {
+		String report = seccompReport();
+		assertThat(report).contains(present + "\n");
+		IsolationCapability verdict = seccompVerdict(report.replace(present + "\n", replacement + "\n"));
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(cause);
+		assertThat(verdict.detail()).contains(detail);
+	}
+
+	private static String seccompReport() {
+		StringBuilder report = new StringBuilder();
+		LAUNCHER.refusals(false, true)
+			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
+		report.append("landlock=7 writes=workdir net=refused scope=signal,abstract-unix\n");
+		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
+				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
+				+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
+				+ "jvm_signal=refused\noutside_write=refused\n");
+		return report.toString();
+	}
+
+	private static IsolationCapability seccompVerdict(String report) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER), outcome, host, false, Duration.ofMillis(5));
+	}
 
 	/**
 	 * A child's report that is right in every respect.

@@ -35,6 +35,11 @@ class WrapperFailureClassifierTests {
 			"bwrap: Creating new namespace failed: Invalid argument|USER_NAMESPACES_UNSUPPORTED",
 			"bwrap: Can't mount tmpfs on /newroot/var/run: No such file or directory|MOUNT_REFUSED",
 			"mount: /run: permission denied.|MOUNT_REFUSED",
+			"bwrap: Failed to make / slave: Operation not permitted|MOUNT_REFUSED",
+			"unshare: cannot change root filesystem propagation: Operation not permitted|MOUNT_REFUSED",
+			"bwrap: Can't mount proc on /newroot/proc: Operation not permitted|MOUNT_REFUSED",
+			"cave-sandbox-launcher: cannot load the seccomp filter: Invalid argument|SECCOMP_UNAVAILABLE",
+			"cave-sandbox-launcher: cannot set no_new_privs: Invalid argument|SECCOMP_UNAVAILABLE",
 			"sandbox-exec: sandbox_apply: Operation not permitted|NESTED_SANDBOX_REFUSED",
 			"setpriv: something unexpected|UNKNOWN" })
 	void wrapperMessagesAreClassified(String stderr, UnavailabilityCause cause) {

@@ -2,8 +2,10 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Builds the command line of bubblewrap ({@code bwrap(1)}, Debian package
@@ -90,6 +92,11 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
 		command.addAll(this.launcher.inside("init", loopback, check, argv));
 		return command;
+	}
+
+	@Override
+	public Set<LinuxNamespace> namespaces() {
+		return EnumSet.allOf(LinuxNamespace.class);
 	}
 
 	@Override

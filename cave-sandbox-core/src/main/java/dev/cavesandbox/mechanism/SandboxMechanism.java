@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -17,7 +18,8 @@ import org.jspecify.annotations.Nullable;
  * To add a mechanism: implement this interface in this package, and teach the probe to
  * build and verify it.
  */
-public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMechanism, SandboxExecMechanism {
+public sealed interface SandboxMechanism
+		permits BubblewrapMechanism, UnshareMechanism, NamespacesMechanism, SeccompMechanism, SandboxExecMechanism {
 
 	/**
 	 * Return the name of this mechanism, as reported in results, health and logs: the
@@ -62,6 +64,15 @@ public sealed interface SandboxMechanism permits BubblewrapMechanism, UnshareMec
 	 */
 	default @Nullable Launcher launcher() {
 		return null;
+	}
+
+	/**
+	 * Return the Linux namespaces this mechanism gives the command, each of which the
+	 * probe verifies.
+	 * @return the namespaces; empty where there are none (the seccomp rung, macOS)
+	 */
+	default Set<LinuxNamespace> namespaces() {
+		return Set.of();
 	}
 
 	/**

@@ -2,8 +2,10 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -110,12 +112,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	 */
 	String setupScript(Path workingDirectory, boolean loopback) {
 		String directory = quote(workingDirectory.toString());
-		StringBuilder script = new StringBuilder("set -e\n");
-		// Never mount anything unless this is the new user namespace of one mapped id: a
-		// wrapper that ran the script in the host's namespaces must not hide the host's
-		// /tmp.
-		script.append("read -r _ _ n < /proc/self/uid_map\n")
-			.append("[ \"$n\" = 1 ] || { echo 'cave-sandbox: not in a new user namespace' >&2; exit 125; }\n");
+		StringBuilder script = new StringBuilder(Pid1Script.start());
 		for (Path hidden : this.filesystem.hiddenDirectories()) {
 			script.append("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox ")
 				.append(quote(hidden.toString()))
@@ -171,26 +168,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 			script.append(quote(this.ip.toString())).append(" link set lo up\n");
 		}
 		script.append("cd ").append(directory).append('\n');
-		// The command runs as PID 2 in a session of its own, not as PID 1 in place of
-		// this shell: a PID 1 command could clear the parent-death signal that ties the
-		// namespace to the JVM (prctl(2)), and without a new session it could push input
-		// into the JVM's terminal (TIOCSTI). This shell stays PID 1, ignores SIGTERM
-		// (pid_namespaces(7)), passes on the command's exit status, and takes the
-		// namespace down when it exits. util-linux setsid(1) is found on the baseline
-		// PATH the wrappers run with. stdin goes through fd 3 because an asynchronous
-		// list would otherwise read /dev/null.
-		script.append("exec 3<&0\n");
-		script.append("setsid -w ");
-		if (this.keepUid) {
-			script.append(quote(this.unshare.toString()))
-				.append(" --user --map-user=")
-				.append(this.uid)
-				.append(" --map-group=")
-				.append(this.gid)
-				.append(" -- ");
-		}
-		script.append("\"$@\" 0<&3 3<&- &\n");
-		script.append("exec 3<&-\nset +e\nwait $!\nexit $?\n");
+		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid, this.keepUid));
 		return script.toString();
 	}
 
@@ -209,6 +187,11 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	@Override
 	public boolean hides(Path path) {
 		return this.filesystem.covers(path);
+	}
+
+	@Override
+	public Set<LinuxNamespace> namespaces() {
+		return EnumSet.allOf(LinuxNamespace.class);
 	}
 
 	@Override

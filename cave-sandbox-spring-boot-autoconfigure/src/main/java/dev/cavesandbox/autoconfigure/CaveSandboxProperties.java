@@ -38,9 +38,9 @@ import org.springframework.util.unit.DataSize;
  * @param env Environment of the child processes.
  * @param linux Host binaries of the Linux mechanisms.
  * @param mechanism Mechanism that isolates the commands: auto picks the strongest one
- * that the probe verifies on this host (bwrap, then unshare on Linux; sandbox-exec on
- * macOS); none runs without isolation and is only allowed with
- * cave.sandbox.mode=fallback.
+ * that the probe verifies on this host (on Linux bwrap, unshare, namespaces without
+ * mounts, then seccomp only; sandbox-exec on macOS); none runs without isolation and is
+ * only allowed with cave.sandbox.mode=fallback.
  * @param loopback Whether commands get a private loopback interface that is up, so that a
  * server a command starts on 127.0.0.1 is reachable from inside the sandbox; the host's
  * loopback stays unreachable. A request may override it.

@@ -101,20 +101,26 @@ final class PropertyFixes {
 					+ property("workDirectory") + " to a directory that is writable and executable; if "
 					+ property("linux.launcherPath") + " is set, point it at an unmodified copy of this jar's build; "
 					+ "if the jar has no build for this architecture, build cave-sandbox-core on that architecture";
-			case MOUNT_REFUSED -> "check that every directory of " + property("hiddenDirectories") + " exists and is a "
-					+ "plain directory, that the working directory is on a mount the sandbox can bind, and that no "
-					+ "security module (SELinux, AppArmor) forbids mounts in user namespaces";
+			case MOUNT_REFUSED -> "with " + property("mechanism") + "=auto the rungs without a mount namespace "
+					+ "(namespaces, seccomp) are tried next; to keep the mount namespace, allow mounts in user "
+					+ "namespaces (containerd/Kubernetes: an AppArmor profile that allows mount, or the container's "
+					+ "securityContext.appArmorProfile type Unconfined), and check that every directory of "
+					+ property("hiddenDirectories") + " exists and is a plain directory";
+			case NESTING_FORBIDDEN -> "with " + property("mechanism") + "=auto the seccomp rung, which needs no "
+					+ "namespace, is tried next; or let the outer sandbox allow nested user namespaces (drop "
+					+ "--disable-userns; raise user.max_user_namespaces inside it)";
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "
 					+ "iproute2 for the unshare mechanism (" + property("linux.ipPath") + "), or set "
 					+ property("loopback") + "=false; macOS cannot isolate a loopback";
-			case MECHANISM_DISABLED ->
-				"set " + property("mechanism") + "=auto (or bwrap, unshare, sandbox-exec) to " + "isolate commands";
+			case MECHANISM_DISABLED -> "set " + property("mechanism")
+					+ "=auto (or bwrap, unshare, namespaces, seccomp, sandbox-exec) to isolate commands";
 			case NESTED_SANDBOX_REFUSED -> "run the JVM outside the App Sandbox and outside any tool that wraps its "
 					+ "children in sandbox-exec; or, if that outer sandbox already denies the network, use "
 					+ property("mode") + "=fallback";
 			case PROBE_TIMEOUT -> "check that the host is not overloaded, or raise " + property("probeTimeout");
 			// These fixes name no setting: the core's text is the whole fix.
-			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, NOT_VERIFIED, UNKNOWN ->
+			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, SECCOMP_UNAVAILABLE,
+					LANDLOCK_UNAVAILABLE, NOT_VERIFIED, UNKNOWN ->
 				cause.fix();
 		};
 	}

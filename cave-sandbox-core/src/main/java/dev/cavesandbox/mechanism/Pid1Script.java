@@ -1,0 +1,57 @@
+package dev.cavesandbox.mechanism;
+
+import java.nio.file.Path;
+
+import static dev.cavesandbox.mechanism.ShellQuoting.quote;
+
+/**
+ * The parts of the {@code sh} script that is PID 1 of the PID namespace which util-linux
+ * {@code unshare} creates, shared by the {@link UnshareMechanism} and the
+ * {@link NamespacesMechanism}.
+ */
+final class Pid1Script {
+
+	private Pid1Script() {
+	}
+
+	/**
+	 * Return the first lines: stop on any error, and run nothing unless this is the new
+	 * user namespace of one mapped id (a wrapper that ran the script in the host's
+	 * namespaces must not change anything there).
+	 * @return the lines
+	 */
+	static String start() {
+		return "set -e\nread -r _ _ n < /proc/self/uid_map\n"
+				+ "[ \"$n\" = 1 ] || { echo 'cave-sandbox: not in a new user namespace' >&2; exit 125; }\n";
+	}
+
+	/**
+	 * Return the last lines, which run the command ({@code "$@"}) as PID 2 in a session
+	 * of its own, not as PID 1 in place of the shell: a PID 1 command could clear the
+	 * parent-death signal that ties the namespace to the JVM (prctl(2)), and without a
+	 * new session it could push input into the JVM's terminal (TIOCSTI). The shell stays
+	 * PID 1, ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status,
+	 * and takes the namespace down when it exits. util-linux setsid(1) is found on the
+	 * baseline PATH the wrappers run with. stdin goes through fd 3 because an
+	 * asynchronous list would otherwise read /dev/null.
+	 * @param unshare the {@code unshare} binary
+	 * @param uid the caller's uid
+	 * @param gid the caller's gid
+	 * @param keepUid whether a nested user namespace gives the command the caller's uid
+	 * back ({@code --map-user}, util-linux 2.38+)
+	 * @return the lines
+	 */
+	static String runCommand(Path unshare, long uid, long gid, boolean keepUid) {
+		StringBuilder script = new StringBuilder("exec 3<&0\nsetsid -w ");
+		if (keepUid) {
+			script.append(quote(unshare.toString()))
+				.append(" --user --map-user=")
+				.append(uid)
+				.append(" --map-group=")
+				.append(gid)
+				.append(" -- ");
+		}
+		return script.append("\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n").toString();
+	}
+
+}

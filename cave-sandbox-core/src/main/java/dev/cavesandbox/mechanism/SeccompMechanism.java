@@ -1,0 +1,69 @@
+package dev.cavesandbox.mechanism;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Builds the command line of the last rung, for hosts that allow no namespace at all:
+ * Docker's default seccomp profile and capability set, containerd's
+ * {@code RuntimeDefault}, and the Kubernetes "restricted" Pod Security Standard refuse
+ * {@code unshare(2)}, {@code clone(2)} with namespace flags and {@code mount(2)}, but
+ * still let a process load a seccomp filter of its own and, on current kernels, a
+ * Landlock ruleset. A pure function of its inputs; nothing here touches the host.
+ * <ul>
+ * <li>{@code outer} runs the launcher itself ({@value Launcher#INSIDE}) as its wrapper in
+ * {@code contain} mode: a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) that
+ * forks the command and, when the command exits, when its parent dies (with the JVM) or
+ * when it is told to stop, kills every process left below it; orphans of the command
+ * become its children, so a {@code setsid} double-forked daemon is killed with its
+ * execution.</li>
+ * <li>The command runs with {@code --no-mount-namespace}: the seccomp filter refuses
+ * every address family, {@code AF_UNIX} included ({@code socketpair(2)} stays allowed),
+ * and the rest of the launcher's list; a Landlock ruleset (landlock(7)) limits writes to
+ * the working directory, refuses TCP bind and connect as a second layer, and keeps the
+ * command from the memory, environment and signals of every process outside its domain,
+ * the JVM's included.</li>
+ * <li>What it does not give: a private loopback, hidden directories, a read-only view of
+ * the host's files (only writes are limited), a PID or IPC namespace. The probe lists
+ * them in its facts; a request for a private loopback is refused.</li>
+ * </ul>
+ *
+ * @param launcher the native launcher
+ */
+public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
+
+	/** The name of this mechanism. */
+	public static final String NAME = "seccomp";
+
+	public SeccompMechanism {
+		Objects.requireNonNull(launcher, "launcher must not be null");
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	@Override
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+		if (loopback) {
+			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
+		}
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, argv));
+		return command;
+	}
+
+	@Override
+	public List<Path> binaries() {
+		return List.of(this.launcher.path());
+	}
+
+	@Override
+	public boolean supportsPrivateLoopback() {
+		return false;
+	}
+
+}

@@ -1,0 +1,78 @@
+package dev.cavesandbox.mechanism;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class NamespacesMechanismTests {
+
+	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
+
+	private static NamespacesMechanism mechanism(long uid, boolean keepUid, Path ip) {
+		return new NamespacesMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), ip, LAUNCHER, uid, uid,
+				keepUid);
+	}
+
+	@Test
+	void commandLineCreatesNamespacesWithoutAMountNamespaceAndRunsTheLauncherWithoutMounts() {
+		NamespacesMechanism mechanism = mechanism(1000, true, Path.of("/sbin/ip"));
+		List<String> command = mechanism.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
+		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+				"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--user", "--map-root-user",
+				"--net", "--ipc", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c",
+				mechanism.setupScript(false), "cave-sandbox", "/proc/self/fd/4", "exec", "--no-mount-namespace", "--",
+				"echo", "hi");
+		assertThat(command).doesNotContain("--mount", "--mount-proc");
+	}
+
+	@Test
+	void setupMountsNothingAndRestoresTheCallersUid() {
+		String script = mechanism(1000, true, Path.of("/sbin/ip")).setupScript(false);
+		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
+			.endsWith("exec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
+					+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.doesNotContain("mount")
+			.doesNotContain("link set lo up");
+	}
+
+	@Test
+	void olderUtilLinuxStaysRootWithoutCapabilities() {
+		assertThat(mechanism(1000, false, Path.of("/sbin/ip")).setupScript(false))
+			.endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.doesNotContain("--map-user");
+	}
+
+	@Test
+	void loopbackIsBroughtUpWithIpAndLetsTheCommandCreateInternetSockets() {
+		NamespacesMechanism mechanism = mechanism(1000, true, Path.of("/sbin/ip"));
+		assertThat(mechanism.setupScript(true)).contains("'/sbin/ip' link set lo up\n");
+		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), true))
+			.containsSubsequence("/proc/self/fd/4", "exec", "--no-mount-namespace", "--allow-inet", "--", "true");
+		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
+	}
+
+	@Test
+	void withoutIpThereIsNoPrivateLoopback() {
+		NamespacesMechanism mechanism = mechanism(1000, true, null);
+		assertThat(mechanism.supportsPrivateLoopback()).isFalse();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> mechanism.commandLine(List.of("true"), Path.of("/srv/work"), true))
+			.withMessageContaining("ip binary");
+	}
+
+	@Test
+	void givesNetworkPidAndIpcNamespacesButNoMountNamespaceAndHidesNothing() {
+		NamespacesMechanism mechanism = mechanism(1000, true, Path.of("/sbin/ip"));
+		assertThat(mechanism.namespaces()).containsExactlyInAnyOrder(LinuxNamespace.NETWORK, LinuxNamespace.PID,
+				LinuxNamespace.IPC);
+		assertThat(mechanism.hides(Path.of("/tmp/socket"))).isFalse();
+		assertThat(mechanism.name()).isEqualTo("namespaces");
+		assertThat(mechanism.binaries()).containsExactly(LAUNCHER.path(), Path.of("/usr/bin/setpriv"),
+				Path.of("/usr/bin/unshare"));
+	}
+
+}
