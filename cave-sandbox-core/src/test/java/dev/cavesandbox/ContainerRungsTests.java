@@ -63,23 +63,32 @@ class ContainerRungsTests {
 			.flatMap((profile) -> Stream.of(User.values()).map((user) -> Arguments.of(profile, user)));
 	}
 
+	/**
+	 * The mechanisms the container refuses, chosen explicitly: strict mode fails closed
+	 * with the refusal's named cause, while the same JVM's unisolated control shows it
+	 * runs as the container's user with no_new_privs and a seccomp filter.
+	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
-	void strictModeFailsClosedWithTheKernelsRefusal(Profile profile, User user) throws Exception {
-		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
-			ContainerJvm.Verdict verdict = jvm.verdict();
-			assertThat(verdict.available()).as("%s", verdict).isFalse();
-			assertThat(verdict.cause()).as("%s", verdict)
-				.isEqualTo((profile == Profile.DOCKER_DEFAULT) ? UnavailabilityCause.KERNEL_REFUSED
-						: UnavailabilityCause.UNKNOWN);
-			ContainerJvm.Result refused = jvm.isolated("true");
-			assertThat(refused.error()).isEqualTo(NetworkIsolationUnavailableException.CODE);
-			ContainerJvm.Result control = jvm.unisolated("sh", "-c",
-					"id -u; grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status");
-			assertThat(control.exitCode()).as(control.stderr()).isZero();
-			assertThat(control.stdout())
-				.isEqualTo(((user == User.ROOT) ? "0" : "65534") + "\nNoNewPrivs:\t1\nSeccomp:\t2\n");
+	void strictModeWithAMechanismTheContainerRefusesFailsClosedWithItsNamedCause(Profile profile, User user)
+			throws Exception {
+		Files.setPosixFilePermissions(this.directory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		for (MechanismChoice mechanism : List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE)) {
+			Path own = Files.createDirectory(this.directory.resolve(mechanism.name()));
+			try (ContainerJvm jvm = ContainerJvm.start(own, profile, user, mechanism)) {
+				ContainerJvm.Verdict verdict = jvm.verdict();
+				assertThat(verdict.available()).as("%s", verdict).isFalse();
+				assertThat(verdict.cause()).as("%s", verdict)
+					.isEqualTo((profile == Profile.DOCKER_DEFAULT) ? UnavailabilityCause.KERNEL_REFUSED
+							: UnavailabilityCause.MOUNT_REFUSED);
+				ContainerJvm.Result refused = jvm.isolated("true");
+				assertThat(refused.error()).isEqualTo(NetworkIsolationUnavailableException.CODE);
+				ContainerJvm.Result control = jvm.unisolated("sh", "-c",
+						"id -u; grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status");
+				assertThat(control.exitCode()).as(control.stderr()).isZero();
+				assertThat(control.stdout()).isEqualTo(uid(user) + "\nNoNewPrivs:\t1\nSeccomp:\t2\n");
+			}
 		}
 	}
 
