@@ -8,6 +8,7 @@ import dev.cavesandbox.ContainerConfinement.Profile;
 import dev.cavesandbox.ContainerConfinement.User;
 import dev.cavesandbox.NobodyCommandLines.Run;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a container refuses, and only that, as root and as nobody: each refusal has an
  * unconfined control that shows the same command works on this host.
  */
+@Tag("container")
 @EnabledOnOs(OS.LINUX)
 class ContainerConfinementTests {
 

@@ -16,7 +16,9 @@ import java.util.stream.Stream;
 
 import dev.cavesandbox.ContainerConfinement.Profile;
 import dev.cavesandbox.ContainerConfinement.User;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -39,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * same JVM without the sandbox, reaches every listener, whose queue then holds the
  * control's messages alone.
  */
+@Tag("container")
 @EnabledOnOs(OS.LINUX)
 class ContainerRungsTests {
 
@@ -53,9 +56,17 @@ class ContainerRungsTests {
 	@TempDir
 	Path directory;
 
+	/** For the argv of the commands' processes, so that the test finds every one. */
+	private final String marker = "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
+
 	@BeforeEach
 	void assumeConfinementAvailable() {
 		ContainerConfinement.assumeAvailable();
+	}
+
+	@AfterEach
+	void killWhatATestLeftBehind() {
+		SandboxHolderMain.anyNaming(this.marker).forEach(ProcessHandle::destroyForcibly);
 	}
 
 	static Stream<Arguments> containers() {
@@ -118,7 +129,7 @@ class ContainerRungsTests {
 		InetAddress ipv6 = InetAddress.getByName("::1");
 		assumeThat(NetworkInterface.getByInetAddress(ipv6)).as("host has ::1").isNotNull();
 		InetAddress ipv4 = InetAddress.getByName("127.0.0.1");
-		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO);
+		try (ContainerJvm jvm = strict(profile, user);
 				LoopbackListeners.Tcp tcp4 = new LoopbackListeners.Tcp(ipv4);
 				LoopbackListeners.Tcp tcp6 = new LoopbackListeners.Tcp(ipv6);
 				LoopbackListeners.Udp udp = new LoopbackListeners.Udp(ipv4, 0);
@@ -127,7 +138,6 @@ class ContainerRungsTests {
 						"cave-sandbox-container-" + UUID.randomUUID());
 				UnixSockets.PathListener pathListener = new UnixSockets.PathListener(
 						jvm.commands().resolve("listener.sock"))) {
-			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
 			// The JVM's user may connect to it: only the sandbox stands in the way.
 			Files.setPosixFilePermissions(pathListener.path(), PosixFilePermissions.fromString("rwxrwxrwx"));
 			copyEgressScript(jvm.commands());
@@ -157,19 +167,14 @@ class ContainerRungsTests {
 	@MethodSource("containers")
 	@Timeout(300)
 	void timeoutLeavesNoProcess(Profile profile, User user) throws Exception {
-		String marker = marker();
-		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
-			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+		try (ContainerJvm jvm = strict(profile, user)) {
 			// A generous timeout, so that the tree surely runs before it ends.
-			String id = jvm.start(true, Duration.ofSeconds(15), "sh", "-c", "sleep " + marker + "1 & setsid sleep "
-					+ marker + "2 & (sleep " + marker + "3 &); sleep " + marker + "4; wait");
-			await().atMost(PATIENCE).until(() -> sleeping(marker).size() == 4);
+			String id = jvm.start(true, Duration.ofSeconds(15), "sh", "-c", "sleep " + this.marker + "1 & setsid sleep "
+					+ this.marker + "2 & (sleep " + this.marker + "3 &); sleep " + this.marker + "4; wait");
+			await().atMost(PATIENCE).until(() -> sleeping(this.marker).size() == 4);
 			ContainerJvm.Result result = jvm.awaitResult(id);
 			assertThat(result.timedOut()).as("%s", result).isTrue();
-			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
-		}
-		finally {
-			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
 
@@ -177,16 +182,11 @@ class ContainerRungsTests {
 	@MethodSource("containers")
 	@Timeout(300)
 	void killedJvmLeavesNoProcess(Profile profile, User user) throws Exception {
-		String marker = marker();
-		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
-			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
-			jvm.start(true, null, "sh", "-c", "sleep " + marker + "1 & setsid sleep " + marker + "2; wait");
-			await().atMost(PATIENCE).until(() -> sleeping(marker).size() == 2);
+		try (ContainerJvm jvm = strict(profile, user)) {
+			jvm.start(true, null, "sh", "-c", "sleep " + this.marker + "1 & setsid sleep " + this.marker + "2; wait");
+			await().atMost(PATIENCE).until(() -> sleeping(this.marker).size() == 2);
 			jvm.kill();
-			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
-		}
-		finally {
-			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
 
@@ -194,21 +194,16 @@ class ContainerRungsTests {
 	@MethodSource("containers")
 	@Timeout(300)
 	void daemonIsKilledWithItsExecution(Profile profile, User user) throws Exception {
-		String marker = marker();
-		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
-			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+		try (ContainerJvm jvm = strict(profile, user)) {
 			// A setsid daemon and a double-forked one, each saying it runs before the
 			// command exits.
 			ContainerJvm.Result result = jvm.isolated("sh", "-c",
-					"setsid sh -c 'echo > setsid; exec sleep " + marker + "1' & (sh -c 'echo > forked; exec sleep "
-							+ marker + "2' &); "
+					"setsid sh -c 'echo > setsid; exec sleep " + this.marker + "1' & (sh -c 'echo > forked; exec sleep "
+							+ this.marker + "2' &); "
 							+ "while [ ! -e setsid ] || [ ! -e forked ]; do sleep 0.1; done; echo started");
 			assertThat(result.exitCode()).as(result.stderr()).isZero();
 			assertThat(result.stdout()).isEqualTo("started\n");
-			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
-		}
-		finally {
-			SandboxHolderMain.anyNaming(marker).forEach(ProcessHandle::destroyForcibly);
+			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
 
@@ -220,9 +215,15 @@ class ContainerRungsTests {
 		return (user == User.ROOT) ? "0" : Long.toString(NobodyCommandLines.NOBODY);
 	}
 
-	/** A number no other test uses, for the argv of sleep. */
-	private static String marker() {
-		return "7" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000) + "0";
+	/** A child JVM in the container whose strict-mode probe found isolation. */
+	private ContainerJvm strict(Profile profile, User user) throws Exception {
+		ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO);
+		if (!jvm.verdict().available()) {
+			String log = jvm.log();
+			jvm.close();
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), log).isTrue();
+		}
+		return jvm;
 	}
 
 	/** The running {@code sleep} processes whose argument starts with the marker. */
