@@ -338,6 +338,10 @@ final class LinuxProbe {
 					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
 					+ "because socket(AF_UNIX) is refused");
 			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed");
+			if (namespaces.contains(LinuxNamespace.PID)) {
+				verified.add(NOT_GIVEN + "a /proc of its own: /proc is the host's and lists its processes (their "
+						+ "memory and environment are refused by Landlock)");
+			}
 			return IsolationCapability.available(mechanism, verified, loopbackUp, took);
 		}
 		List<String> hidden = new ArrayList<>();

@@ -69,7 +69,10 @@ public final class NetworkIsolationProbe {
 			}
 			rejected.add(name(candidate) + " unavailable, " + capability.cause()
 					+ (capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")"));
-			if (reported == null || reported.cause() == UnavailabilityCause.BINARY_MISSING) {
+			// The weakest rung's cause is what stands between this host and any isolation
+			// (the stronger rungs' fixes point down the ladder); a missing binary only if
+			// nothing else failed.
+			if (reported == null || capability.cause() != UnavailabilityCause.BINARY_MISSING) {
 				reported = capability;
 			}
 		}

@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.mechanism.LinuxNamespace;
+import dev.cavesandbox.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
@@ -251,9 +253,14 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		SandboxMechanism mechanism = this.capability.mechanism();
 		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
 		if (loopback && !this.capability.privateLoopback()) {
+			String why = mechanism.namespaces().contains(LinuxNamespace.NETWORK)
+					|| mechanism instanceof SandboxExecMechanism
+							? "cannot give a private loopback on this host ("
+									+ UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + ")"
+							: "has no network namespace, so it cannot give a private loopback (only the rungs with one "
+									+ "can: bwrap, unshare, namespaces)";
 			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
-					+ " cannot give a private loopback on this host ("
-					+ UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + "); leave loopback unset or false");
+					+ " " + why + "; leave loopback unset or false");
 		}
 		return mechanism.commandLine(argv, realDirectory, loopback);
 	}

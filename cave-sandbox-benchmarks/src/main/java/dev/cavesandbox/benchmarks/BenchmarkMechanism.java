@@ -38,7 +38,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 
 	/**
 	 * Resolve a mechanism on this host.
-	 * @param name {@code none}, {@code unshare} or {@code bwrap}
+	 * @param name {@code none}, {@code unshare}, {@code bwrap}, {@code namespaces} or
+	 * {@code seccomp}
 	 * @return the mechanism
 	 * @throws IllegalStateException if it is not available here (the message says why)
 	 */
@@ -47,7 +48,10 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 			case "none" -> null;
 			case "unshare" -> MechanismChoice.UNSHARE;
 			case "bwrap" -> MechanismChoice.BWRAP;
-			default -> throw new IllegalArgumentException("unknown mechanism " + name + "; use none, unshare or bwrap");
+			case "namespaces" -> MechanismChoice.NAMESPACES;
+			case "seccomp" -> MechanismChoice.SECCOMP;
+			default -> throw new IllegalArgumentException(
+					"unknown mechanism " + name + "; use none, unshare, bwrap, namespaces or seccomp");
 		};
 		if (choice == null) {
 			return new BenchmarkMechanism(name, null, null);

@@ -51,7 +51,7 @@ class NamespacesMechanismTests {
 		NamespacesMechanism mechanism = mechanism(1000, true, Path.of("/sbin/ip"));
 		assertThat(mechanism.setupScript(true)).contains("'/sbin/ip' link set lo up\n");
 		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), true))
-			.containsSubsequence("/proc/self/fd/4", "exec", "--no-mount-namespace", "--allow-inet", "--", "true");
+			.containsSubsequence("/proc/self/fd/4", "exec", "--allow-inet", "--no-mount-namespace", "--", "true");
 		assertThat(mechanism.supportsPrivateLoopback()).isTrue();
 	}
 

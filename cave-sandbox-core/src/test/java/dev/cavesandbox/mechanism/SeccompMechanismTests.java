@@ -25,7 +25,7 @@ class SeccompMechanismTests {
 	void checkAndUserNamespacesArePassedToTheLauncher() {
 		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), true));
 		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false, true)).containsSubsequence(
-				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--allow-userns", "--check", "--", "true");
+				"/proc/self/fd/4", "contain", "--allow-userns", "--check", "--no-mount-namespace", "--", "true");
 	}
 
 	@Test

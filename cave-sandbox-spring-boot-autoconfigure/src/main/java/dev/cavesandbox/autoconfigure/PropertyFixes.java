@@ -106,6 +106,10 @@ final class PropertyFixes {
 					+ "namespaces (containerd/Kubernetes: an AppArmor profile that allows mount, or the container's "
 					+ "securityContext.appArmorProfile type Unconfined), and check that every directory of "
 					+ property("hiddenDirectories") + " exists and is a plain directory";
+			case KERNEL_REFUSED -> "with " + property("mechanism") + "=auto the seccomp rung, which needs no "
+					+ "namespace, is tried next; to get namespaces, enable unprivileged user namespaces (sysctl -w "
+					+ "kernel.unprivileged_userns_clone=1 on Debian), or run the container with a seccomp profile that "
+					+ "allows unshare and clone with namespace flags";
 			case NESTING_FORBIDDEN -> "with " + property("mechanism") + "=auto the seccomp rung, which needs no "
 					+ "namespace, is tried next; or let the outer sandbox allow nested user namespaces (drop "
 					+ "--disable-userns; raise user.max_user_namespaces inside it)";
@@ -119,7 +123,7 @@ final class PropertyFixes {
 					+ property("mode") + "=fallback";
 			case PROBE_TIMEOUT -> "check that the host is not overloaded, or raise " + property("probeTimeout");
 			// These fixes name no setting: the core's text is the whole fix.
-			case KERNEL_REFUSED, NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, SECCOMP_UNAVAILABLE,
+			case NAMESPACE_LIMIT, USER_NAMESPACES_UNSUPPORTED, UID_MAP_REFUSED, SECCOMP_UNAVAILABLE,
 					LANDLOCK_UNAVAILABLE, NOT_VERIFIED, UNKNOWN ->
 				cause.fix();
 		};

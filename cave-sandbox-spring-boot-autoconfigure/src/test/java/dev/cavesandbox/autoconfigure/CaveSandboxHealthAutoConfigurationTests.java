@@ -57,6 +57,24 @@ class CaveSandboxHealthAutoConfigurationTests {
 		});
 	}
 
+	/**
+	 * The seccomp rung gives no namespace: health is up, and its details name what the
+	 * rung does not give, as the probe verified it.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void aRungWithoutNamespacesIsUpAndNamesWhatItDoesNotGive() {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=seccomp").run((context) -> {
+			Health health = context.getBean(SandboxHealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("mechanism", "seccomp");
+			assertThat(health.getDetails().get("probe").toString()).contains("not given: network namespace")
+				.contains("not given: PID namespace")
+				.contains("not given: hidden directories")
+				.contains("writes outside the working directory: refused (Landlock)");
+		});
+	}
+
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
 	void verifiedIsolationInFallbackModeIsUp() {
