@@ -40,6 +40,11 @@ import static org.awaitility.Awaitility.await;
  */
 final class ContainerJvm implements AutoCloseable {
 
+	/** A variable in the JVM's environment, as a container's secrets are. */
+	static final String SECRET_VARIABLE = "CAVE_SANDBOX_CONTAINER_SECRET";
+
+	static final String SECRET = "sk-container-3b1f-do-not-leak";
+
 	/** A limit for a loaded machine, not a measure. */
 	private static final Duration PATIENCE = Duration.ofSeconds(120);
 
@@ -97,10 +102,11 @@ final class ContainerJvm implements AutoCloseable {
 		List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
 				classPath, ContainerSandboxMain.class.getName(), mechanism.name(), work.toString());
 		Path log = directory.resolve("jvm.log");
-		Process process = new ProcessBuilder(ContainerConfinement.commandLine(directory, profile, user, java))
+		ProcessBuilder builder = new ProcessBuilder(ContainerConfinement.commandLine(directory, profile, user, java))
 			.directory(commands.toFile())
-			.redirectError(log.toFile())
-			.start();
+			.redirectError(log.toFile());
+		builder.environment().put(SECRET_VARIABLE, SECRET);
+		Process process = builder.start();
 		try {
 			return new ContainerJvm(process, commands, log);
 		}

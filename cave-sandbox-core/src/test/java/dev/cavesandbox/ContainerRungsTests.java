@@ -207,6 +207,29 @@ class ContainerRungsTests {
 		}
 	}
 
+	/**
+	 * Without a PID namespace the command shares the JVM's view of processes, and with
+	 * the same uid it could read the JVM's environment (where a container keeps its
+	 * secrets) and signal it: the rungs refuse both. The control, the same script run by
+	 * the JVM without the sandbox, reads the secret and delivers the (harmless) SIGCONT.
+	 */
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void commandNeitherReadsTheJvmsEnvironmentNorSignalsIt(Profile profile, User user) throws Exception {
+		try (ContainerJvm jvm = strict(profile, user)) {
+			String script = "if grep -q " + ContainerJvm.SECRET + " /proc/" + jvm.pid()
+					+ "/environ; then echo environment=read; else echo environment=refused; fi; if kill -CONT "
+					+ jvm.pid() + "; then echo signal=delivered; else echo signal=refused; fi";
+			ContainerJvm.Result isolated = jvm.isolated("sh", "-c", script);
+			assertThat(isolated.exitCode()).as(isolated.stderr()).isZero();
+			assertThat(isolated.stdout()).isEqualTo("environment=refused\nsignal=refused\n");
+			ContainerJvm.Result control = jvm.unisolated("sh", "-c", script);
+			assertThat(control.exitCode()).as(control.stderr()).isZero();
+			assertThat(control.stdout()).isEqualTo("environment=read\nsignal=delivered\n");
+		}
+	}
+
 	private static String expectedRung(Profile profile) {
 		return (profile == Profile.DOCKER_DEFAULT) ? "seccomp" : "namespaces";
 	}
