@@ -20,7 +20,7 @@ import java.util.List;
  * FACT BASE64                                   (one per verified fact)
  * READY
  * in:  ID isolated|unisolated TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
- * out: RESULT ID exit=N timedOut=BOOLEAN isolation=NAME stdout=BASE64 stderr=BASE64
+ * out: RESULT ID exit=N timedOut=BOOLEAN isolation=BASE64 stdout=BASE64 stderr=BASE64
  *      RESULT ID error=CODE|CLASS message=BASE64
  * </pre> Each command runs on a thread of its own, so that a long one does not hold the
  * others back; the unisolated executor (the same user in the same confinement, without
