@@ -494,7 +494,7 @@ final class LauncherInstallation {
 		return noexec ? mountPoint : null;
 	}
 
-	private static String unescape(String field) {
+	static String unescape(String field) {
 		StringBuilder text = new StringBuilder();
 		for (int i = 0; i < field.length(); i++) {
 			char c = field.charAt(i);

@@ -338,6 +338,9 @@ final class LinuxProbe {
 					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
 					+ "because socket(AF_UNIX) is refused");
 			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed");
+			verified.add(NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user owns: "
+					+ "Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's own "
+					+ "groups, extended attributes and timestamps");
 			if (namespaces.contains(LinuxNamespace.PID)) {
 				verified.add(NOT_GIVEN + "a /proc of its own: /proc is the host's and lists its processes (their "
 						+ "memory and environment are refused by Landlock)");

@@ -57,6 +57,15 @@ public final class NetworkIsolationProbe {
 			return IsolationCapability.unavailable(UnavailabilityCause.UNSUPPORTED_OS, unsupportedDetail(),
 					since(start));
 		}
+		if (!candidates.contains(MechanismChoice.SANDBOX_EXEC)) {
+			// Every Linux rung extracts its launcher to the work directory and runs in a
+			// private directory there: one check, before any wrapper runs.
+			String unusable = WorkDirectoryCheck.problem(this.settings);
+			if (unusable != null) {
+				return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE, unusable,
+						since(start));
+			}
+		}
 		List<String> rejected = new ArrayList<>();
 		IsolationCapability reported = null;
 		for (MechanismChoice candidate : candidates) {

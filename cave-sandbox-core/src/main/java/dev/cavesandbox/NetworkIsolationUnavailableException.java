@@ -13,6 +13,13 @@ public class NetworkIsolationUnavailableException extends CaveSandboxException {
 	/** The stable error code of this failure. */
 	public static final String CODE = "cave_sandbox_os_network_isolation_unavailable";
 
+	/**
+	 * The way out where another boundary already blocks egress; left out where the cause
+	 * would stop unisolated runs too ({@link UnavailabilityCause#fallbackHelps()}).
+	 */
+	private static final String FALLBACK = ". Or, if a container or VM without network already blocks egress, "
+			+ "mode FALLBACK runs commands unisolated";
+
 	private final IsolationCapability capability;
 
 	/**
@@ -31,7 +38,8 @@ public class NetworkIsolationUnavailableException extends CaveSandboxException {
 			throw new IllegalArgumentException("capability must be unavailable");
 		}
 		return "OS-level network isolation is unavailable on this host: " + cause.description()
-				+ (capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")") + ". Fix: " + cause.fix();
+				+ (capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")") + ". Fix: " + cause.fix()
+				+ (cause.fallbackHelps() ? FALLBACK : "");
 	}
 
 	/**

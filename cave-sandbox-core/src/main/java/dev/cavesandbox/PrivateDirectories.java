@@ -6,6 +6,7 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -151,6 +152,9 @@ final class PrivateDirectories {
 	 */
 	private volatile @Nullable OwnerLock lock;
 
+	/** The file store of this user's home in the work directory, once found. */
+	private volatile @Nullable FileStore store;
+
 	/**
 	 * Create the directories of one executor and remove the orphaned ones in the work
 	 * directory.
@@ -182,30 +186,62 @@ final class PrivateDirectories {
 
 	/**
 	 * Take a renewed private directory of an earlier execution, or create one in this
-	 * user's home in the work directory. A renewed directory is removed and created again
-	 * (see {@link #renew}), so reuse does not save the {@code rmdir} that costs most
-	 * where the filesystem discards freed blocks online (BENCHMARKS.md), but the cleaner
-	 * does it off the caller's thread; reuse saves choosing a new random name.
+	 * user's home in the work directory; neither while the work directory is no longer
+	 * writable or has no space left (a cheap check before each execution: one
+	 * {@code access} and one {@code statvfs} call). A renewed directory is removed and
+	 * created again (see {@link #renew}), so reuse does not save the {@code rmdir} that
+	 * costs most where the filesystem discards freed blocks online (BENCHMARKS.md), but
+	 * the cleaner does it off the caller's thread; reuse saves choosing a new random
+	 * name.
 	 * @return an empty, owner-only directory
-	 * @throws SandboxLaunchException if none can be created
+	 * @throws WorkDirectoryUnusableException if none can be created because the work
+	 * directory is unusable (missing, read-only, full, ...)
+	 * @throws SandboxLaunchException if none can be created for another reason (a home
+	 * that another user planted)
 	 * @throws ExecutionCancelledException if this is closed
 	 */
 	Path create() {
 		if (this.closed.get()) {
 			throw new ExecutionCancelledException("the executor is closed", null);
 		}
-		Path reused = this.emptied.poll();
-		if (reused != null) {
-			return reused;
-		}
+		String failure = "could not create a private working directory in " + this.workDirectory
+				+ ", the work directory (workDirectory)";
 		try {
 			OwnerLock own = registered();
-			return Files.createTempDirectory(own.home, own.directoryPrefix());
+			WorkDirectoryCheck.Reason unusable = WorkDirectoryCheck.beforeExecution(this.workDirectory, own.home,
+					store(own.home));
+			if (unusable != null) {
+				throw new WorkDirectoryUnusableException(
+						failure + ": " + WorkDirectoryCheck.describe(this.workDirectory, unusable));
+			}
+			Path reused = this.emptied.poll();
+			return (reused != null) ? reused : Files.createTempDirectory(own.home, own.directoryPrefix());
 		}
 		catch (IOException ex) {
-			throw new SandboxLaunchException("could not create a private working directory in " + this.workDirectory
-					+ ", the work directory (workDirectory): " + ex.getMessage(), ex);
+			if (WorkDirectoryCheck.reason(this.workDirectory, ex) != null) {
+				throw new WorkDirectoryUnusableException(
+						failure + ": " + WorkDirectoryCheck.explain(this.workDirectory, ex), ex);
+			}
+			throw new SandboxLaunchException(failure + ": " + ex.getMessage(), ex);
 		}
+	}
+
+	/**
+	 * The file store of the home, found once ({@link Files#getFileStore} reads the mount
+	 * table), or {@code null} where it cannot be found.
+	 */
+	private @Nullable FileStore store(Path home) {
+		FileStore known = this.store;
+		if (known == null) {
+			try {
+				known = Files.getFileStore(home);
+			}
+			catch (IOException | RuntimeException ex) {
+				return null;
+			}
+			this.store = known;
+		}
+		return known;
 	}
 
 	/**

@@ -85,21 +85,25 @@ final class ProbeSession implements AutoCloseable {
 	 * the kill grace period
 	 * @param start when the platform's probe started ({@link System#nanoTime()})
 	 * @param checks the checks, which return the verdict
-	 * @return the verdict of the checks; {@link UnavailabilityCause#UNKNOWN} if the
-	 * working directory could not be created, or the cause that a wrapper's launch
-	 * failure names
+	 * @return the verdict of the checks;
+	 * {@link UnavailabilityCause#WORK_DIRECTORY_UNUSABLE} if the working directory could
+	 * not be created, or the cause that a wrapper's launch failure names
 	 * @throws InterruptedException if the thread was interrupted while a command ran
 	 */
 	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
-		Path directory;
+		Path directory = null;
 		try {
 			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
 			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
 		}
 		catch (IOException ex) {
-			return IsolationCapability.unavailable(UnavailabilityCause.UNKNOWN,
-					"could not create the probe's working directory in " + settings.workDirectory()
-							+ " (workDirectory): " + ex.getMessage(),
+			if (directory != null) {
+				// a full file system can take the directory but not the marker
+				DirectoryTrees.delete(directory);
+			}
+			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
+					"could not create the probe's working directory: "
+							+ WorkDirectoryCheck.explain(settings.workDirectory(), ex),
 					since(start));
 		}
 		try (ProbeSession session = new ProbeSession(settings, directory, start)) {

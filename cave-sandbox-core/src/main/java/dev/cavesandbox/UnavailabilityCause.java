@@ -4,9 +4,9 @@ package dev.cavesandbox;
  * Why OS-level network isolation is unavailable on a host, as detected by the
  * {@link NetworkIsolationProbe}. A closed set: each constant names the cause and the fix
  * that applies to it. Every cause also allows the general remedies: use a container or VM
- * as the boundary, or accept unisolated runs with {@link SandboxMode#FALLBACK}. The texts
- * name settings by their {@link SandboxSettings} component; the Spring Boot starter has
- * its own texts that name its properties.
+ * as the boundary, or, where {@link #fallbackHelps()}, accept unisolated runs with
+ * {@link SandboxMode#FALLBACK}. The texts name settings by their {@link SandboxSettings}
+ * component; the Spring Boot starter has its own texts that name its properties.
  */
 public enum UnavailabilityCause {
 
@@ -50,6 +50,22 @@ public enum UnavailabilityCause {
 					+ "executable and point launcherPath at it, or choose a work directory that is writable and "
 					+ "executable; if launcherPath is set, point it at an unmodified copy of this jar's build; "
 					+ "if the jar has no build for this architecture, build cave-sandbox-core on that architecture"),
+
+	/**
+	 * The work directory ({@link SandboxSettings#workDirectory()}) cannot hold the
+	 * probe's and the executions' private directories, found before any wrapper runs: it
+	 * is missing, not a directory, not writable, on a read-only file system, out of space
+	 * or out of inodes, or mounted {@code noexec} while the launcher must be extracted to
+	 * it and executed from it. The detail names the directory and which of these it is.
+	 * Fallback does not help ({@link #fallbackHelps()}): an unisolated run needs its
+	 * private directory too.
+	 */
+	WORK_DIRECTORY_UNUSABLE("the work directory (workDirectory) cannot hold the sandbox's private directories",
+			"free space or inodes on its file system, or mount a writable volume (for example a Kubernetes "
+					+ "emptyDir) at java.io.tmpdir, or point the work directory (workDirectory) at a writable "
+					+ "directory; if it is mounted noexec, install an executable copy of the launcher and point "
+					+ "launcherPath at it, or choose a work directory that allows execution",
+			false),
 
 	/**
 	 * The kernel refused to create the namespaces with EPERM: Docker's default seccomp
@@ -203,9 +219,16 @@ public enum UnavailabilityCause {
 
 	private final String fix;
 
+	private final boolean fallbackHelps;
+
 	UnavailabilityCause(String description, String fix) {
+		this(description, fix, true);
+	}
+
+	UnavailabilityCause(String description, String fix, boolean fallbackHelps) {
 		this.description = description;
 		this.fix = fix;
+		this.fallbackHelps = fallbackHelps;
 	}
 
 	/**
@@ -222,6 +245,18 @@ public enum UnavailabilityCause {
 	 */
 	public String fix() {
 		return this.fix;
+	}
+
+	/**
+	 * Return whether running commands unisolated ({@link SandboxMode#FALLBACK}) is a way
+	 * out of this cause on a host whose other boundary (a container or VM without
+	 * network) already blocks egress. {@code false} where the cause would stop an
+	 * unisolated run as well, as an unusable work directory does: advice to fall back
+	 * would only give up the isolation.
+	 * @return whether fallback can help
+	 */
+	public boolean fallbackHelps() {
+		return this.fallbackHelps;
 	}
 
 }

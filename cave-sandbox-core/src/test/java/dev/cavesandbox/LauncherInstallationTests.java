@@ -250,18 +250,19 @@ class LauncherInstallationTests {
 
 	/**
 	 * The probe of each mechanism reports the noexec work directory as
-	 * {@link UnavailabilityCause#LAUNCHER_UNAVAILABLE}, and verifies isolation with the
-	 * same work directory once {@code launcherPath} names an executable copy.
+	 * {@link UnavailabilityCause#WORK_DIRECTORY_UNUSABLE} (its check runs before the
+	 * launcher is extracted), and verifies isolation with the same work directory once
+	 * {@code launcherPath} names an executable copy.
 	 */
 	@ForEachLinuxMechanism
-	void probeReportsTheLauncherOfANoexecWorkDirectoryAsUnavailable(MechanismChoice mechanism) throws Exception {
+	void probeReportsANoexecWorkDirectoryAsUnusable(MechanismChoice mechanism) throws Exception {
 		Path mount = noexecMount();
 		try {
 			IsolationCapability refused = new NetworkIsolationProbe(
 					SandboxSettings.builder().mechanism(mechanism).workDirectory(mount).build())
 				.probe();
-			assertThat(refused.cause()).isEqualTo(UnavailabilityCause.LAUNCHER_UNAVAILABLE);
-			assertThat(refused.detail()).contains("is mounted noexec (EACCES)");
+			assertThat(refused.cause()).isEqualTo(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE);
+			assertThat(refused.detail()).contains(mount + " (workDirectory) is mounted noexec");
 			Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "r-x------");
 			IsolationCapability verified = new NetworkIsolationProbe(
 					SandboxSettings.builder().mechanism(mechanism).workDirectory(mount).launcherPath(copy).build())

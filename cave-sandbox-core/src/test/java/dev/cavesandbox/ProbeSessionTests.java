@@ -60,9 +60,9 @@ class ProbeSessionTests {
 			return ProbeSession.notVerified("checked", session.took());
 		});
 		assertThat(sessions).isEmpty();
-		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.UNKNOWN);
-		assertThat(verdict.detail())
-			.startsWith("could not create the probe's working directory in " + missing + " (workDirectory): ");
+		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE);
+		assertThat(verdict.detail()).startsWith("could not create the probe's working directory: the work directory "
+				+ missing + " (workDirectory) does not exist: ");
 		assertThat(missing).doesNotExist();
 	}
 

@@ -278,6 +278,64 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
+	 * A work directory that fills up, or runs out of inodes, after startup: the execution
+	 * fails with its own code, naming the directory and the cause, and leaves no
+	 * directory, no descriptor and no process; once the space is freed the next execution
+	 * runs. (A read-only remount cannot be shown here: the kernel refuses it while the
+	 * executor holds its lock file open for writing, EBUSY.)
+	 */
+	@ForEachLinuxMechanism
+	void workDirectoryThatBecomesUnusableFailsCodedLeavesNothingAndRecovers(MechanismChoice mechanism,
+			@TempDir Path parent) throws Exception {
+		for (String problem : List.of("has no space left", "has no inodes left")) {
+			try (SmallTmpfs tmpfs = SmallTmpfs.mount(parent, "size=1m,nr_inodes=64");
+					ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+							(settings) -> settings.workDirectory(tmpfs.path()))) {
+				List<String> entries = tmpfs.entries();
+				List<String> descriptors = descriptorsIn(tmpfs.path());
+				List<ProcessHandle> processes = ProcessHandle.current().descendants().toList();
+				if (problem.contains("space")) {
+					tmpfs.fill();
+				}
+				else {
+					tmpfs.exhaustInodes();
+				}
+				assertThatExceptionOfType(WorkDirectoryUnusableException.class).as(problem)
+					.isThrownBy(() -> executor.execute("true"))
+					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_work_directory_unusable"))
+					.withMessageContaining("the work directory " + tmpfs.path() + " (workDirectory) " + problem);
+				assertThat(tmpfs.entries()).as(problem).isEqualTo(entries);
+				assertThat(privateDirectoriesIn(tmpfs.path())).as(problem).isEmpty();
+				assertThat(descriptorsIn(tmpfs.path())).as(problem).isEqualTo(descriptors);
+				assertThat(ProcessHandle.current().descendants()).as(problem).isSubsetOf(processes);
+				tmpfs.free();
+				ExecutionResult result = executor.execute("sh", "-c", "echo written > file && cat file");
+				assertThat(result.exitCode()).as(problem).isZero();
+				assertThat(result.stdoutText()).as(problem).isEqualTo("written\n");
+			}
+		}
+	}
+
+	/** What this JVM's open descriptors point at under a directory. */
+	private static List<String> descriptorsIn(Path directory) throws IOException {
+		List<String> targets = new ArrayList<>();
+		try (java.util.stream.Stream<Path> descriptors = Files.list(Path.of("/proc/self/fd"))) {
+			for (Path descriptor : descriptors.toList()) {
+				try {
+					Path target = Files.readSymbolicLink(descriptor);
+					if (target.startsWith(directory)) {
+						targets.add(target.toString());
+					}
+				}
+				catch (IOException ex) {
+					// closed meanwhile
+				}
+			}
+		}
+		return targets.stream().sorted().toList();
+	}
+
+	/**
 	 * Whether an entry of the home is not the launcher's directory, which the probe
 	 * extracts there and which stays, by design, for the next JVM.
 	 */

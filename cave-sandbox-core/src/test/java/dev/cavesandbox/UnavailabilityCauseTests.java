@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.lang.reflect.RecordComponent;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,11 +20,28 @@ class UnavailabilityCauseTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = UnavailabilityCause.class, names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE",
-			"LAUNCHER_UNAVAILABLE", "MOUNT_REFUSED", "PRIVATE_LOOPBACK_UNAVAILABLE", "PROBE_TIMEOUT" })
+	@EnumSource(value = UnavailabilityCause.class,
+			names = { "BINARY_MISSING", "BINARY_NOT_EXECUTABLE", "LAUNCHER_UNAVAILABLE", "WORK_DIRECTORY_UNUSABLE",
+					"MOUNT_REFUSED", "PRIVATE_LOOPBACK_UNAVAILABLE", "PROBE_TIMEOUT" })
 	void fixesNameTheSettingsByTheirComponent(UnavailabilityCause cause) {
 		assertThat(componentNames()).isNotEmpty()
 			.anyMatch((name) -> cause.fix().contains("(" + name) || cause.fix().contains(name + ")"));
+	}
+
+	@ParameterizedTest
+	@EnumSource(UnavailabilityCause.class)
+	void exceptionAdvisesFallbackOnlyWhereItHelps(UnavailabilityCause cause) {
+		assertThat(cause.fallbackHelps()).isEqualTo(cause != UnavailabilityCause.WORK_DIRECTORY_UNUSABLE);
+		String message = new NetworkIsolationUnavailableException(
+				IsolationCapability.unavailable(cause, "detail", Duration.ZERO))
+			.getMessage();
+		assertThat(message).contains(cause.description()).contains(cause.fix());
+		if (cause.fallbackHelps()) {
+			assertThat(message).contains("mode FALLBACK runs commands unisolated");
+		}
+		else {
+			assertThat(message).doesNotContainIgnoringCase("fallback");
+		}
 	}
 
 	/**

@@ -9,7 +9,9 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 /**
  * Explains a startup that failed closed because network isolation is unavailable in
  * strict mode: the detected cause, the probe detail, and every way out, in terms of the
- * {@code cave.sandbox.*} properties ({@link PropertyFixes}).
+ * {@code cave.sandbox.*} properties ({@link PropertyFixes}). Fallback is offered only
+ * where it can help ({@link dev.cavesandbox.UnavailabilityCause#fallbackHelps()}): not
+ * for an unusable work directory, which would stop unisolated runs just the same.
  */
 class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer<NetworkIsolationUnavailableException> {
 
@@ -22,12 +24,18 @@ class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer
 				NetworkIsolationUnavailableException.CODE, capability.cause(),
 				PropertyFixes.description(capability.cause()),
 				capability.detail().isEmpty() ? "" : "Probe detail: " + capability.detail());
-		String action = String.format("Fix the host: %s.%n%nOr, if another boundary (a container or VM without "
-				+ "network) already blocks egress:%n"
-				+ "    - set cave.sandbox.mode=fallback to run commands unisolated (a warning is logged and every "
-				+ "result reports isolation 'none'), or%n"
-				+ "    - set cave.sandbox.fail-fast=false to start anyway; every execution then fails with %s.",
-				PropertyFixes.fix(capability.cause()), NetworkIsolationUnavailableException.CODE);
+		String failLate = String.format(
+				"set cave.sandbox.fail-fast=false to start anyway; every execution then " + "fails with %s.",
+				NetworkIsolationUnavailableException.CODE);
+		String action = String.format("Fix the host: %s.%n%n", PropertyFixes.fix(capability.cause()));
+		if (capability.cause().fallbackHelps()) {
+			action += String.format("Or, if another boundary (a container or VM without network) already blocks "
+					+ "egress:%n    - set cave.sandbox.mode=fallback to run commands unisolated (a warning is logged "
+					+ "and every result reports isolation 'none'), or%n    - %s", failLate);
+		}
+		else {
+			action += "Or " + failLate;
+		}
 		return new FailureAnalysis(description, action, cause);
 	}
 

@@ -72,6 +72,8 @@ final class PropertyFixes {
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> property("loopback") + "=true, but the mechanism cannot give the "
 					+ "command a private loopback on this host";
 			case MECHANISM_DISABLED -> "isolation is switched off by " + property("mechanism") + "=none";
+			case WORK_DIRECTORY_UNUSABLE ->
+				"the work directory (" + property("workDirectory") + ") cannot hold the sandbox's private directories";
 			default -> cause.description();
 		};
 	}
@@ -101,6 +103,10 @@ final class PropertyFixes {
 					+ property("workDirectory") + " to a directory that is writable and executable; if "
 					+ property("linux.launcherPath") + " is set, point it at an unmodified copy of this jar's build; "
 					+ "if the jar has no build for this architecture, build cave-sandbox-core on that architecture";
+			case WORK_DIRECTORY_UNUSABLE -> "free space or inodes on its file system, or mount a writable volume (for "
+					+ "example a Kubernetes emptyDir) at java.io.tmpdir or set " + property("workDirectory")
+					+ " to a writable directory; if it is mounted noexec, set " + property("linux.launcherPath")
+					+ " to an executable copy of the launcher or choose a work directory that allows execution";
 			case MOUNT_REFUSED -> "with " + property("mechanism") + "=auto the rungs without a mount namespace "
 					+ "(namespaces, seccomp) are tried next; to keep the mount namespace, allow mounts in user "
 					+ "namespaces (containerd/Kubernetes: an AppArmor profile that allows mount, or the container's "

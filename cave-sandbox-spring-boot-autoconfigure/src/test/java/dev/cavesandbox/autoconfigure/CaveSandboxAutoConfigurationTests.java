@@ -13,6 +13,7 @@ import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.RestrictedHost;
+import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -148,6 +149,48 @@ class CaveSandboxAutoConfigurationTests {
 				.hasMessageContaining("cave_sandbox_os_network_isolation_unavailable")
 				.hasMessageContaining("does not exist");
 		});
+	}
+
+	/**
+	 * A read-only work directory (a read-only root file system without a volume at
+	 * java.io.tmpdir): startup fails with the named cause, its fix in properties, and no
+	 * advice to fall back; the conditions report says the same.
+	 */
+	@Test
+	void readOnlyWorkDirectoryFailsStartupWithItsCauseAndNoFallbackAdvice(@TempDir Path directory) throws IOException {
+		try (SmallTmpfs tmpfs = SmallTmpfs.mount(directory, "size=1m")) {
+			tmpfs.remount(true);
+			String detail = "the work directory " + tmpfs.path() + " (workDirectory) is on a read-only file system";
+			this.runner.withPropertyValues("cave.sandbox.work-directory=" + tmpfs.path()).run((context) -> {
+				assertThat(context).hasFailed();
+				FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
+					.analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription())
+					.contains("Cause: WORK_DIRECTORY_UNUSABLE: the work directory "
+							+ "(cave.sandbox.work-directory) cannot hold the sandbox's private directories")
+					.contains(detail);
+				assertThat(analysis.getAction()).contains("emptyDir) at java.io.tmpdir")
+					.contains("set cave.sandbox.work-directory to a writable directory")
+					.contains("cave.sandbox.linux.launcher-path")
+					.doesNotContainIgnoringCase("fallback");
+				assertThat(analysis.getDescription()).doesNotContainIgnoringCase("fallback");
+			});
+			this.runner
+				.withPropertyValues("cave.sandbox.work-directory=" + tmpfs.path(), "cave.sandbox.fail-fast=false")
+				.run((context) -> {
+					ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
+					String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
+					assertThat(report.getConditionAndOutcomesBySource().get(strict).stream())
+						.map((outcome) -> outcome.getOutcome().getMessage())
+						.filteredOn((message) -> message.startsWith("@ConditionalOnNetworkIsolation"))
+						.singleElement(as(InstanceOfAssertFactories.STRING))
+						.contains("network isolation unavailable: WORK_DIRECTORY_UNUSABLE")
+						.contains(detail)
+						.contains("fix: free space or inodes")
+						.doesNotContainIgnoringCase("fallback");
+				});
+			assertThat(tmpfs.entries()).containsExactly("");
+		}
 	}
 
 	@Test

@@ -1,12 +1,17 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.io.IOException;
+import java.nio.file.Path;
+
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SmallTmpfs;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -105,6 +110,25 @@ class CaveSandboxHealthAutoConfigurationTests {
 				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
 				assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
 			});
+	}
+
+	@Test
+	void unusableWorkDirectoryIsDownWithItsCauseAndFix(@TempDir Path directory) throws IOException {
+		try (SmallTmpfs tmpfs = SmallTmpfs.mount(directory, "size=1m")) {
+			tmpfs.remount(true);
+			this.runner
+				.withPropertyValues("cave.sandbox.work-directory=" + tmpfs.path(), "cave.sandbox.fail-fast=false")
+				.run((context) -> {
+					Health health = context.getBean(SandboxHealthIndicator.class).health();
+					assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+					assertThat(health.getDetails()).containsEntry("error", NetworkIsolationUnavailableException.CODE);
+					assertThat(health.getDetails().get("probe").toString()).contains("cause=WORK_DIRECTORY_UNUSABLE")
+						.contains(tmpfs.path() + " (workDirectory) is on a read-only file system")
+						.contains("fix=free space or inodes")
+						.contains("cave.sandbox.linux.launcher-path")
+						.doesNotContainIgnoringCase("fallback");
+				});
+		}
 	}
 
 	@Test

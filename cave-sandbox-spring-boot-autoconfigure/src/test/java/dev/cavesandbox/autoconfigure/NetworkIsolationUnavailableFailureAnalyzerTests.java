@@ -6,6 +6,8 @@ import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.UnavailabilityCause;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -43,6 +45,26 @@ class NetworkIsolationUnavailableFailureAnalyzerTests {
 			.contains("cave.sandbox.macos.sandbox-exec-path")
 			.doesNotContain("bwrapPath")
 			.doesNotContain("sandboxExecPath");
+	}
+
+	/**
+	 * Fallback is offered for every cause it can help with, and never for an unusable
+	 * work directory: unisolated runs need their private directories too.
+	 */
+	@ParameterizedTest
+	@EnumSource(UnavailabilityCause.class)
+	void fallbackIsOfferedExactlyWhereItHelps(UnavailabilityCause cause) {
+		IsolationCapability capability = IsolationCapability.unavailable(cause, "detail", Duration.ofMillis(3));
+		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer().analyze(
+				new BeanCreationException("isolatedExecutor", new NetworkIsolationUnavailableException(capability)));
+		assertThat(analysis.getAction()).startsWith("Fix the host: " + PropertyFixes.fix(cause))
+			.contains("cave.sandbox.fail-fast=false");
+		if (cause == UnavailabilityCause.WORK_DIRECTORY_UNUSABLE) {
+			assertThat(analysis.getAction() + analysis.getDescription()).doesNotContainIgnoringCase("fallback");
+		}
+		else {
+			assertThat(analysis.getAction()).contains("set cave.sandbox.mode=fallback to run commands unisolated");
+		}
 	}
 
 	@Test
