@@ -253,13 +253,19 @@ class LauncherConfinementTests {
 	}
 
 	private static void copyScript(Path directory) throws IOException {
-		try (InputStream script = LauncherConfinementTests.class.getResourceAsStream(SCRIPT)) {
-			assertThat(script).as(SCRIPT).isNotNull();
-			Files.write(directory.resolve(SCRIPT), script.readAllBytes());
+		copyScript(SCRIPT, directory);
+	}
+
+	/** Copy a script of the test resources into a command's working directory. */
+	static void copyScript(String name, Path directory) throws IOException {
+		try (InputStream script = LauncherConfinementTests.class.getResourceAsStream(name)) {
+			assertThat(script).as(name).isNotNull();
+			Files.write(directory.resolve(name), script.readAllBytes());
 		}
 	}
 
-	private static Map<String, String> parse(String output) {
+	/** The {@code NAME=RESULT} lines of an attempts script, by name. */
+	static Map<String, String> parse(String output) {
 		Map<String, String> results = new LinkedHashMap<>();
 		output.lines()
 			.filter((line) -> line.contains("="))
