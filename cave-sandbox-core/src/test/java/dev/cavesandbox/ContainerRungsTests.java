@@ -238,13 +238,17 @@ class ContainerRungsTests {
 		return (user == User.ROOT) ? "0" : Long.toString(NobodyCommandLines.NOBODY);
 	}
 
-	/** A child JVM in the container whose strict-mode probe found isolation. */
+	/**
+	 * A child JVM in the container whose strict-mode probe chose the rung the container
+	 * allows: a test must not pass on another rung than the one it is about.
+	 */
 	private ContainerJvm strict(Profile profile, User user) throws Exception {
 		ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO);
-		if (!jvm.verdict().available()) {
+		if (!expectedRung(profile).equals(jvm.verdict().mechanism())) {
 			String log = jvm.log();
 			jvm.close();
-			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), log).isTrue();
+			assertThat(jvm.verdict().mechanism()).as("%s; log: %s", jvm.verdict(), log)
+				.isEqualTo(expectedRung(profile));
 		}
 		return jvm;
 	}
