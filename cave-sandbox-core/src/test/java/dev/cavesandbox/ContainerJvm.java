@@ -182,6 +182,11 @@ final class ContainerJvm implements AutoCloseable {
 		return awaitResult(start(false, null, argv));
 	}
 
+	/** Run a command in the sandbox with a private loopback requested. */
+	Result withLoopback(String... argv) throws IOException {
+		return awaitResult(start("loopback", null, argv));
+	}
+
 	/**
 	 * Start a command in {@link #commands()} and return its id at once.
 	 * @param isolated whether the sandbox runs it
@@ -189,8 +194,14 @@ final class ContainerJvm implements AutoCloseable {
 	 * @param argv the command
 	 */
 	String start(boolean isolated, @Nullable Duration timeout, String... argv) throws IOException {
+		return start(isolated ? "isolated" : "unisolated", timeout, argv);
+	}
+
+	private String start(String mode, @Nullable Duration timeout, String... argv) throws IOException {
 		String id = Integer.toString(this.ids.incrementAndGet());
-		StringBuilder line = new StringBuilder(id).append(isolated ? " isolated " : " unisolated ")
+		StringBuilder line = new StringBuilder(id).append(' ')
+			.append(mode)
+			.append(' ')
 			.append((timeout != null) ? Long.toString(timeout.toMillis()) : "-")
 			.append(' ')
 			.append(this.commands);

@@ -163,6 +163,41 @@ class ContainerRungsTests {
 		}
 	}
 
+	/**
+	 * A private loopback exists only where the rung has a network namespace: the seccomp
+	 * rung refuses the request with a coded error instead of running without it; on the
+	 * namespaces rung the command reaches its own listener on its own loopback, and the
+	 * test's listener on the host's loopback sees nothing.
+	 */
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void privateLoopbackIsGivenOnlyWhereTheRungHasANetworkNamespace(Profile profile, User user) throws Exception {
+		try (ContainerJvm jvm = strict(profile, user);
+				LoopbackListeners.Tcp host = new LoopbackListeners.Tcp(InetAddress.getByName("127.0.0.1"))) {
+			String script = "import socket\nserver = socket.create_server(('127.0.0.1', 0))\n"
+					+ "socket.create_connection(server.getsockname(), timeout=10).close()\nprint('own loopback')\n"
+					+ "try:\n    socket.create_connection(('127.0.0.1', " + host.port() + "), timeout=10).close()\n"
+					+ "    print('host loopback reached')\nexcept OSError as ex:\n    print('host loopback:', ex.errno)\n";
+			ContainerJvm.Result result = jvm.withLoopback(ContainerConfinement.PYTHON, "-c", script);
+			if (profile == Profile.DOCKER_DEFAULT) {
+				assertThat(result.error()).isEqualTo(InvalidExecutionRequestException.CODE);
+				assertThat(result.stderr()).contains("has no network namespace");
+			}
+			else {
+				assertThat(result.error()).as(result.stderr()).isNull();
+				assertThat(result.exitCode()).as(result.stderr()).isZero();
+				// ECONNREFUSED: nothing listens on that port of the sandbox's own
+				// loopback.
+				assertThat(result.stdout()).as(result.stderr()).isEqualTo("own loopback\nhost loopback: 111\n");
+			}
+			ContainerJvm.Result control = jvm.unisolated("bash", "-c",
+					"exec 3<>/dev/tcp/127.0.0.1/" + host.port() + " && echo control >&3");
+			assertThat(control.exitCode()).as(control.stderr()).isZero();
+			assertThat(host.awaitAccepted("control\n")).containsExactly("control\n");
+		}
+	}
+
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)

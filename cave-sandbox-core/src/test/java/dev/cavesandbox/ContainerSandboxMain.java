@@ -19,7 +19,7 @@ import java.util.List;
  * VERDICT available=BOOLEAN mechanism=NAME|- cause=CAUSE|- detail=BASE64
  * FACT BASE64                                   (one per verified fact)
  * READY
- * in:  ID isolated|unisolated TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
+ * in:  ID isolated|loopback|unisolated TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
  * out: RESULT ID exit=N timedOut=BOOLEAN isolation=BASE64 stdout=BASE64 stderr=BASE64
  *      RESULT ID error=CODE|CLASS message=BASE64
  * </pre> Each command runs on a thread of its own, so that a long one does not hold the
@@ -53,7 +53,7 @@ public final class ContainerSandboxMain {
 		String line;
 		while ((line = in.readLine()) != null) {
 			String[] fields = line.split(" ");
-			Thread thread = new Thread(() -> run(fields, fields[1].equals("isolated") ? isolated : unisolated),
+			Thread thread = new Thread(() -> run(fields, fields[1].equals("unisolated") ? unisolated : isolated),
 					"command-" + fields[0]);
 			thread.setDaemon(true);
 			thread.start();
@@ -71,6 +71,9 @@ public final class ContainerSandboxMain {
 		ExecutionRequest.Builder request = ExecutionRequest.builder(argv);
 		if (!fields[2].equals("-")) {
 			request.timeout(Duration.ofMillis(Long.parseLong(fields[2])));
+		}
+		if (fields[1].equals("loopback")) {
+			request.loopback(true);
 		}
 		if (!fields[3].equals("-")) {
 			request.workingDirectory(Path.of(fields[3]));
