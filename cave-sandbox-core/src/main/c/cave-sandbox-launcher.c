@@ -77,6 +77,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -316,6 +317,27 @@ static void add_bpf(scmp_filter_ctx filter, const struct options *options)
 	refuse(filter, EPERM, "userfaultfd");
 }
 
+static void add_other_processes(scmp_filter_ctx filter, const struct options *options)
+{
+	(void) options;
+	/* The resource limits and the priority of another process need only the same uid,
+	 * no ptrace access (getrlimit(2), setpriority(2), ioprio_set(2)): without a PID
+	 * namespace that reaches the JVM and the launcher above the command (a zero
+	 * RLIMIT_NOFILE would stop it from killing the command's tree; PRIO_USER renices
+	 * every process of the uid). Only the caller itself (0) may be named. Thread
+	 * affinity (sched_setaffinity(2) by thread id) stays allowed: programs pin their own
+	 * threads with it. */
+	struct scmp_arg_cmp other = SCMP_A0_32(SCMP_CMP_NE, 0);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, &other);
+	struct scmp_arg_cmp not_process = SCMP_A0_32(SCMP_CMP_NE, 0 /* PRIO_PROCESS */);
+	struct scmp_arg_cmp not_self = SCMP_A1_32(SCMP_CMP_NE, 0);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpriority), 1, &not_process);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpriority), 1, &not_self);
+	struct scmp_arg_cmp not_io_process = SCMP_A0_32(SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, &not_io_process);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, &not_self);
+}
+
 static void add_user_namespaces(scmp_filter_ctx filter, const struct options *options)
 {
 	if (options->allow_userns) {
@@ -447,6 +469,18 @@ static long attempt_userfaultfd(void)
 	return syscall(SYS_userfaultfd, ~0);
 }
 
+static long attempt_prlimit_other(void)
+{
+	/* Its own pid, not 0: the filter refuses any pid but 0; without it, a read of nothing. */
+	return syscall(SYS_prlimit64, getpid(), RLIMIT_CORE, NULL, NULL);
+}
+
+static long attempt_setpriority_user(void)
+{
+	/* An invalid "which": EINVAL without the filter, nothing reniced. */
+	return syscall(SYS_setpriority, 99, 0, 0);
+}
+
 static long attempt_unshare_user(void)
 {
 	/* CLONE_PARENT is invalid for unshare(2): EINVAL without the filter. */
@@ -537,6 +571,8 @@ static const struct refusal REFUSALS[] = {
 	REFUSAL("bpf", EPERM, 0, add_bpf, attempt_bpf),
 	REFUSAL("perf_event_open", EPERM, 0, NULL, attempt_perf_event_open),
 	REFUSAL("userfaultfd", EPERM, 0, NULL, attempt_userfaultfd),
+	REFUSAL("prlimit64(pid)", EPERM, 0, add_other_processes, attempt_prlimit_other),
+	REFUSAL("setpriority(PRIO_USER)", EPERM, 0, NULL, attempt_setpriority_user),
 	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),
 	REFUSAL("clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user),
 	REFUSAL("clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3),
@@ -1087,7 +1123,9 @@ static void kill_children(void)
 {
 	DIR *proc = opendir("/proc");
 	if (proc == NULL) {
-		fail("cannot list /proc to find the command's processes: %s", strerror(errno));
+		/* Never give up on the tree (its orphans would go to init): the caller looks
+		 * again shortly. */
+		return;
 	}
 	pid_t self = getpid();
 	struct dirent *entry;
@@ -1160,6 +1198,11 @@ static int contain(const struct options *options, char **argv)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self) {
 			fail("cannot tie the command to its containing process: %s", strerror(errno));
 		}
+		/* A session of its own, as bwrap --new-session and unshare's setsid give it: in
+		 * the JVM's session it could push input into the JVM's terminal (TIOCSTI). */
+		if (setsid() < 0) {
+			fail("cannot give the command a session of its own: %s", strerror(errno));
+		}
 		set_up(options, 0);
 		execute(argv);
 	}
@@ -1175,10 +1218,23 @@ static int contain(const struct options *options, char **argv)
 		if (stop_requested && !killing) {
 			killing = 1;
 		}
+		int status;
 		if (killing) {
+			/* No child left means no descendant left: a dying process's orphans are
+			 * reparented to this subreaper before it can be reaped. So scan /proc (a read
+			 * of every process's stat) only while children remain. */
+			pid_t left = waitpid(-1, &status, WNOHANG);
+			if (left < 0 && errno == ECHILD) {
+				break;
+			}
+			if (left > 0) {
+				if (left == command) {
+					result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+				}
+				continue;
+			}
 			kill_children();
 		}
-		int status;
 		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
 		if (pid < 0 && errno == EINTR) {
 			continue;

@@ -77,6 +77,15 @@ final class FaultySandboxes {
 					yield (fault != Fault.CAPABILITIES_KEPT) ? settings
 							: settings.setprivPath(setprivKeepingCapabilities(directory));
 				}
+				// The same unshare(1) as the unshare mechanism, without a mount
+				// namespace: what stands in for the hidden directories is the launcher's
+				// --no-mount-namespace (socket(AF_UNIX) refused, Landlock), which the
+				// wrapper drops from the arguments.
+				case NAMESPACES -> withBinary(mechanism,
+						(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault) : rewriting(directory,
+								"unshare", "/usr/bin/unshare", "", "", "--no-mount-namespace) continue ;;"));
+				// The seccomp rung runs nothing but the launcher, whose SHA-256 the probe
+				// checks: there is no wrapper to give a fault.
 				default -> throw new IllegalArgumentException("no faulty wrapper for " + mechanism + " yet: add one");
 			};
 		}
@@ -89,14 +98,17 @@ final class FaultySandboxes {
 	 * Return settings for a mechanism whose own binary (the one named after it) is the
 	 * given one.
 	 * @param mechanism a Linux mechanism of {@link LinuxMechanisms#ALL}
-	 * @param binary the binary in place of {@code bwrap} or {@code unshare}
+	 * @param binary the binary in place of {@code bwrap} or {@code unshare} (the launcher
+	 * for the seccomp rung)
 	 * @return the settings
 	 */
 	static SandboxSettings.Builder withBinary(MechanismChoice mechanism, Path binary) {
 		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(mechanism);
 		return switch (mechanism) {
 			case BWRAP -> settings.bwrapPath(binary);
-			case UNSHARE -> settings.unsharePath(binary);
+			case UNSHARE, NAMESPACES -> settings.unsharePath(binary);
+			// The launcher is the seccomp rung's only binary.
+			case SECCOMP -> settings.launcherPath(binary);
 			default -> throw new IllegalArgumentException("no binary of its own for " + mechanism + " yet: add it");
 		};
 	}

@@ -8,7 +8,10 @@ import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.cavesandbox.mechanism.LinuxNamespace;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -44,6 +49,14 @@ import static org.awaitility.Awaitility.await;
  * before an unisolated control sends a different message to the same listener, and
  * connections and datagrams queue in the order they came, so the listener returns the
  * control's message alone.
+ * <p>
+ * A rung that does not give a namespace
+ * ({@link dev.cavesandbox.mechanism.SandboxMechanism#namespaces()}; its verdict names it
+ * under {@code not given: }) is asked what stands in for it instead: without a mount
+ * namespace the seccomp filter refuses {@code socket(AF_UNIX)} and Landlock refuses
+ * writes outside the working directory; without a network namespace every socket is
+ * refused and a private loopback is refused with a code; without a PID namespace
+ * Landlock's signal scope keeps host processes out of reach.
  */
 @EnabledOnOs(OS.LINUX)
 class IsolationBoundaryTests {
@@ -83,9 +96,32 @@ class IsolationBoundaryTests {
 		return executors.computeIfAbsent(mechanism, (key) -> {
 			SandboxSettings settings = settings(key).build();
 			IsolationCapability capability = LinuxMechanisms.verified(settings);
-			assertThat(capability.privateLoopback()).as("private loopback of %s", key).isTrue();
+			assertThat(capability.privateLoopback()).as("private loopback of %s", key)
+				.isEqualTo(gives(key, LinuxNamespace.NETWORK));
 			return ProcessIsolatedExecutor.isolated(settings, capability);
 		});
+	}
+
+	/** Whether the mechanism gives the command the namespace, as its probe verified. */
+	private static boolean gives(MechanismChoice mechanism, LinuxNamespace namespace) {
+		return LinuxMechanisms.namespaces(mechanism).contains(namespace);
+	}
+
+	/** The facts of the mechanism's verdict with this class's settings. */
+	private static List<String> verdict(MechanismChoice mechanism) {
+		return LinuxMechanisms.verified(settings(mechanism).build()).verified();
+	}
+
+	/**
+	 * A rung without a network namespace refuses a request for a private loopback with a
+	 * code, rather than running the command on the host's network stack.
+	 */
+	private static void assertPrivateLoopbackRefused(MechanismChoice mechanism, ExecutionRequest request) {
+		assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: network namespace"));
+		assertThatExceptionOfType(InvalidExecutionRequestException.class)
+			.isThrownBy(() -> isolated(mechanism).execute(request))
+			.withMessageContaining("has no network namespace")
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
 	}
 
 	/**
@@ -100,13 +136,8 @@ class IsolationBoundaryTests {
 					tcpSend("127.0.0.1", listener, "filtered"));
 			assertThat(filtered.exitCode()).isNotZero();
 			assertThat(filtered.stderrText()).contains("socket: " + NO_ADDRESS_FAMILY);
-			ExecutionResult namespaced = isolated(mechanism)
-				.execute(ExecutionRequest.builder("bash", "-c", tcpSend("127.0.0.1", listener, "namespaced"))
-					.loopback(true)
-					.build());
-			assertThat(namespaced.exitCode()).isNotZero();
 			// The private lo is up, and nothing listens there.
-			assertThat(namespaced.stderrText()).contains("Connection refused");
+			assertTcpWithAPrivateLoopbackFails(mechanism, "127.0.0.1", listener, "Connection refused");
 			ExecutionResult control = unisolated.execute("bash", "-c", tcpSend("127.0.0.1", listener, "control"));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
 			assertThat(listener.awaitAccepted("control\n")).containsExactly("control\n");
@@ -126,18 +157,31 @@ class IsolationBoundaryTests {
 			ExecutionResult filtered = isolated(mechanism).execute("bash", "-c", tcpSend("::1", listener, "filtered"));
 			assertThat(filtered.exitCode()).isNotZero();
 			assertThat(filtered.stderrText()).contains("socket: " + NO_ADDRESS_FAMILY);
-			ExecutionResult namespaced = isolated(mechanism)
-				.execute(ExecutionRequest.builder("bash", "-c", tcpSend("::1", listener, "namespaced"))
-					.loopback(true)
-					.build());
-			assertThat(namespaced.exitCode()).isNotZero();
-			assertThat(namespaced.stderrText()).containsAnyOf("Cannot assign requested address",
+			assertTcpWithAPrivateLoopbackFails(mechanism, "::1", listener, "Cannot assign requested address",
 					"Network is unreachable", "Connection refused");
 			ExecutionResult control = unisolated.execute("bash", "-c", tcpSend("::1", listener, "control"));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
 			assertThat(listener.awaitAccepted("control\n")).containsExactly("control\n");
 			assertThat(listener.peers()).containsExactly(ipv6);
 		}
+	}
+
+	/**
+	 * With a private loopback the connection fails with one of the errors; a rung without
+	 * a network namespace refuses the request.
+	 */
+	private static void assertTcpWithAPrivateLoopbackFails(MechanismChoice mechanism, String address,
+			LoopbackListeners.Tcp listener, String... errors) {
+		ExecutionRequest request = ExecutionRequest.builder("bash", "-c", tcpSend(address, listener, "namespaced"))
+			.loopback(true)
+			.build();
+		if (!gives(mechanism, LinuxNamespace.NETWORK)) {
+			assertPrivateLoopbackRefused(mechanism, request);
+			return;
+		}
+		ExecutionResult namespaced = isolated(mechanism).execute(request);
+		assertThat(namespaced.exitCode()).isNotZero();
+		assertThat(namespaced.stderrText()).containsAnyOf(errors);
 	}
 
 	private static String tcpSend(String address, LoopbackListeners.Tcp listener, String message) {
@@ -153,9 +197,16 @@ class IsolationBoundaryTests {
 			assertThat(filtered.stderrText()).contains("socket: " + NO_ADDRESS_FAMILY);
 			// With a private loopback, which is up, the datagram goes to the sandbox's
 			// own lo and is lost there.
-			ExecutionResult namespaced = isolated(mechanism)
-				.execute(ExecutionRequest.builder("bash", "-c", send.formatted("namespaced")).loopback(true).build());
-			assertThat(namespaced.exitCode()).as(namespaced.stderrText()).isZero();
+			ExecutionRequest namespacedRequest = ExecutionRequest.builder("bash", "-c", send.formatted("namespaced"))
+				.loopback(true)
+				.build();
+			if (gives(mechanism, LinuxNamespace.NETWORK)) {
+				ExecutionResult namespaced = isolated(mechanism).execute(namespacedRequest);
+				assertThat(namespaced.exitCode()).as(namespaced.stderrText()).isZero();
+			}
+			else {
+				assertPrivateLoopbackRefused(mechanism, namespacedRequest);
+			}
 			ExecutionResult control = unisolated.execute("bash", "-c", send.formatted("control"));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
 			assertThat(listener.awaitReceived("control\n")).containsExactly("control\n");
@@ -167,11 +218,17 @@ class IsolationBoundaryTests {
 	 * (through a nested mount namespace inside the sandbox), so that even a broken
 	 * sandbox would send its query to loopback only. Binding port 53 needs root. The
 	 * resolver file lies in the working directory, since the rest of /tmp is hidden from
-	 * the command.
+	 * the command. Landlock refuses every mount to a rung without a mount namespace, so
+	 * there the command sends a DNS query of its own making to 127.0.0.1:53 instead of
+	 * asking the resolver (which would ask the host's name servers).
 	 */
 	@ForEachLinuxMechanism
 	void dnsLookupFailsAndNoQueryArrives(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
 		assumeThat(System.getProperty("user.name")).as("binding 127.0.0.1:53 needs root").isEqualTo("root");
+		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+			assertHandMadeDnsQueryNeverArrives(mechanism);
+			return;
+		}
 		Path resolvConf = directory.resolve("resolv.conf");
 		Files.writeString(resolvConf, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
 		// The lookup binds its resolver file in a user namespace of its own.
@@ -191,6 +248,43 @@ class IsolationBoundaryTests {
 			assertThat(dns.awaitReceived("cave-sandbox-control"))
 				.allSatisfy((query) -> assertThat(query).contains("cave-sandbox-control"));
 		}
+	}
+
+	private static void assertHandMadeDnsQueryNeverArrives(MechanismChoice mechanism) throws IOException {
+		try (LoopbackListeners.Udp dns = dnsListener()) {
+			List<Boolean> loopbacks = gives(mechanism, LinuxNamespace.NETWORK) ? List.of(false, true) : List.of(false);
+			for (boolean loopback : loopbacks) {
+				ExecutionResult result = isolated(mechanism)
+					.execute(ExecutionRequest.builder(dnsQuery("isolated")).loopback(loopback).build());
+				if (loopback) {
+					// The socket is allowed with a private loopback, whose lo loses the
+					// query.
+					assertThat(result.exitCode()).as(result.stderrText()).isZero();
+				}
+				else {
+					assertThat(result.exitCode()).isNotZero();
+					assertThat(result.stderrText()).contains(NO_ADDRESS_FAMILY);
+				}
+			}
+			ExecutionResult control = unisolated.execute(ExecutionRequest.builder(dnsQuery("control")).build());
+			assertThat(control.exitCode()).as(control.stderrText()).isZero();
+			assertThat(dns.awaitReceived("cave-sandbox-control"))
+				.allSatisfy((query) -> assertThat(query).contains("cave-sandbox-control"));
+		}
+	}
+
+	/**
+	 * A DNS query (RFC 1035: header, one question for an A record) for a name under
+	 * {@code example.}, sent by hand to 127.0.0.1:53 and to nowhere else.
+	 */
+	private static List<String> dnsQuery(String label) {
+		String program = """
+				import socket, struct, sys
+				name = b"".join(bytes([len(p)]) + p for p in sys.argv[1].encode().split(b".")) + b"\\0"
+				query = struct.pack(">6H", 0x1234, 0x0100, 1, 0, 0, 0) + name + struct.pack(">2H", 1, 1)
+				socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(query, ("127.0.0.1", 53))
+				""";
+		return List.of("python3", "-c", program, "cave-sandbox-" + label + ".example");
 	}
 
 	/**
@@ -222,6 +316,11 @@ class IsolationBoundaryTests {
 		}
 	}
 
+	/**
+	 * A rung without a network namespace shows the host's interfaces, and refuses the
+	 * command every socket instead (no address given, nothing sent); one without a PID
+	 * namespace names it in its verdict.
+	 */
 	@ForEachLinuxMechanism
 	void childSeesOnlyLoopbackInItsOwnPidNamespace(MechanismChoice mechanism) throws IOException {
 		String script = "cat /proc/net/dev; readlink /proc/self/ns/pid";
@@ -231,8 +330,22 @@ class IsolationBoundaryTests {
 		assertThat(control.stdoutText()).contains(hostPidNamespace);
 		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		assertThat(interfaces(result.stdoutText())).containsExactly("lo");
-		assertThat(result.stdoutText()).contains("pid:[").doesNotContain(hostPidNamespace);
+		if (gives(mechanism, LinuxNamespace.NETWORK)) {
+			assertThat(interfaces(result.stdoutText())).containsExactly("lo");
+		}
+		else {
+			assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: network namespace"));
+			ExecutionResult socket = isolated(mechanism).execute("python3", "-c",
+					"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)");
+			assertThat(socket.exitCode()).isNotZero();
+			assertThat(socket.stderrText()).contains(NO_ADDRESS_FAMILY);
+		}
+		if (gives(mechanism, LinuxNamespace.PID)) {
+			assertThat(result.stdoutText()).contains("pid:[").doesNotContain(hostPidNamespace);
+		}
+		else {
+			assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: PID namespace"));
+		}
 		assertThat(result.isolation()).isEqualTo(new Isolation(mechanism.name().toLowerCase(), true));
 	}
 
@@ -306,17 +419,30 @@ class IsolationBoundaryTests {
 		assertHostSocketIsHidden(mechanism, socket);
 	}
 
+	/**
+	 * Hidden by a tmpfs in the sandbox's mount namespace; without one the socket stays in
+	 * sight, and the filter refuses {@code socket(AF_UNIX)} instead.
+	 */
 	private void assertHostSocketIsHidden(MechanismChoice mechanism, Path socket) throws IOException {
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket)) {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder(UnixSockets.client(socket.toString(), "isolated")).build());
 			assertThat(result.exitCode()).as(result.stderrText()).isNotZero();
-			assertThat(result.stderrText()).contains("connect: No such file or directory");
+			assertThat(result.stderrText())
+				.contains(unixSocketRefusal(mechanism, "connect: No such file or directory"));
 			ExecutionResult control = unisolated
 				.execute(ExecutionRequest.builder(UnixSockets.client(socket.toString(), "control")).build());
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
 			assertThat(listener.awaitReceived("control\n")).containsExactly("control\n");
 		}
+	}
+
+	/**
+	 * What a unix socket client gets on a rung with a mount namespace (the given
+	 * message), and on one without: the filter refuses {@code socket(AF_UNIX)}.
+	 */
+	private static String unixSocketRefusal(MechanismChoice mechanism, String withMountNamespace) {
+		return gives(mechanism, LinuxNamespace.MOUNT) ? withMountNamespace : "socket: " + NO_ADDRESS_FAMILY;
 	}
 
 	@ForEachLinuxMechanism
@@ -326,7 +452,7 @@ class IsolationBoundaryTests {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder(UnixSockets.client(listener.address(), "isolated")).build());
 			assertThat(result.exitCode()).as(result.stderrText()).isNotZero();
-			assertThat(result.stderrText()).contains("connect: Connection refused");
+			assertThat(result.stderrText()).contains(unixSocketRefusal(mechanism, "connect: Connection refused"));
 			ExecutionResult control = unisolated
 				.execute(ExecutionRequest.builder(UnixSockets.client(listener.address(), "control")).build());
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
@@ -337,12 +463,30 @@ class IsolationBoundaryTests {
 	/**
 	 * The control that shows why directories are hidden: the same mechanism without
 	 * hidden directories (but the home of the private directories) lets the command reach
-	 * a host socket, network namespace or not.
+	 * a host socket, network namespace or not. A rung without a mount namespace hides
+	 * nothing either way, and refuses {@code socket(AF_UNIX)} instead: the socket stays
+	 * unreachable.
 	 */
 	@ForEachLinuxMechanism
 	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
 		SandboxSettings settings = settings(mechanism).hiddenDirectories(List.of()).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
+		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+			assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+			Path socket = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
+			try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket);
+					ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+				ExecutionResult result = executor
+					.execute(ExecutionRequest.builder(UnixSockets.client(socket.toString(), "isolated")).build());
+				assertThat(result.exitCode()).isNotZero();
+				assertThat(result.stderrText()).contains("socket: " + NO_ADDRESS_FAMILY);
+				ExecutionResult control = unisolated
+					.execute(ExecutionRequest.builder(UnixSockets.client(socket.toString(), "control")).build());
+				assertThat(control.exitCode()).as(control.stderrText()).isZero();
+				assertThat(listener.awaitReceived("control\n")).containsExactly("control\n");
+			}
+			return;
+		}
 		// Only the home of the private directories and the launcher stays hidden.
 		assertThat(capability.verified()).contains(
 				"hidden: " + PrivateDirectories.home(settings.workDirectory()).toRealPath() + " (private empty tmpfs)");
@@ -359,7 +503,9 @@ class IsolationBoundaryTests {
 	/**
 	 * The tmpfs over a hidden directory belongs to a namespace in which the command has
 	 * no capability, and a namespace the command creates itself copies the mounts locked
-	 * together (mount_namespaces(7)): neither way uncovers the host's directory.
+	 * together (mount_namespaces(7)): neither way uncovers the host's directory. A rung
+	 * without a mount namespace has nothing to uncover: the attempts fail (no capability,
+	 * Landlock refuses mounts) and the socket in sight is refused by the filter.
 	 */
 	@ForEachLinuxMechanism
 	void commandCannotUncoverAHiddenDirectory(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
@@ -372,7 +518,8 @@ class IsolationBoundaryTests {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder("sh", "-c", script).workingDirectory(directory).build());
 			assertThat(result.exitCode()).isNotZero();
-			assertThat(result.stderrText()).contains("umount", "connect: No such file or directory");
+			assertThat(result.stderrText()).contains("umount",
+					unixSocketRefusal(mechanism, "connect: No such file or directory"));
 			ExecutionResult control = unisolated
 				.execute(ExecutionRequest.builder("sh", "-c", client + "control").workingDirectory(directory).build());
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
@@ -382,10 +529,28 @@ class IsolationBoundaryTests {
 
 	/**
 	 * What stays visible by design: the working directory, so a socket placed in it is
-	 * reachable.
+	 * reachable. Not on a rung without a mount namespace, whose filter refuses every
+	 * {@code socket(AF_UNIX)}: nothing arrives there.
 	 */
 	@ForEachLinuxMechanism
 	void socketInTheWorkingDirectoryIsReachable(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
+		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+			try (UnixSockets.PathListener listener = new UnixSockets.PathListener(directory.resolve("app.sock"))) {
+				ExecutionResult result = isolated(mechanism)
+					.execute(ExecutionRequest.builder(UnixSockets.client("app.sock", "by-design"))
+						.workingDirectory(directory)
+						.build());
+				assertThat(result.exitCode()).isNotZero();
+				assertThat(result.stderrText()).contains("socket: " + NO_ADDRESS_FAMILY);
+				ExecutionResult control = unisolated
+					.execute(ExecutionRequest.builder(UnixSockets.client("app.sock", "control"))
+						.workingDirectory(directory)
+						.build());
+				assertThat(control.exitCode()).as(control.stderrText()).isZero();
+				assertThat(listener.awaitReceived("control\n")).containsExactly("control\n");
+			}
+			return;
+		}
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(directory.resolve("app.sock"))) {
 			ExecutionResult result = isolated(mechanism)
 				.execute(ExecutionRequest.builder(UnixSockets.client("app.sock", "by-design"))
@@ -396,10 +561,26 @@ class IsolationBoundaryTests {
 		}
 	}
 
+	/**
+	 * Without a mount namespace the rest of {@code /tmp} stays readable, as the verdict
+	 * says; what stays is that the command cannot change it.
+	 */
 	@ForEachLinuxMechanism
 	void privateWorkingDirectoryInTmpIsVisibleButNothingElseOfTmp(MechanismChoice mechanism) throws IOException {
 		Path sibling = Files.writeString(Path.of("/tmp", "cave-sandbox-sibling-" + UUID.randomUUID()), "host");
 		try {
+			if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+				assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+				ExecutionResult result = isolated(mechanism).execute("sh", "-c",
+						"pwd; echo data > file; cat file; echo changed > " + sibling);
+				List<String> lines = result.stdoutText().lines().toList();
+				assertThat(lines.get(0)).startsWith("/tmp/cave-sandbox-");
+				assertThat(lines.subList(1, lines.size())).containsExactly("data");
+				assertThat(result.exitCode()).isNotZero();
+				assertThat(result.stderrText()).contains("Permission denied");
+				assertThat(sibling).hasContent("host");
+				return;
+			}
 			ExecutionResult result = isolated(mechanism).execute("sh", "-c",
 					"pwd; echo data > file; cat file; ls -A /tmp | wc -l; cat " + sibling);
 			List<String> lines = result.stdoutText().lines().toList();
@@ -416,7 +597,8 @@ class IsolationBoundaryTests {
 	/**
 	 * Two executions at the same time, each in a private working directory: the second
 	 * cannot list or read the first's, even given its path; an unisolated command given
-	 * the same path reads it.
+	 * the same path reads it. Without a mount namespace the first's directory stays
+	 * readable, as the verdict says, and the second cannot write into it.
 	 */
 	@ForEachLinuxMechanism
 	void concurrentExecutionsCannotSeeEachOthersWorkingDirectories(MechanismChoice mechanism) {
@@ -432,6 +614,17 @@ class IsolationBoundaryTests {
 			Path firstDirectory = Path.of(firstOutput.toString(StandardCharsets.UTF_8).trim());
 			assertThat(firstDirectory.resolve("marker")).as("the first execution is running")
 				.hasContent("first-secret");
+			if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+				assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+				ExecutionResult second = isolated(mechanism).execute("sh", "-c", "echo overwritten > "
+						+ firstDirectory.resolve("marker") + "; echo planted > " + firstDirectory.resolve("planted"));
+				assertThat(second.exitCode()).isNotZero();
+				assertThat(second.stderrText()).contains("Permission denied");
+				assertThat(firstDirectory.resolve("marker")).hasContent("first-secret");
+				assertThat(firstDirectory.resolve("planted")).doesNotExist();
+				assertThat(first).isNotDone();
+				return;
+			}
 			String look = "pwd; ls -A " + firstDirectory.getParent() + "; cat " + firstDirectory.resolve("marker");
 			ExecutionResult second = isolated(mechanism).execute("sh", "-c", look);
 			List<String> lines = second.stdoutText().lines().toList();
@@ -472,16 +665,49 @@ class IsolationBoundaryTests {
 		DirectoryTrees.delete(parent);
 	}
 
+	/**
+	 * A read-only bind of the root; without a mount namespace, Landlock's refusal of
+	 * writes outside the working directory.
+	 */
 	@ForEachLinuxMechanism
 	void hostFilesystemIsReadOnlyOutsideTheWorkingDirectory(MechanismChoice mechanism) throws IOException {
 		Path outside = VisibleDirectories.create("read-only-test-");
 		Path file = outside.resolve(mechanism + "-" + UUID.randomUUID());
 		ExecutionResult result = isolated(mechanism).execute("touch", file.toString());
 		assertThat(result.exitCode()).isNotZero();
-		assertThat(result.stderrText()).contains("Read-only file system");
+		assertThat(result.stderrText())
+			.contains(gives(mechanism, LinuxNamespace.MOUNT) ? "Read-only file system" : "Permission denied");
 		assertThat(file).doesNotExist();
 		assertThat(unisolated.execute("touch", file.toString()).exitCode()).isZero();
 		assertThat(file).exists();
+		Files.delete(file);
+	}
+
+	/**
+	 * A rung without a mount namespace has no read-only bind to leave out: Landlock
+	 * refuses writes outside the working directory whatever the setting, and its verdict
+	 * says so.
+	 */
+	/**
+	 * Outside the working directory the command changes no file's mode or times either: a
+	 * file of the JVM's user made writable by others, or a directory of the JVM's made
+	 * open to them, is a write by another name. The read-only root refuses both (EROFS);
+	 * Landlock handles no such right, so a rung without a mount namespace must refuse
+	 * them another way. The control shows that the JVM's user may change both.
+	 */
+	@ForEachLinuxMechanism
+	void hostFilesKeepTheirModeAndTimesOutsideTheWorkingDirectory(MechanismChoice mechanism) throws IOException {
+		Path file = Files.writeString(
+				VisibleDirectories.create("metadata-test-").resolve(mechanism + "-" + UUID.randomUUID()), "host");
+		Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+		FileTime modified = Files.getLastModifiedTime(file);
+		String script = "chmod 666 " + file + "; echo chmod=$?; touch -m -d 2001-01-01 " + file + "; echo times=$?";
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
+		assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("chmod=1\ntimes=1\n");
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+		assertThat(Files.getLastModifiedTime(file)).isEqualTo(modified);
+		assertThat(unisolated.execute("sh", "-c", script).stdoutText()).isEqualTo("chmod=0\ntimes=0\n");
+		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-rw-rw-");
 		Files.delete(file);
 	}
 
@@ -489,8 +715,19 @@ class IsolationBoundaryTests {
 	void writableRootCanBeChosen(MechanismChoice mechanism) throws IOException {
 		SandboxSettings settings = settings(mechanism).readOnlyRoot(false).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
-		assertThat(capability.verified()).contains("root filesystem: writable");
 		Path file = VisibleDirectories.create("writable-root-test-").resolve(mechanism + "-" + UUID.randomUUID());
+		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
+			assertThat(capability.verified())
+				.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed");
+			try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
+				ExecutionResult result = executor.execute("touch", file.toString());
+				assertThat(result.exitCode()).isNotZero();
+				assertThat(result.stderrText()).contains("Permission denied");
+			}
+			assertThat(file).doesNotExist();
+			return;
+		}
+		assertThat(capability.verified()).contains("root filesystem: writable");
 		try (ProcessIsolatedExecutor writable = ProcessIsolatedExecutor.isolated(settings, capability)) {
 			ExecutionResult result = writable.execute("touch", file.toString());
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
@@ -502,31 +739,63 @@ class IsolationBoundaryTests {
 	/**
 	 * A root caller's uid 0 is the host's: global sysctls ({@code kernel.core_pattern}
 	 * runs a program as host root) must not be writable. Checked with access(2), never by
-	 * writing.
+	 * writing (see {@link #writability}).
 	 */
 	@ForEachLinuxMechanism
 	void procSysIsNotWritable(MechanismChoice mechanism) {
-		String script = "for f in /proc/sys/kernel/core_pattern /proc/sys/vm/drop_caches; do "
-				+ "if [ -w $f ]; then echo writable; else echo read-only; fi; done";
-		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
+		String[] files = { "/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches" };
+		ExecutionResult result = writability(mechanism, files);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText().lines()).containsExactly("read-only", "read-only");
 		if ("root".equals(System.getProperty("user.name"))) {
-			assertThat(unisolated.execute("sh", "-c", script).stdoutText().lines()).containsExactly("writable",
-					"writable");
+			assertThat(unisolated.execute("sh", "-c", accessScript(files)).stdoutText().lines())
+				.containsExactly("writable", "writable");
 		}
+	}
+
+	/**
+	 * Whether the command may write each file, a line each ({@code writable} or
+	 * {@code read-only}), found without writing: with access(2) on a rung with a mount
+	 * namespace, whose read-only mounts answer EROFS. Without one, {@code /proc} is the
+	 * host's and access(2) does not ask Landlock: the command opens each file for writing
+	 * (open(2) is where Landlock refuses) and closes it without writing a byte (a sysctl
+	 * or sysrq acts on write(2) only).
+	 */
+	private static ExecutionResult writability(MechanismChoice mechanism, String... files) {
+		if (gives(mechanism, LinuxNamespace.MOUNT)) {
+			return isolated(mechanism).execute("sh", "-c", accessScript(files));
+		}
+		String opening = """
+				import os, sys
+				for f in sys.argv[1:]:
+				    try:
+				        os.close(os.open(f, os.O_WRONLY))
+				        print("writable")
+				    except PermissionError:
+				        print("read-only")
+				""";
+		List<String> argv = new ArrayList<>(List.of("python3", "-c", opening));
+		argv.addAll(List.of(files));
+		return isolated(mechanism).execute(ExecutionRequest.builder(argv).build());
+	}
+
+	/** The access(2) check of {@link #writability}, for the files. */
+	private static String accessScript(String... files) {
+		return "for f in " + String.join(" ", files)
+				+ "; do if [ -w $f ]; then echo writable; else echo read-only; fi; done";
 	}
 
 	/**
 	 * {@code /proc/sysrq-trigger} (write-only, for root) is on a read-only mount inside:
 	 * access(2) reports EROFS, so {@code test -w} is false. Checked only with access(2);
-	 * nothing, not even the control, ever writes to it.
+	 * nothing, not even the control, ever writes to it. Without a mount namespace, see
+	 * {@link #writability}.
 	 */
 	@ForEachLinuxMechanism
 	void procSysrqTriggerIsNotWritable(MechanismChoice mechanism) {
 		assumeThat(Path.of("/proc/sysrq-trigger")).as("the kernel has sysrq").exists();
-		String script = "if [ -w /proc/sysrq-trigger ]; then echo writable; else echo read-only; fi";
-		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
+		String script = accessScript("/proc/sysrq-trigger");
+		ExecutionResult result = writability(mechanism, "/proc/sysrq-trigger");
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText()).isEqualTo("read-only\n");
 		if ("root".equals(System.getProperty("user.name"))) {
@@ -548,8 +817,17 @@ class IsolationBoundaryTests {
 		assertThat(result.stdoutText()).doesNotContain(device).contains("null", "urandom", "pts", "shm");
 	}
 
+	/**
+	 * A rung without an IPC namespace names it in its verdict; nothing stands in for it
+	 * (System V IPC and POSIX message queues of the JVM's user are in reach there).
+	 */
 	@ForEachLinuxMechanism
 	void commandHasItsOwnIpcNamespace(MechanismChoice mechanism) throws IOException {
+		if (!gives(mechanism, LinuxNamespace.IPC)) {
+			assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: IPC namespace"));
+		}
+		Assumptions.assumeTrue(gives(mechanism, LinuxNamespace.IPC),
+				"the " + mechanism + " rung gives no IPC namespace, and nothing stands in for it");
 		String host = Files.readSymbolicLink(Path.of("/proc/self/ns/ipc")).toString();
 		assertThat(unisolated.execute("readlink", "/proc/self/ns/ipc").stdoutText()).isEqualTo(host + "\n");
 		ExecutionResult result = isolated(mechanism).execute("readlink", "/proc/self/ns/ipc");
@@ -576,11 +854,16 @@ class IsolationBoundaryTests {
 	 * JVM's to push input into (TIOCSTI). Read in the PID namespace, the session id is
 	 * the pid of its leader there (bwrap's init or the command itself); a session begun
 	 * outside the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The
-	 * control shows that a plain child stays in the JVM's session.
+	 * control shows that a plain child stays in the JVM's session. Without a mount
+	 * namespace {@code /proc} is the host's, which names processes by their pids in the
+	 * JVM's PID namespace: there the process reads its own entry ({@code /proc/self/stat}
+	 * of {@code cat}, in the shell's session), and its session must not be the JVM's.
 	 */
 	@ForEachLinuxMechanism
 	void commandRunsInASessionOfItsOwn(MechanismChoice mechanism) throws IOException {
-		String pidAndSession = "set -- $(cat /proc/$$/stat); echo \"$1 $6\"";
+		boolean ownProc = gives(mechanism, LinuxNamespace.MOUNT);
+		String pidAndSession = ownProc ? "set -- $(cat /proc/$$/stat); echo \"$1 $6\""
+				: "set -- $(cat /proc/self/stat); echo \"$1 $6\"";
 		String jvmSession = Files.readString(Path.of("/proc/self/stat")).replaceFirst("^.*\\) ", "").split(" ")[3];
 		String[] control = unisolated.execute("sh", "-c", pidAndSession).stdoutText().trim().split(" ");
 		assertThat(control[1]).as("a plain child stays in the JVM's session").isEqualTo(jvmSession);
@@ -590,6 +873,9 @@ class IsolationBoundaryTests {
 		String[] inside = result.stdoutText().trim().split(" ");
 		assertThat(inside).hasSize(2);
 		assertThat(inside[1]).as("session id of pid %s", inside[0]).matches("[1-9][0-9]*");
+		if (!ownProc) {
+			assertThat(inside[1]).as("session id of pid %s", inside[0]).isNotEqualTo(jvmSession);
+		}
 	}
 
 	/**
@@ -597,10 +883,19 @@ class IsolationBoundaryTests {
 	 * nothing there ({@code kill} fails with ESRCH) and {@code kill -KILL -1} reaches
 	 * only the namespace. The control shows the same {@code kill -TERM} ends the process
 	 * from the host. {@code kill -1} is sent only from a PID namespace other than the
-	 * JVM's, and never in a control run.
+	 * JVM's, and never in a control run. Without a PID namespace, host processes are in
+	 * sight and Landlock's signal scope refuses the signal (EPERM).
 	 */
 	@ForEachLinuxMechanism
 	void hostProcessesCannotBeSignalled(MechanismChoice mechanism) throws IOException, InterruptedException {
+		boolean pidNamespace = gives(mechanism, LinuxNamespace.PID);
+		if (!pidNamespace) {
+			assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: PID namespace"));
+			Assumptions.assumeTrue(
+					verdict(mechanism)
+						.contains("signals to the JVM and every process outside the sandbox: refused (Landlock scope)"),
+					"without a PID namespace only Landlock's signal scope (ABI 6+) keeps host processes out of reach");
+		}
 		String hostPidNamespace = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
 		Process host = new ProcessBuilder("sleep", "300").start();
 		try {
@@ -608,8 +903,9 @@ class IsolationBoundaryTests {
 					+ "if [ \"$(readlink /proc/self/ns/pid)\" != '" + hostPidNamespace + "' ]; "
 					+ "then kill -KILL -1; echo all $?; else echo the host\\'s PID namespace; fi";
 			ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
-			assertThat(result.stdoutText()).isEqualTo("term 1\nall 1\n");
-			assertThat(result.stderrText()).contains("No such process");
+			assertThat(result.stdoutText())
+				.isEqualTo(pidNamespace ? "term 1\nall 1\n" : "term 1\nthe host's PID namespace\n");
+			assertThat(result.stderrText()).contains(pidNamespace ? "No such process" : "Operation not permitted");
 			assertThat(host.isAlive()).isTrue();
 			ExecutionResult control = unisolated.execute("kill", "-TERM", String.valueOf(host.pid()));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
@@ -623,8 +919,12 @@ class IsolationBoundaryTests {
 
 	@ForEachLinuxMechanism
 	void privateLoopbackServesTheCommandItself(MechanismChoice mechanism) {
-		ExecutionResult result = isolated(mechanism)
-			.execute(ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build());
+		ExecutionRequest request = ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build();
+		if (!gives(mechanism, LinuxNamespace.NETWORK)) {
+			assertPrivateLoopbackRefused(mechanism, request);
+			return;
+		}
+		ExecutionResult result = isolated(mechanism).execute(request);
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
 		assertThat(result.stdoutText()).isEqualTo("served: private-hello\n");
 	}
@@ -641,10 +941,15 @@ class IsolationBoundaryTests {
 
 	private void assertHostLoopbackUnreachable(MechanismChoice mechanism, boolean loopback) throws IOException {
 		try (LoopbackListeners.Tcp listener = new LoopbackListeners.Tcp(IPV4_LOOPBACK)) {
-			ExecutionResult result = isolated(mechanism)
-				.execute(ExecutionRequest.builder("bash", "-c", tcpSend("127.0.0.1", listener, "isolated"))
-					.loopback(loopback)
-					.build());
+			ExecutionRequest request = ExecutionRequest
+				.builder("bash", "-c", tcpSend("127.0.0.1", listener, "isolated"))
+				.loopback(loopback)
+				.build();
+			if (loopback && !gives(mechanism, LinuxNamespace.NETWORK)) {
+				assertPrivateLoopbackRefused(mechanism, request);
+				return;
+			}
+			ExecutionResult result = isolated(mechanism).execute(request);
 			assertThat(result.exitCode()).isNotZero();
 			// Without a private loopback the filter refuses the socket; with one, lo is
 			// up
@@ -656,9 +961,19 @@ class IsolationBoundaryTests {
 		}
 	}
 
+	/**
+	 * A rung without a network namespace is unavailable where a private loopback is
+	 * required, with the cause that names it.
+	 */
 	@ForEachLinuxMechanism
 	void loopbackCanBeTheExecutorsDefault(MechanismChoice mechanism) {
 		SandboxSettings settings = settings(mechanism).loopback(true).build();
+		if (!gives(mechanism, LinuxNamespace.NETWORK)) {
+			IsolationCapability refused = new NetworkIsolationProbe(settings).probe();
+			assertThat(refused.available()).as("%s", refused).isFalse();
+			assertThat(refused.cause()).isEqualTo(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+			return;
+		}
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
 			ExecutionResult result = executor.execute(ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).build());
@@ -670,15 +985,18 @@ class IsolationBoundaryTests {
 	/**
 	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a
 	 * loopback request, while unshare cannot: its verdict says so, a loopback request is
-	 * refused with a code, and requiring a loopback makes it unavailable.
+	 * refused with a code, and requiring a loopback makes it unavailable. A rung without
+	 * a network namespace needs no {@code ip} and has no loopback to give either way.
 	 */
 	@ForEachLinuxMechanism
 	void withoutTheIpBinaryOnlyBubblewrapProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
 		SandboxSettings settings = settings(mechanism).ipPath(directory.resolve("no-ip")).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
 		boolean bwrap = mechanism == MechanismChoice.BWRAP;
+		boolean network = gives(mechanism, LinuxNamespace.NETWORK);
 		assertThat(capability.privateLoopback()).isEqualTo(bwrap);
-		assertThat(capability.verified().stream().anyMatch((fact) -> fact.contains("no ip binary"))).isEqualTo(!bwrap);
+		assertThat(capability.verified().stream().anyMatch((fact) -> fact.contains("no ip binary")))
+			.isEqualTo(network && !bwrap);
 		ExecutionRequest request = ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build();
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
 			if (bwrap) {
@@ -689,7 +1007,7 @@ class IsolationBoundaryTests {
 			else {
 				assertThatExceptionOfType(InvalidExecutionRequestException.class)
 					.isThrownBy(() -> executor.execute(request))
-					.withMessageContaining("iproute2")
+					.withMessageContaining(network ? "iproute2" : "has no network namespace")
 					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
 			}
 			assertThat(executor.execute("true").exitCode()).isZero();

@@ -2,9 +2,13 @@ package dev.cavesandbox;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+
+import dev.cavesandbox.mechanism.LinuxNamespace;
+import dev.cavesandbox.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 public final class LinuxMechanisms {
 
 	/** Every Linux mechanism, strongest first. */
-	public static final List<MechanismChoice> ALL = List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
+	public static final List<MechanismChoice> ALL = List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE,
+			MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
 
 	private static final Map<SandboxSettings, IsolationCapability> verdicts = new ConcurrentHashMap<>();
 
@@ -44,6 +49,19 @@ public final class LinuxMechanisms {
 				(key) -> new NetworkIsolationProbe(key).probe());
 		assertThat(capability.available()).as("probe verdict for %s: %s", settings.mechanism(), capability).isTrue();
 		return capability;
+	}
+
+	/**
+	 * Return the namespaces that a mechanism gives the command, as the probe verified it
+	 * with the default settings: a test keys on them what it asserts of a rung that does
+	 * not claim a namespace (its probe facts name it under {@code not given: }).
+	 * @param mechanism the mechanism
+	 * @return the namespaces of {@link SandboxMechanism#namespaces()}
+	 */
+	public static Set<LinuxNamespace> namespaces(MechanismChoice mechanism) {
+		SandboxMechanism verified = verified(SandboxSettings.builder().mechanism(mechanism).build()).mechanism();
+		assertThat(verified).isNotNull();
+		return verified.namespaces();
 	}
 
 	/**

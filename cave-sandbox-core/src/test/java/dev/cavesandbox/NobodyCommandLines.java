@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.mechanism.NamespacesMechanism;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import dev.cavesandbox.mechanism.UnshareMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,6 +48,13 @@ final class NobodyCommandLines {
 		if (verified instanceof BubblewrapMechanism bwrap) {
 			return new BubblewrapMechanism(bwrap.bwrap(), copy(bwrap.launcher(), launcherDirectory),
 					bwrap.filesystem());
+		}
+		if (verified instanceof NamespacesMechanism namespaces) {
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
+					copy(namespaces.launcher(), launcherDirectory), NOBODY, NOBODY, true);
+		}
+		if (verified instanceof SeccompMechanism seccomp) {
+			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory));
 		}
 		UnshareMechanism unshare = (UnshareMechanism) verified;
 		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
+import dev.cavesandbox.mechanism.LinuxNamespace;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -87,7 +89,11 @@ class ProcessIsolatedExecutorTests {
 	 * symbolic link ({@code renameat2(RENAME_EXCHANGE)}) in a loop made concurrent
 	 * executions run in the link's target (by hand: the host's {@code /} bound writable,
 	 * and a unix socket under {@code /run} reached). Here the link points at a hidden
-	 * directory under {@code /tmp} that holds a marker file: no execution may see it.
+	 * directory under {@code /tmp} that holds a marker file: no execution may see it. A
+	 * rung without a mount namespace hides nothing (the marker is readable there by
+	 * design): its executions must still run in the directory they asked for, and none
+	 * may write into the link's target, which Landlock refuses outside the working
+	 * directory.
 	 */
 	@ForEachLinuxMechanism
 	void symbolicLinkExchangedIntoAConcurrentExecutionsWorkingDirectoryNeverUncoversTheHost(MechanismChoice mechanism,
@@ -96,6 +102,10 @@ class ProcessIsolatedExecutorTests {
 		Path base = directory.toRealPath();
 		Path shared = Files.createDirectory(base.resolve("a"));
 		Path marker = Files.writeString(hidden.resolve("host-marker"), "host");
+		boolean hides = LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT);
+		Path written = hidden.resolve("written");
+		String look = hides ? "if [ -e " + marker + " ]; then echo uncovered; fi"
+				: "touch " + written + " && echo uncovered";
 		String target = hidden.toRealPath().toString();
 		String exchange = """
 				ln -s "$1" s && exec python3 -c '
@@ -119,10 +129,10 @@ class ProcessIsolatedExecutorTests {
 				// window between the two resolutions (by hand the race won with pauses).
 				Thread.sleep(30);
 				try {
-					ExecutionResult victim = executor.execute(ExecutionRequest
-						.builder("/bin/sh", "-c", "pwd -P; if [ -e " + marker + " ]; then echo uncovered; fi")
-						.workingDirectory(shared)
-						.build());
+					ExecutionResult victim = executor
+						.execute(ExecutionRequest.builder("/bin/sh", "-c", "pwd -P; " + look)
+							.workingDirectory(shared)
+							.build());
 					ran++;
 					// The directory itself, under its name or under the exchanged one.
 					String where = victim.stdoutText().lines().findFirst().orElse("");
@@ -140,8 +150,15 @@ class ProcessIsolatedExecutorTests {
 			}
 			assertThat(attacker.get().exitCode()).as(attacker.get().stderrText()).isZero();
 			assertThat(uncovered)
-				.as("of %d executions in %s, these ran elsewhere or saw the hidden %s", ran, shared, marker)
+				.as("of %d executions in %s, these ran elsewhere or %s %s", ran, shared,
+						hides ? "saw the hidden" : "wrote", hides ? marker : written)
 				.isEmpty();
+			assertThat(written).doesNotExist();
+			if (!hides) {
+				// The control: the same write, unisolated, lands.
+				assertThat(unisolated.execute("touch", written.toString()).exitCode()).isZero();
+				assertThat(written).exists();
+			}
 		}
 	}
 
@@ -371,8 +388,18 @@ class ProcessIsolatedExecutorTests {
 		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
 		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
 		script.toFile().setExecutable(true);
-		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> executor.execute(script.toString()))
-			.withMessageContaining("lies in a directory that the sandbox hides");
+		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
+			assertThatExceptionOfType(CommandNotFoundException.class)
+				.isThrownBy(() -> executor.execute(script.toString()))
+				.withMessageContaining("lies in a directory that the sandbox hides");
+		}
+		else {
+			// Without a mount namespace nothing is hidden, as the probe's facts say: the
+			// executor must not refuse the command as if it were.
+			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(mechanism).build()).verified())
+				.anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+			assertThat(executor.execute(script.toString()).stdoutText()).isEqualTo("ran\n");
+		}
 		ExecutionResult inWorkingDirectory = executor
 			.execute(ExecutionRequest.builder("./tool.sh").workingDirectory(directory).build());
 		assertThat(inWorkingDirectory.stdoutText()).isEqualTo("ran\n");

@@ -65,6 +65,27 @@ public final class RestrictedHost {
 		return wrapper(directory, "bwrap-no-caps", NO_CAPABILITIES + " /usr/bin/bwrap");
 	}
 
+	/**
+	 * The wrapper of {@link #unshareWithNamespaceLimitZero(Path)}, for the namespaces
+	 * rung, which runs the same {@code unshare(1)}.
+	 * @param directory where to write the wrapper
+	 * @return the wrapper, to be used as the unshare path
+	 * @throws IOException if it cannot be written
+	 */
+	public static Path namespacesWithNamespaceLimitZero(Path directory) throws IOException {
+		return unshareWithNamespaceLimitZero(directory);
+	}
+
+	/**
+	 * The wrapper of {@link #unshareWithoutCapabilities(Path)}, for the namespaces rung.
+	 * @param directory where to write the wrapper
+	 * @return the wrapper, to be used as the unshare path
+	 * @throws IOException if it cannot be written
+	 */
+	public static Path namespacesWithoutCapabilities(Path directory) throws IOException {
+		return unshareWithoutCapabilities(directory);
+	}
+
 	private static Path wrapper(Path directory, String name, String command) throws IOException {
 		Path script = directory.resolve(name);
 		Files.writeString(script, "#!/bin/sh\n" + "exec /usr/bin/unshare --user --map-root-user /bin/sh -c '" + command

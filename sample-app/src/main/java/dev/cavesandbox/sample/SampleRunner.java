@@ -3,6 +3,8 @@ package dev.cavesandbox.sample;
 import java.util.List;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.autoconfigure.CaveSandboxProperties;
 
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
@@ -11,8 +13,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
- * Dispatches to the command-line tool ({@code exec -- CMD ...}), to the demo (no
- * arguments), or to the demo followed by serving Actuator ({@code serve}).
+ * Dispatches to the command-line tool ({@code exec -- CMD ...}, {@code verify}), to the
+ * demo (no arguments), or to the demo followed by serving Actuator ({@code serve}).
  */
 @Component
 class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
@@ -23,17 +25,24 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 
 	private final Environment environment;
 
+	private final CaveSandboxProperties properties;
+
+	private final IsolationCapability capability;
+
 	private int exitCode;
 
-	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment) {
+	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment, CaveSandboxProperties properties,
+			IsolationCapability capability) {
 		this.executor = executor;
 		this.demo = demo;
 		this.environment = environment;
+		this.properties = properties;
+		this.capability = capability;
 	}
 
 	/**
 	 * Return the sample's command: the first argument that is not an option
-	 * ({@code exec}, {@code serve}), or an empty string for the demo.
+	 * ({@code exec}, {@code verify}, {@code serve}), or an empty string for the demo.
 	 * @param args the command-line arguments
 	 * @return the command
 	 */
@@ -59,9 +68,12 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 			}
 			this.exitCode = new ExecCommand(this.executor, System.err).run(argv);
 		}
+		else if (!plain.isEmpty() && plain.get(0).equals("verify")) {
+			this.exitCode = new VerifyCommand(this.properties.toSettings(), this.capability, System.out).run();
+		}
 		else if (!plain.isEmpty() && !plain.get(0).equals("serve")) {
 			System.err.println("cave-sandbox sample: unknown command '" + plain.get(0)
-					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...]]");
+					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...] | verify]");
 			this.exitCode = 2;
 		}
 		else {

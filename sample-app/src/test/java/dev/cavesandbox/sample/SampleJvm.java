@@ -14,6 +14,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class SampleJvm {
 
+	/**
+	 * Runs the JVM inside a user namespace where no further user namespace may be
+	 * created.
+	 */
+	static final List<String> NAMESPACE_LIMIT_ZERO = List.of("unshare", "--user", "--map-root-user", "sh", "-c",
+			"echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"", "sh");
+
 	private SampleJvm() {
 	}
 
