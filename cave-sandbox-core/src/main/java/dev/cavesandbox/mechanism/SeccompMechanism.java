@@ -18,7 +18,9 @@ import java.util.Objects;
  * forks the command and, when the command exits, when its parent dies (with the JVM) or
  * when it is told to stop, kills every process left below it; orphans of the command
  * become its children, so a {@code setsid} double-forked daemon is killed with its
- * execution.</li>
+ * execution. The command gets a session of its own ({@code setsid(2)}), as bwrap's
+ * {@code --new-session} gives it, so that it cannot push input into the JVM's terminal
+ * ({@code TIOCSTI}).</li>
  * <li>The command runs with {@code --no-mount-namespace}: the seccomp filter refuses
  * every address family, {@code AF_UNIX} included ({@code socketpair(2)} stays allowed),
  * and the rest of the launcher's list; a Landlock ruleset (landlock(7)) limits writes to
