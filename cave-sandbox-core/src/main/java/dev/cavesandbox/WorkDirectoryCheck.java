@@ -46,7 +46,8 @@ final class WorkDirectoryCheck {
 		NOT_A_DIRECTORY("is not a directory"),
 
 		/** The JVM's user may not create anything in it. */
-		NOT_WRITABLE("is not writable for the user that runs the JVM (EACCES)"),
+		NOT_WRITABLE(
+				"is not writable for the user that runs the JVM (EACCES, or a file system such as proc that holds no files)"),
 
 		/** Its file system is mounted read-only. */
 		READ_ONLY("is on a read-only file system (EROFS)"),
@@ -153,6 +154,11 @@ final class WorkDirectoryCheck {
 		if (failure instanceof AccessDeniedException || text.contains("Permission denied")) {
 			return Reason.NOT_WRITABLE;
 		}
+		// A file system without any block (proc, sysfs) holds no file at all: it is not
+		// full, it is not writable.
+		if (totalSpace(workDirectory) == 0) {
+			return Reason.NOT_WRITABLE;
+		}
 		// A missing entry below an existing work directory (its home removed by a
 		// cleaner of /tmp, say) is not the work directory's problem.
 		return (usableSpace(workDirectory) == 0) ? Reason.NO_SPACE : null;
@@ -232,6 +238,15 @@ final class WorkDirectoryCheck {
 			return fileSystem.getFile() + ": " + fileSystem.getReason();
 		}
 		return String.valueOf(failure.getMessage());
+	}
+
+	private static long totalSpace(Path directory) {
+		try {
+			return Files.getFileStore(directory).getTotalSpace();
+		}
+		catch (IOException | RuntimeException ex) {
+			return -1;
+		}
 	}
 
 	private static long usableSpace(Path directory) {

@@ -37,6 +37,15 @@ class WorkDirectoryCheckTests {
 		assertUnusable(mechanism, file, "the work directory " + file + " (workDirectory) is not a directory");
 	}
 
+	/**
+	 * /proc has no block at all: it is not full, nothing can be created in it (the first
+	 * README trial saw "no space left" here).
+	 */
+	@ForEachLinuxMechanism
+	void pseudoFileSystemIsNotWritableRatherThanFull(MechanismChoice mechanism) {
+		assertUnusable(mechanism, Path.of("/proc"), "the work directory /proc (workDirectory) is not writable");
+	}
+
 	@ForEachLinuxMechanism
 	void readOnlyWorkDirectoryIsNamedWithItsMount(MechanismChoice mechanism) throws IOException {
 		try (SmallTmpfs tmpfs = SmallTmpfs.mount(this.parent, "size=1m")) {

@@ -123,11 +123,12 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life
 	 * of the JVM with a parent-death signal.
 	 * @param bwrapPath Path of bubblewrap's bwrap.
-	 * @param ipPath Path of iproute2's ip, with which the unshare mechanism brings up a
-	 * private loopback; without it that mechanism has none.
+	 * @param ipPath Path of iproute2's ip, with which the unshare and namespaces
+	 * mechanisms bring up a private loopback; without it they have none.
 	 * @param launcherPath Path of an installed copy of cave-sandbox's native launcher,
 	 * used instead of the copy extracted from the jar into the work directory; for a work
-	 * directory mounted noexec or read-only. It must be this jar's build
+	 * directory mounted noexec (a read-only one needs a writable volume instead: the
+	 * private working directories live there too). It must be this jar's build
 	 * (dev/cavesandbox/launcher/linux-x86_64 or linux-aarch64/cave-sandbox-launcher),
 	 * whose SHA-256 is checked.
 	 * @param userNamespaces Whether sandboxed commands may create user namespaces of
