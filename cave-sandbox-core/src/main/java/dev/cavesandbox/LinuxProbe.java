@@ -337,7 +337,9 @@ final class LinuxProbe {
 			verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay readable "
 					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
 					+ "because socket(AF_UNIX) is refused");
-			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed");
+			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
+					+ (host.view().readOnlyRoot() ? ""
+							: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
 			verified.add(NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user owns: "
 					+ "Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's own "
 					+ "groups, extended attributes and timestamps");

@@ -90,6 +90,7 @@ class LinuxProbeTests {
 		assertThat(verdict.verified()).contains(
 				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true)),
 				"writes outside the working directory: refused (Landlock)",
+				"root filesystem: writes refused outside the working directory (Landlock), reads allowed",
 				"the JVM's memory (/proc/PID/mem): refused (Landlock)",
 				"signals to the JVM and every process outside the sandbox: refused (Landlock scope)");
 		assertThat(verdict.verified()).filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
@@ -132,9 +133,24 @@ class LinuxProbeTests {
 		return report.toString();
 	}
 
+	/**
+	 * A writable root is not what the seccomp rung gives: Landlock limits writes all the
+	 * same, and the facts say so rather than let the setting look applied.
+	 */
+	@org.junit.jupiter.api.Test
+	void aWritableRootIsNamedAsWithoutEffectOnTheSeccompRung() {
+		assertThat(seccompVerdict(seccompReport(), false).verified())
+			.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed; "
+					+ "readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same");
+	}
+
 	private static IsolationCapability seccompVerdict(String report) {
+		return seccompVerdict(report, true);
+	}
+
+	private static IsolationCapability seccompVerdict(String report, boolean readOnlyRoot) {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
-				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+				FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
 		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER), outcome, host, false, Duration.ofMillis(5));

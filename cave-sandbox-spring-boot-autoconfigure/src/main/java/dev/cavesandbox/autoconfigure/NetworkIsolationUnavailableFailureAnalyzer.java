@@ -2,6 +2,7 @@ package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.UnavailabilityCause;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -18,10 +19,13 @@ class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, NetworkIsolationUnavailableException cause) {
 		IsolationCapability capability = cause.capability();
+		// A work directory it cannot use says so first: the host may isolate well.
+		String what = (capability.cause() == UnavailabilityCause.WORK_DIRECTORY_UNUSABLE)
+				? "cave-sandbox cannot use its work directory, so it could not verify OS-level network isolation"
+				: "cave-sandbox could not verify OS-level network isolation";
 		String description = String.format(
-				"cave-sandbox could not verify OS-level network isolation on this host, "
-						+ "and cave.sandbox.mode is strict, so it failed closed (%s).%n%nCause: %s: %s.%n%s",
-				NetworkIsolationUnavailableException.CODE, capability.cause(),
+				"%s on this host, and cave.sandbox.mode is strict, so it failed closed (%s).%n%nCause: %s: %s.%n%s",
+				what, NetworkIsolationUnavailableException.CODE, capability.cause(),
 				PropertyFixes.description(capability.cause()),
 				capability.detail().isEmpty() ? "" : "Probe detail: " + capability.detail());
 		String failLate = String.format(

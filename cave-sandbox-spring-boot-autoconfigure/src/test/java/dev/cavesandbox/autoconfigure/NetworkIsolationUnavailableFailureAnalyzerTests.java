@@ -61,9 +61,12 @@ class NetworkIsolationUnavailableFailureAnalyzerTests {
 			.contains("cave.sandbox.fail-fast=false");
 		if (cause == UnavailabilityCause.WORK_DIRECTORY_UNUSABLE) {
 			assertThat(analysis.getAction() + analysis.getDescription()).doesNotContainIgnoringCase("fallback");
+			assertThat(analysis.getDescription()).startsWith("cave-sandbox cannot use its work directory");
 		}
 		else {
 			assertThat(analysis.getAction()).contains("set cave.sandbox.mode=fallback to run commands unisolated");
+			assertThat(analysis.getDescription())
+				.startsWith("cave-sandbox could not verify OS-level network isolation");
 		}
 	}
 
