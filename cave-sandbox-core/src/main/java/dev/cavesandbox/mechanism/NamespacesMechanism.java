@@ -1,7 +1,6 @@
 package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
@@ -69,12 +68,9 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
-		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
-		command.addAll(List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--", this.unshare.toString(), "--user",
-				"--map-root-user", "--net", "--ipc", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c",
-				setupScript(loopback), "cave-sandbox"));
-		command.addAll(this.launcher.inside(Launcher.EXEC, loopback, check, true, argv));
-		return command;
+		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
+				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
+				this.launcher.inside(Launcher.EXEC, loopback, check, true, argv));
 	}
 
 	/**

@@ -1,6 +1,8 @@
 package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 
@@ -12,6 +14,31 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 final class Pid1Script {
 
 	private Pid1Script() {
+	}
+
+	/**
+	 * Return the whole command line of a rung built on util-linux {@code unshare}:
+	 * {@link Launcher#outer(Path)}, {@code setpriv --pdeathsig KILL}, then
+	 * {@code unshare --user --map-root-user} with the rung's other options, the script as
+	 * PID 1, and the launcher's inside argv as the script's {@code "$@"}.
+	 * @param launcher the native launcher
+	 * @param workingDirectory the working directory
+	 * @param setpriv the {@code setpriv} binary
+	 * @param unshare the {@code unshare} binary
+	 * @param options the options of {@code unshare} after {@code --map-root-user}
+	 * @param script the script that PID 1 runs
+	 * @param inside the launcher's argv inside the sandbox, with the command
+	 * @return the command line
+	 */
+	static List<String> commandLine(Launcher launcher, Path workingDirectory, Path setpriv, Path unshare,
+			List<String> options, String script, List<String> inside) {
+		List<String> command = new ArrayList<>(launcher.outer(workingDirectory));
+		command.addAll(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--", unshare.toString(), "--user",
+				"--map-root-user"));
+		command.addAll(options);
+		command.addAll(List.of("--", "/bin/sh", "-c", script, "cave-sandbox"));
+		command.addAll(inside);
+		return command;
 	}
 
 	/**

@@ -66,8 +66,6 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	/** The name of this mechanism. */
 	public static final String NAME = "unshare";
 
-	private static final String SHELL = "/bin/sh";
-
 	/**
 	 * Case patterns that match the file-system type field of a mountinfo line (proc(5)).
 	 */
@@ -95,12 +93,9 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
-		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
-		command.addAll(List.of(this.setpriv.toString(), "--pdeathsig", "KILL", "--", this.unshare.toString(), "--user",
-				"--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
-				SHELL, "-c", setupScript(workingDirectory, loopback), "cave-sandbox"));
-		command.addAll(this.launcher.inside("exec", loopback, check, argv));
-		return command;
+		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
+				List.of("--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"),
+				setupScript(workingDirectory, loopback), this.launcher.inside(Launcher.EXEC, loopback, check, argv));
 	}
 
 	/**
