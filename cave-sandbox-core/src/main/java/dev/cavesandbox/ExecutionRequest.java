@@ -50,6 +50,8 @@ public final class ExecutionRequest {
 
 	private final @Nullable Boolean loopback;
 
+	private final ResourceLimits limits;
+
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -61,6 +63,7 @@ public final class ExecutionRequest {
 		this.stdoutSink = builder.stdoutSink;
 		this.stderrSink = builder.stderrSink;
 		this.loopback = builder.loopback;
+		this.limits = builder.limits;
 	}
 
 	/**
@@ -179,6 +182,15 @@ public final class ExecutionRequest {
 		return this.loopback;
 	}
 
+	/**
+	 * Return the resource limits set for this request; each value that is set overrides
+	 * the executor's ({@link SandboxSettings#limits()}).
+	 * @return the limits, {@link ResourceLimits#NONE} when none is set
+	 */
+	public ResourceLimits limits() {
+		return this.limits;
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -209,6 +221,8 @@ public final class ExecutionRequest {
 		private @Nullable OutputStream stderrSink;
 
 		private @Nullable Boolean loopback;
+
+		private ResourceLimits limits = ResourceLimits.NONE;
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -348,6 +362,18 @@ public final class ExecutionRequest {
 		 */
 		public Builder loopback(boolean loopback) {
 			this.loopback = loopback;
+			return this;
+		}
+
+		/**
+		 * Set resource limits of this execution: each value that is set overrides the
+		 * executor's, the others keep the executor's. For example
+		 * {@code limits(ResourceLimits.builder().cpuTime(Duration.ofSeconds(5)).build())}.
+		 * @param limits the limits
+		 * @return this builder
+		 */
+		public Builder limits(ResourceLimits limits) {
+			this.limits = Objects.requireNonNull(limits, "limits must not be null");
 			return this;
 		}
 

@@ -4,6 +4,8 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What one execution produced. Immutable.
  *
@@ -18,9 +20,28 @@ import java.time.Duration;
  * @param timedOut whether the timeout ended the execution (the process tree was killed)
  * @param wallTime the wall-clock time from start to the end of the process tree
  * @param isolation the isolation that was actually applied
+ * @param limitExceeded the resource limit that ended the command, where that can be known
+ * ({@link ResourceLimit}), else {@code null}
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
-		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation) {
+		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,
+		@Nullable ResourceLimit limitExceeded) {
+
+	/**
+	 * Create a result of a command that no known resource limit ended.
+	 * @param exitCode the exit code
+	 * @param stdout the captured stdout
+	 * @param stderr the captured stderr
+	 * @param stdoutTruncated whether stdout was truncated
+	 * @param stderrTruncated whether stderr was truncated
+	 * @param timedOut whether the timeout ended the execution
+	 * @param wallTime the wall-clock time
+	 * @param isolation the isolation that was applied
+	 */
+	public ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
+			boolean timedOut, Duration wallTime, Isolation isolation) {
+		this(exitCode, stdout, stderr, stdoutTruncated, stderrTruncated, timedOut, wallTime, isolation, null);
+	}
 
 	/**
 	 * Return whether the command exited with code 0 before its timeout.
@@ -69,7 +90,8 @@ public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolea
 		return "ExecutionResult[exitCode=" + this.exitCode + ", timedOut=" + this.timedOut + ", stdout="
 				+ this.stdout.length + " bytes" + (this.stdoutTruncated ? " (truncated)" : "") + ", stderr="
 				+ this.stderr.length + " bytes" + (this.stderrTruncated ? " (truncated)" : "") + ", wallTime="
-				+ this.wallTime.toMillis() + " ms, isolation=" + this.isolation + "]";
+				+ this.wallTime.toMillis() + " ms, isolation=" + this.isolation
+				+ ((this.limitExceeded != null) ? ", limitExceeded=" + this.limitExceeded : "") + "]";
 	}
 
 }

@@ -126,11 +126,11 @@ final class ProbeSession implements AutoCloseable {
 	 */
 	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
-		return this.runner
-			.run(new ProcessRunner.Spec(mechanism.commandLine(argv, this.directory, loopback, check), this.directory,
-					Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
-							String.valueOf(ProcessHandle.current().pid())),
-					null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
+		return this.runner.run(new ProcessRunner.Spec(
+				mechanism.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
+				Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
+						String.valueOf(ProcessHandle.current().pid())),
+				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
 	}
 
 	/**

@@ -262,7 +262,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
 					+ " " + why + "; leave loopback unset or false");
 		}
-		return mechanism.commandLine(argv, realDirectory, loopback);
+		return mechanism.commandLine(argv, realDirectory, loopback, false,
+				this.settings.limits().overriddenBy(request.limits()));
 	}
 
 	/**

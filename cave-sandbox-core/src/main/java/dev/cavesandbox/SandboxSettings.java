@@ -41,10 +41,13 @@ import org.jspecify.annotations.Nullable;
  * tmpfs mounts in the sandbox, so that the host's unix sockets in them cannot be reached
  * (default {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
  * @param macos the host paths of the macOS mechanism
+ * @param limits the resource limits of every command, unless a request overrides them
+ * (default {@link ResourceLimits#defaults()})
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
-		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos) {
+		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos,
+		ResourceLimits limits) {
 
 	/**
 	 * The directories hidden by default: where host services put their unix sockets
@@ -86,6 +89,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			}
 		}
 		Objects.requireNonNull(macos, "macos must not be null");
+		Objects.requireNonNull(limits, "limits must not be null");
 	}
 
 	/**
@@ -243,6 +247,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
+		private ResourceLimits limits = ResourceLimits.defaults();
+
 		private Builder() {
 		}
 
@@ -371,6 +377,17 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
+		 * Set the resource limits of every command (default
+		 * {@link ResourceLimits#defaults()}); a request's set values override them.
+		 * @param limits the limits
+		 * @return this builder
+		 */
+		public Builder limits(ResourceLimits limits) {
+			this.limits = Objects.requireNonNull(limits, "limits must not be null");
+			return this;
+		}
+
+		/**
 		 * Build the settings.
 		 * @return the settings
 		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
@@ -383,7 +400,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
 							this.userNamespaces),
 					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
-					new Macos(this.sandboxExecPath));
+					new Macos(this.sandboxExecPath), this.limits);
 		}
 
 	}

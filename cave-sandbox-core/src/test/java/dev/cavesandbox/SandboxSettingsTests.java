@@ -78,7 +78,7 @@ class SandboxSettingsTests {
 				new SandboxSettings.Linux(Path.of("/opt/unshare"), Path.of("/opt/setpriv"), Path.of("/opt/bwrap"),
 						Path.of("/opt/ip"), Path.of("/opt/cave-sandbox-launcher"), true),
 				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")),
-				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec"))));
+				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec")), ResourceLimits.defaults()));
 	}
 
 	@Test
@@ -99,7 +99,8 @@ class SandboxSettingsTests {
 			.isThrownBy(() -> new SandboxSettings(defaults.mode(), defaults.timeout(), defaults.maxOutputBytes(),
 					defaults.killGracePeriod(), defaults.probeTimeout(), defaults.maxConcurrent(),
 					defaults.queueTimeout(), defaults.workDirectory(), defaults.env(), null, defaults.mechanism(),
-					defaults.loopback(), defaults.readOnlyRoot(), defaults.hiddenDirectories(), defaults.macos()))
+					defaults.loopback(), defaults.readOnlyRoot(), defaults.hiddenDirectories(), defaults.macos(),
+					defaults.limits()))
 			.withMessage("linux must not be null");
 	}
 

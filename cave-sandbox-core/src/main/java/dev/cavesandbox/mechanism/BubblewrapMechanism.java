@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * Builds the command line of bubblewrap ({@code bwrap(1)}, Debian package
  * {@code bubblewrap}, not setuid): new user, network, PID, IPC and mount namespaces, set
@@ -72,7 +74,8 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	 * sockets to use it.
 	 */
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits) {
 		String directory = workingDirectory.toString();
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
 		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session", "--unshare-user",

@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
 
 import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * Builds the command line of the rung for hosts that allow user namespaces but refuse
  * mounts in them (containerd's AppArmor profile under Kubernetes: bubblewrap fails with
@@ -64,7 +66,8 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 	}
 
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits) {
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}

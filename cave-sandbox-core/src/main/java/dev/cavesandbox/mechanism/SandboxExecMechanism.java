@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * Builds the command line of the macOS mechanism: {@code sandbox-exec(1)} with a Seatbelt
  * profile (SBPL) that allows everything except the network. A pure function of its
@@ -67,7 +69,8 @@ public record SandboxExecMechanism(Path sandboxExec, boolean readOnlyRoot) imple
 	}
 
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits) {
 		if (loopback) {
 			throw new IllegalArgumentException("sandbox-exec cannot give a private loopback: macOS has no network "
 					+ "namespaces, and allowing localhost would open the host's loopback services");

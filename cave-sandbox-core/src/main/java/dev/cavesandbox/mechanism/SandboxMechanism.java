@@ -6,6 +6,8 @@ import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * One way of running a command without network access: a small immutable builder that
  * turns a request into the argv that is actually spawned, in the manner of Bazel's
@@ -56,7 +58,25 @@ public sealed interface SandboxMechanism
 	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot
 	 * provide a private one
 	 */
-	List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check);
+	default List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+		return commandLine(argv, workingDirectory, loopback, check, ResourceLimits.NONE);
+	}
+
+	/**
+	 * Return the command line of {@link #commandLine(List, Path, boolean, boolean)}, with
+	 * the command's resource limits: the launcher sets the rlimits, and the mechanism
+	 * sizes the private tmpfs mounts where it has them.
+	 * @param argv the command and its arguments, at least one element
+	 * @param workingDirectory the command's working directory, as above
+	 * @param loopback whether the command gets a private, working loopback interface
+	 * @param check whether the launcher reports its refusals (no effect without one)
+	 * @param limits the resource limits; {@link ResourceLimits#NONE} for none
+	 * @return the command line to spawn
+	 * @throws IllegalArgumentException if loopback is requested but this mechanism cannot
+	 * provide a private one
+	 */
+	List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits);
 
 	/**
 	 * Return the native launcher this mechanism runs the command through.

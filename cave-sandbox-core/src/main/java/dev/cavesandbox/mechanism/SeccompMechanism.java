@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * Builds the command line of the last rung, for hosts that allow no namespace at all:
  * Docker's default seccomp profile and capability set, containerd's
@@ -49,7 +51,8 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 	}
 
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits) {
 		if (loopback) {
 			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
 		}

@@ -11,6 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 import static dev.cavesandbox.mechanism.ShellQuoting.quote;
 
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * Builds the command line of the util-linux mechanism: {@code unshare(1)} with new user,
  * network, mount, IPC and PID namespaces behind {@code setpriv(1) --pdeathsig KILL}, a
@@ -89,7 +91,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	}
 
 	@Override
-	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check) {
+	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
+			ResourceLimits limits) {
 		if (loopback && this.ip == null) {
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
