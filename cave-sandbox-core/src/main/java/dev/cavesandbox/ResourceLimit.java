@@ -14,11 +14,12 @@ import org.jspecify.annotations.Nullable;
  * convention: 152 for {@code SIGXCPU}, 153 for {@code SIGXFSZ}), that limit was in effect
  * for the execution, and the timeout did not end it. It cannot tell the kernel's signal
  * from the same signal sent by the command itself ({@code kill -XCPU $$}), nor from a
- * shell that exits with the same code because a child of it died of the signal: the
- * report says the command died of the limit's signal under that limit. A command that
- * ignores {@code SIGXCPU} is killed by {@code SIGKILL} one second of CPU later (exit code
- * 137), which is not reported: an out-of-memory kill looks the same. Nothing is reported
- * where no limit was applied: unisolated (fallback mode) and on macOS.
+ * command that exits with that code on its own (a shell does when a child of it died of
+ * the signal): the report says the command ended as if by the limit's signal, under that
+ * limit; a diagnosis, not evidence. A command that ignores {@code SIGXCPU} is killed by
+ * {@code SIGKILL} one second of CPU later (exit code 137), which is not reported: an
+ * out-of-memory kill looks the same. Nothing is reported where no limit was applied:
+ * unisolated (fallback mode) and on macOS.
  */
 public enum ResourceLimit {
 
