@@ -21,7 +21,10 @@ import org.jspecify.annotations.Nullable;
  * @param wallTime the wall-clock time from start to the end of the process tree
  * @param isolation the isolation that was actually applied
  * @param limitExceeded the resource limit that ended the command, where that can be known
- * ({@link ResourceLimit}), else {@code null}
+ * ({@link ResourceLimit}: the command died of {@code SIGXCPU} under a CPU time limit, or
+ * of {@code SIGXFSZ} under a file size limit), else {@code null}; always {@code null}
+ * when the timeout ended the execution, and where no limit is applied (unisolated in
+ * fallback mode, macOS)
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
 		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,

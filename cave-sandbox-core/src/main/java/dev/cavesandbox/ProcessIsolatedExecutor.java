@@ -38,6 +38,13 @@ import org.jspecify.annotations.Nullable;
  * the mechanism's command line ({@code ProcessRunner}); and gives the private working
  * directory back whatever happened. This class keeps the slots, the asynchronous
  * executions and the orchestration; each concern lives in the class named.
+ * <p>
+ * Resource limits: each execution gets the settings' {@link SandboxSettings#limits()
+ * limits}, with every value that its request sets ({@link ExecutionRequest#limits()})
+ * instead. The launcher of the Linux mechanisms applies them; unisolated (fallback mode)
+ * and on macOS, which have no launcher, no resource limit is applied at all, and no
+ * result reports one. Where a limit ended the command and that can be known, the result
+ * says which ({@link ExecutionResult#limitExceeded()}, {@link ResourceLimit}).
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
@@ -103,10 +110,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Create the fallback executor: no isolation at all. Every command runs as a plain
 	 * child process of the JVM, with the host's network, file system and processes; only
-	 * the environment, the private working directory, the limits and the tree teardown
-	 * still apply. Every result reports {@link Isolation#NONE}. Meant for mode FALLBACK
-	 * ({@link IsolatedExecutors} uses it when isolation is unavailable and the settings
-	 * allow it); do not use it to run untrusted commands.
+	 * the environment, the private working directory, the timeout, the output cap and the
+	 * tree teardown still apply. No resource limit ({@link SandboxSettings#limits()}) is
+	 * applied: they are set by the launcher, which only isolated commands run through.
+	 * Every result reports {@link Isolation#NONE}, and none a {@link ResourceLimit}.
+	 * Meant for mode FALLBACK ({@link IsolatedExecutors} uses it when isolation is
+	 * unavailable and the settings allow it); do not use it to run untrusted commands.
 	 * @param settings the settings
 	 * @return the executor
 	 */
@@ -174,8 +183,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			}
 			List<String> argv = (this.capability != null)
 					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory), directory,
-					wrapperEnvironment, request.stdin(),
+			ResourceLimits limits = this.settings.limits().overriddenBy(request.limits());
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory, limits),
+					directory, wrapperEnvironment, request.stdin(),
 					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
@@ -186,7 +196,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			}
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
-					this.isolation);
+					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(),
+							appliesLimits() ? limits : ResourceLimits.NONE));
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not start " + request.argv().get(0) + ": " + ex.getMessage(), ex);
@@ -201,6 +212,14 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				this.privateDirectories.release(directory);
 			}
 		}
+	}
+
+	/**
+	 * Whether the command's resource limits are applied: by the launcher, which only the
+	 * Linux mechanisms run the command through.
+	 */
+	private boolean appliesLimits() {
+		return this.capability != null && this.capability.mechanism().launcher() != null;
 	}
 
 	/**
@@ -243,10 +262,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Return what is spawned for the request: its argv unisolated, else the command line
 	 * that the verified mechanism builds from the argv, the working directory (as a real
-	 * path, so that the mechanism binds what the kernel will resolve) and the loopback
-	 * wish of the request or the settings.
+	 * path, so that the mechanism binds what the kernel will resolve), the loopback wish
+	 * of the request or the settings, and the merged resource limits.
 	 */
-	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path realDirectory) {
+	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path realDirectory,
+			ResourceLimits limits) {
 		if (this.capability == null) {
 			return argv;
 		}
@@ -262,8 +282,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException("loopback was requested, but the mechanism " + mechanism.name()
 					+ " " + why + "; leave loopback unset or false");
 		}
-		return mechanism.commandLine(argv, realDirectory, loopback, false,
-				this.settings.limits().overriddenBy(request.limits()));
+		return mechanism.commandLine(argv, realDirectory, loopback, false, limits);
 	}
 
 	/**

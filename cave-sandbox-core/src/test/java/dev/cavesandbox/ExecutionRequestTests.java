@@ -84,6 +84,27 @@ class ExecutionRequestTests {
 		assertThat(request.timeout()).isNull();
 		assertThat(request.maxOutputBytes()).isNull();
 		assertThat(request.stdin()).isNull();
+		assertThat(request.limits()).isEqualTo(ResourceLimits.NONE);
+	}
+
+	@Test
+	void limitsOfTheRequestOverrideOnlyTheValuesTheySet() {
+		ResourceLimits settings = ResourceLimits.defaults().toBuilder().fileSize(1024).build();
+		ExecutionRequest request = ExecutionRequest.builder("true")
+			.limits(ResourceLimits.builder().cpuTime(Duration.ofMillis(1500)).memory(256L * 1024 * 1024).build())
+			.build();
+		ResourceLimits merged = settings.overriddenBy(request.limits());
+		assertThat(merged).isEqualTo(new ResourceLimits(256L * 1024 * 1024, ResourceLimits.DEFAULT_PROCESSES,
+				Duration.ofMillis(1500), 1024L, null, ResourceLimits.DEFAULT_TMPFS_SIZE));
+		assertThat(merged.cpuSeconds()).isEqualTo(2);
+		assertThat(settings.overriddenBy(ExecutionRequest.of("true").limits())).isEqualTo(settings);
+	}
+
+	@Test
+	void nullLimitsAreRejected() {
+		assertThatExceptionOfType(NullPointerException.class)
+			.isThrownBy(() -> ExecutionRequest.builder("true").limits(null))
+			.withMessageContaining("limits must not be null");
 	}
 
 	private static void assertInvalid(ThrowingCallable call, String message) {

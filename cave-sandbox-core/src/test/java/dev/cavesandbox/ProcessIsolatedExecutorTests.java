@@ -500,6 +500,98 @@ class ProcessIsolatedExecutorTests {
 		assertThat(result.isolation().networkIsolated()).isFalse();
 	}
 
+	/**
+	 * A command that dies of SIGXCPU (exit code 152) under a CPU time limit is reported
+	 * as ended by that limit; one that dies of SIGXFSZ (153) under a file size limit as
+	 * ended by that one. The command sends the signal itself here: the kernel's signal is
+	 * the same one (the launcher's rlimits have tests of their own).
+	 */
+	@ForEachLinuxMechanism
+	void commandThatDiesOfTheSignalOfALimitInEffectReportsIt(MechanismChoice mechanism) {
+		ResourceLimits both = ResourceLimits.builder().cpuTime(Duration.ofSeconds(60)).fileSize(1024 * 1024).build();
+		ExecutionResult cpu = isolated(mechanism).execute(killsItself("XCPU", both));
+		assertThat(cpu.exitCode()).as(cpu.stderrText()).isEqualTo(152);
+		assertThat(cpu.timedOut()).isFalse();
+		assertThat(cpu.limitExceeded()).isEqualTo(ResourceLimit.CPU_TIME);
+		ExecutionResult file = isolated(mechanism).execute(killsItself("XFSZ", both));
+		assertThat(file.exitCode()).as(file.stderrText()).isEqualTo(153);
+		assertThat(file.limitExceeded()).isEqualTo(ResourceLimit.FILE_SIZE);
+		assertThat(isolated(mechanism).execute("true").limitExceeded()).isNull();
+	}
+
+	/**
+	 * The same signals without their limit (the defaults set neither) are no limit: the
+	 * exit code alone says the command died of the signal.
+	 */
+	@ForEachLinuxMechanism
+	void signalOfALimitThatIsNotInEffectIsNotReported(MechanismChoice mechanism) {
+		ExecutionResult cpu = isolated(mechanism)
+			.execute(killsItself("XCPU", ResourceLimits.builder().fileSize(1024 * 1024).build()));
+		assertThat(cpu.exitCode()).as(cpu.stderrText()).isEqualTo(152);
+		assertThat(cpu.limitExceeded()).isNull();
+		ExecutionResult file = isolated(mechanism)
+			.execute(killsItself("XFSZ", ResourceLimits.builder().cpuTime(Duration.ofSeconds(60)).build()));
+		assertThat(file.exitCode()).as(file.stderrText()).isEqualTo(153);
+		assertThat(file.limitExceeded()).isNull();
+		ExecutionResult defaults = isolated(mechanism).execute(killsItself("XCPU", ResourceLimits.NONE));
+		assertThat(defaults.exitCode()).isEqualTo(152);
+		assertThat(defaults.limitExceeded()).isNull();
+	}
+
+	/**
+	 * The settings' limits stay in effect for the values a request does not set.
+	 */
+	@ForEachLinuxMechanism
+	void limitOfTheSettingsIsInEffectUnlessTheRequestOverridesIt(MechanismChoice mechanism) {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.timeout(Duration.ofSeconds(20))
+					.limits(ResourceLimits.defaults().toBuilder().cpuTime(Duration.ofSeconds(60)).build()))) {
+			ExecutionResult result = executor
+				.execute(killsItself("XCPU", ResourceLimits.builder().fileSize(1024 * 1024).build()));
+			assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(152);
+			assertThat(result.limitExceeded()).isEqualTo(ResourceLimit.CPU_TIME);
+		}
+	}
+
+	/**
+	 * When the timeout ended the execution, the signal the command died of is not a
+	 * limit: on the timeout's SIGTERM the command kills itself with SIGXCPU, long before
+	 * the grace period would end in SIGKILL.
+	 */
+	@ForEachLinuxMechanism
+	void timedOutExecutionReportsNoLimit(MechanismChoice mechanism) {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.timeout(Duration.ofSeconds(1)).killGracePeriod(Duration.ofSeconds(30)))) {
+			ExecutionRequest request = ExecutionRequest
+				.builder("sh", "-c", "trap 'trap - XCPU; kill -XCPU $$' TERM; while :; do sleep 1; done")
+				.limits(ResourceLimits.builder().cpuTime(Duration.ofSeconds(60)).build())
+				.build();
+			ExecutionResult result = executor.execute(request);
+			assertThat(result.timedOut()).isTrue();
+			assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(152);
+			assertThat(result.limitExceeded()).isNull();
+		}
+	}
+
+	/**
+	 * Unisolated (fallback mode) no limit is applied, so none is reported, though the
+	 * exit code is the same.
+	 */
+	@Test
+	void unisolatedExecutionReportsNoLimit() {
+		ResourceLimits both = ResourceLimits.builder().cpuTime(Duration.ofSeconds(60)).fileSize(1024 * 1024).build();
+		ExecutionResult cpu = unisolated.execute(killsItself("XCPU", both));
+		assertThat(cpu.exitCode()).isEqualTo(152);
+		assertThat(cpu.limitExceeded()).isNull();
+		ExecutionResult file = unisolated.execute(killsItself("XFSZ", both));
+		assertThat(file.exitCode()).isEqualTo(153);
+		assertThat(file.limitExceeded()).isNull();
+	}
+
+	private static ExecutionRequest killsItself(String signal, ResourceLimits limits) {
+		return ExecutionRequest.builder("sh", "-c", "kill -" + signal + " $$; echo survived").limits(limits).build();
+	}
+
 	@Test
 	void excessExecutionsFailWithACodeAfterTheQueueTimeout(@TempDir Path directory) {
 		SandboxSettings settings = SandboxSettings.builder()

@@ -59,14 +59,14 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 							+ "set cave.sandbox.mechanism=auto to isolate";
 				}
 			}
-			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout" -> {
+			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time" -> {
 				Duration duration = (Duration) value;
 				return (duration.isZero() || duration.isNegative()) ? "must be positive" : null;
 			}
-			case "max-output" -> {
+			case "max-output", "limits.memory", "limits.file-size", "limits.tmpfs-size" -> {
 				return (((DataSize) value).toBytes() <= 0) ? "must be positive" : null;
 			}
-			case "max-concurrent" -> {
+			case "max-concurrent", "limits.processes", "limits.open-files" -> {
 				return (((Integer) value) <= 0) ? "must be positive" : null;
 			}
 			case "hidden-directories" -> {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import org.jspecify.annotations.Nullable;
@@ -51,6 +52,9 @@ import org.springframework.util.unit.DataSize;
  * X11, systemd) cannot be reached; the working directory stays visible even inside one of
  * them. Setting it replaces the default list.
  * @param macos Host binaries of the macOS mechanism.
+ * @param limits Resource limits of every command, set by the launcher of the Linux
+ * mechanisms; unisolated (fallback mode) and on macOS none is applied. A request may
+ * override each of them.
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -60,7 +64,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
 				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
-		@DefaultValue Macos macos){
+		@DefaultValue Macos macos, @DefaultValue Limits limits){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -96,7 +100,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
 			.readOnlyRoot(this.readOnlyRoot)
-			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList());
+			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList())
+			.limits(this.limits.toResourceLimits());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -150,6 +155,49 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * denies the network (deprecated by Apple, but still shipped).
 	 */
 	public record Macos(@DefaultValue("/usr/bin/sandbox-exec") Path sandboxExecPath) {
+
+	}
+
+	/**
+	 * Resource limits of every command (Linux mechanisms only; the README's "Resource
+	 * limits" says what each one bounds and where it cannot).
+	 *
+	 * @param memory Data memory of each process of the command (RLIMIT_DATA: heap and
+	 * private writable mappings; reserved address space that is never made writable does
+	 * not count, so a child JVM's reservations pass); an allocation beyond it fails.
+	 * @param processes How many processes and threads of the command may exist at once
+	 * (RLIMIT_NPROC, counted per user in the command's user namespace); a fork beyond it
+	 * fails. Not enforced when the JVM runs as root.
+	 * @param cpuTime CPU time of each process, rounded up to whole seconds (RLIMIT_CPU):
+	 * SIGXCPU when it is used up, SIGKILL one second of CPU later. Unset: no limit.
+	 * @param fileSize Largest file each process may write (RLIMIT_FSIZE): a write beyond
+	 * it gets SIGXFSZ. It does not bound the working directory as a whole. Unset: no
+	 * limit.
+	 * @param openFiles How many file descriptors each process may have open
+	 * (RLIMIT_NOFILE). Unset: what the JVM has.
+	 * @param tmpfsSize Size of each private tmpfs that replaces a hidden directory (bwrap
+	 * and unshare mechanisms); a write beyond it fails with ENOSPC.
+	 */
+	public record Limits(@DefaultValue("4GB") DataSize memory, @DefaultValue("512") int processes,
+			@Nullable Duration cpuTime, @Nullable DataSize fileSize, @Nullable Integer openFiles,
+			@DefaultValue("256MB") DataSize tmpfsSize) {
+
+		ResourceLimits toResourceLimits() {
+			ResourceLimits.Builder builder = ResourceLimits.builder()
+				.memory(this.memory.toBytes())
+				.processes(this.processes)
+				.tmpfsSize(this.tmpfsSize.toBytes());
+			if (this.cpuTime != null) {
+				builder.cpuTime(this.cpuTime);
+			}
+			if (this.fileSize != null) {
+				builder.fileSize(this.fileSize.toBytes());
+			}
+			if (this.openFiles != null) {
+				builder.openFiles(this.openFiles);
+			}
+			return builder.build();
+		}
 
 	}
 

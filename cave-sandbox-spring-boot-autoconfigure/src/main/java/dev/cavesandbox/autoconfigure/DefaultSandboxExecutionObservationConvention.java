@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.HighCardinalityKeyNames;
 import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.LowCardinalityKeyNames;
 import io.micrometer.common.KeyValue;
@@ -28,13 +29,16 @@ public class DefaultSandboxExecutionObservationConvention implements SandboxExec
 	@Override
 	public KeyValues getLowCardinalityKeyValues(SandboxExecutionObservationContext context) {
 		String errorCode = context.getErrorCode();
+		ExecutionResult result = context.getResult();
+		ResourceLimit limit = (result != null) ? result.limitExceeded() : null;
 		// KeyValue.NONE_VALUE, not withNoneValue(): Micrometer 1.15 (Spring Boot 3.5)
 		// lacks that.
 		return KeyValues.of(LowCardinalityKeyNames.MECHANISM.withValue(context.getIsolation().mechanism()),
 				LowCardinalityKeyNames.ISOLATED.withValue(String.valueOf(context.getIsolation().networkIsolated())),
 				LowCardinalityKeyNames.OUTCOME.withValue(context.getOutcome().name()),
 				(errorCode != null) ? LowCardinalityKeyNames.ERROR_CODE.withValue(errorCode)
-						: LowCardinalityKeyNames.ERROR_CODE.withValue(KeyValue.NONE_VALUE));
+						: LowCardinalityKeyNames.ERROR_CODE.withValue(KeyValue.NONE_VALUE),
+				LowCardinalityKeyNames.LIMIT.withValue((limit != null) ? limit.propertyName() : KeyValue.NONE_VALUE));
 	}
 
 	@Override

@@ -44,6 +44,12 @@ final class PropertyFixes {
 		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");
 		properties.put("linux.userNamespaces", "cave.sandbox.linux.user-namespaces");
 		properties.put("macos.sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
+		properties.put("limits.memory", "cave.sandbox.limits.memory");
+		properties.put("limits.processes", "cave.sandbox.limits.processes");
+		properties.put("limits.cpuTime", "cave.sandbox.limits.cpu-time");
+		properties.put("limits.fileSize", "cave.sandbox.limits.file-size");
+		properties.put("limits.openFiles", "cave.sandbox.limits.open-files");
+		properties.put("limits.tmpfsSize", "cave.sandbox.limits.tmpfs-size");
 		return Map.copyOf(properties);
 	}
 

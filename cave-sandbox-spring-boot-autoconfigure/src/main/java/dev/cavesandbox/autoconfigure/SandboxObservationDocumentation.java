@@ -65,7 +65,14 @@ public enum SandboxObservationDocumentation implements ObservationDocumentation 
 		 * {@code cave_sandbox_os_network_isolation_unavailable}), the simple class name
 		 * of an exception without a code, or {@code none}.
 		 */
-		ERROR_CODE("error.code");
+		ERROR_CODE("error.code"),
+
+		/**
+		 * The resource limit that ended the command, where that can be known: its
+		 * property name ({@code cpu-time} or {@code file-size}, see
+		 * {@link dev.cavesandbox.ResourceLimit}), or {@code none}.
+		 */
+		LIMIT("limit");
 
 		private final String name;
 

@@ -12,6 +12,8 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.ResourceLimit;
+import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.RestrictedHost;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.UnavailabilityCause;
@@ -306,6 +308,33 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(env.stdoutText()).isEqualTo("second\n");
 				ExecutionResult slow = executor.execute("sleep", "20");
 				assertThat(slow.timedOut()).isTrue();
+			});
+	}
+
+	/**
+	 * A limit set by a property reaches the executor bean, and a customizer may set
+	 * another: like a request, it does not change what the probe verified. The command
+	 * dies of the limits' signals itself; without their limit neither is reported.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void limitsOfThePropertiesAndOfACustomizerReachTheExecutor() {
+		this.runner.withPropertyValues("cave.sandbox.limits.cpu-time=60s").run((context) -> {
+			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+			assertThat(executor.isolation().networkIsolated()).isTrue();
+			assertThat(executor.execute("sh", "-c", "kill -XCPU $$").limitExceeded()).isEqualTo(ResourceLimit.CPU_TIME);
+			assertThat(executor.execute("sh", "-c", "kill -XFSZ $$").limitExceeded()).isNull();
+		});
+		this.runner
+			.withBean(SandboxSettingsCustomizer.class,
+					() -> (settings) -> settings.limits(ResourceLimits.defaults().toBuilder().fileSize(1024).build()))
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				assertThat(executor.execute("sh", "-c", "kill -XFSZ $$").limitExceeded())
+					.isEqualTo(ResourceLimit.FILE_SIZE);
+				ExecutionResult cpu = executor.execute("sh", "-c", "kill -XCPU $$");
+				assertThat(cpu.exitCode()).isEqualTo(152);
+				assertThat(cpu.limitExceeded()).isNull();
 			});
 	}
 

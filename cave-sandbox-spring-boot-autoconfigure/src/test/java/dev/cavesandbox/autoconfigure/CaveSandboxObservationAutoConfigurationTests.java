@@ -134,6 +134,7 @@ class CaveSandboxObservationAutoConfigurationTests {
 				.tag("isolated", "true")
 				.tag("outcome", "SUCCESS")
 				.tag("error.code", "none")
+				.tag("limit", "none")
 				.tag("error", "none")
 				.timer();
 			assertThat(success.count()).isOne();

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,23 @@ class CaveSandboxPropertiesTests {
 	private final ApplicationContextRunner startup = new ApplicationContextRunner()
 		.withUserConfiguration(StartupConfiguration.class);
 
+	/**
+	 * The defaults contain a fork bomb and a tmpfs fill; the other limits are not set
+	 * unless a property sets them, each on its own.
+	 */
+	@Test
+	void limitsDefaultToTheCoreDefaultsAndEachPropertySetsOnlyItsOwn() {
+		this.runner.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().limits())
+			.isEqualTo(ResourceLimits.defaults())
+			.isEqualTo(new ResourceLimits(4L * 1024 * 1024 * 1024, 512, null, null, null, 256L * 1024 * 1024)));
+		this.runner.withPropertyValues("cave.sandbox.limits.cpu-time=5s")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().limits())
+				.isEqualTo(ResourceLimits.defaults().toBuilder().cpuTime(Duration.ofSeconds(5)).build()));
+		this.runner.withPropertyValues("cave.sandbox.limits.processes=64")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().limits())
+				.isEqualTo(ResourceLimits.defaults().toBuilder().processes(64).build()));
+	}
+
 	@Test
 	void defaultsMatchTheCoreDefaults() {
 		this.runner.run((context) -> {
@@ -60,7 +78,10 @@ class CaveSandboxPropertiesTests {
 				"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
 				"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
 				"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
-				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets")
+				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets",
+				"cave.sandbox.limits.memory=512MB", "cave.sandbox.limits.processes=64",
+				"cave.sandbox.limits.cpu-time=1500ms", "cave.sandbox.limits.file-size=1MB",
+				"cave.sandbox.limits.open-files=256", "cave.sandbox.limits.tmpfs-size=16MB")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -87,13 +108,18 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.loopback()).isTrue();
 				assertThat(settings.readOnlyRoot()).isFalse();
 				assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"), Path.of("/srv/sockets"));
+				assertThat(settings.limits()).isEqualTo(new ResourceLimits(512L * 1024 * 1024, 64,
+						Duration.ofMillis(1500), 1024L * 1024, 256, 16L * 1024 * 1024));
 			});
 	}
 
 	@ParameterizedTest
 	@ValueSource(strings = { "cave.sandbox.timeout=0s", "cave.sandbox.timeout=-1s", "cave.sandbox.max-output=0B",
 			"cave.sandbox.max-output=-1B", "cave.sandbox.max-concurrent=0", "cave.sandbox.kill-grace-period=0ms",
-			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s" })
+			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s", "cave.sandbox.limits.memory=0B",
+			"cave.sandbox.limits.processes=0", "cave.sandbox.limits.cpu-time=0s", "cave.sandbox.limits.cpu-time=-1s",
+			"cave.sandbox.limits.file-size=0B", "cave.sandbox.limits.open-files=-1",
+			"cave.sandbox.limits.tmpfs-size=-1MB" })
 	void nonPositiveValuesFailWithTheirName(String property) {
 		String name = property.substring(0, property.indexOf('='));
 		this.startup.withPropertyValues(property).run((context) -> {
@@ -156,6 +182,8 @@ class CaveSandboxPropertiesTests {
 			value = { "cave.sandbox.timeout|-1s|must be positive", "cave.sandbox.mode|banana|failed to convert",
 					"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
 					"cave.sandbox.max-concurrent|0|must be positive",
+					"cave.sandbox.limits.processes|0|must be positive",
+					"cave.sandbox.limits.memory|lots|failed to convert",
 					"cave.sandbox.hidden-directories|relative|absolute path" })
 	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
 			CapturedOutput output) {

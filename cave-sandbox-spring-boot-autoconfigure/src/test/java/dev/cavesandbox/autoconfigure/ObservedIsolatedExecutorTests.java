@@ -13,6 +13,8 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.ResourceLimit;
+import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
 import io.micrometer.common.KeyValue;
@@ -74,6 +76,7 @@ class ObservedIsolatedExecutorTests {
 			.hasLowCardinalityKeyValue("isolated", "true")
 			.hasLowCardinalityKeyValue("outcome", "SUCCESS")
 			.hasLowCardinalityKeyValue("error.code", "none")
+			.hasLowCardinalityKeyValue("limit", "none")
 			.hasHighCardinalityKeyValue("command", "true")
 			.hasHighCardinalityKeyValue("exit.code", "0")
 			.doesNotHaveError()
@@ -96,6 +99,43 @@ class ObservedIsolatedExecutorTests {
 			.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts).singleElement()
 				.satisfies((context) -> assertThat(context.getAllKeyValues()).extracting(KeyValue::getValue)
 					.noneMatch((value) -> value.contains("secret") || value.contains("exit 3"))));
+	}
+
+	/**
+	 * The command dies of the signal of a limit that is in effect (sent by itself: the
+	 * kernel's is the same signal).
+	 */
+	@Test
+	void limitThatEndedTheCommandIsObservedWithItsPropertyName() {
+		ResourceLimits limits = ResourceLimits.builder().cpuTime(Duration.ofSeconds(60)).fileSize(1024 * 1024).build();
+		ExecutionResult result = observed(isolated)
+			.execute(ExecutionRequest.builder("sh", "-c", "kill -XFSZ $$").limits(limits).build());
+		assertThat(result.limitExceeded()).isEqualTo(ResourceLimit.FILE_SIZE);
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasLowCardinalityKeyValue("outcome", "NON_ZERO_EXIT")
+			.hasLowCardinalityKeyValue("limit", "file-size")
+			.hasHighCardinalityKeyValue("exit.code", "153")
+			.hasBeenStopped();
+		this.registry.clear();
+		observed(isolated).execute(ExecutionRequest.builder("sh", "-c", "kill -XCPU $$").limits(limits).build());
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasLowCardinalityKeyValue("limit", "cpu-time");
+	}
+
+	/**
+	 * Without the limit the same signal is no limit: {@code none}, as for a refused
+	 * execution.
+	 */
+	@Test
+	void signalWithoutItsLimitIsObservedAsNoLimit() {
+		observed(isolated).execute("sh", "-c", "kill -XFSZ $$");
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasLowCardinalityKeyValue("outcome", "NON_ZERO_EXIT")
+			.hasLowCardinalityKeyValue("limit", "none")
+			.hasHighCardinalityKeyValue("exit.code", "153");
 	}
 
 	@Test
@@ -135,6 +175,7 @@ class ObservedIsolatedExecutorTests {
 			.hasSingleObservationThat()
 			.hasLowCardinalityKeyValue("outcome", "ERROR")
 			.hasLowCardinalityKeyValue("error.code", NetworkIsolationUnavailableException.CODE)
+			.hasLowCardinalityKeyValue("limit", "none")
 			.hasLowCardinalityKeyValue("mechanism", "none")
 			.hasLowCardinalityKeyValue("isolated", "false")
 			.hasBeenStopped();

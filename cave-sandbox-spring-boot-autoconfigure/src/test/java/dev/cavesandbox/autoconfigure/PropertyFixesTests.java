@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import org.junit.jupiter.api.Test;
@@ -31,8 +32,10 @@ class PropertyFixesTests {
 	void everySettingHasThePropertyThatBootGeneratedMetadataFor() throws IOException {
 		List<String> documented = documentedProperties();
 		List<String> settings = settings();
-		assertThat(settings).contains("mode", "linux.unsharePath", "env.pass", "macos.sandboxExecPath")
-			.doesNotContain("linux", "env", "macos");
+		assertThat(settings)
+			.contains("mode", "linux.unsharePath", "env.pass", "macos.sandboxExecPath", "limits.memory",
+					"limits.cpuTime", "limits.tmpfsSize")
+			.doesNotContain("linux", "env", "macos", "limits");
 		for (String setting : settings) {
 			assertThat(documented).as("property of %s", setting).contains(PropertyFixes.property(setting));
 		}
@@ -105,7 +108,8 @@ class PropertyFixesTests {
 	}
 
 	private static boolean isGroup(RecordComponent component) {
-		return component.getType().isRecord() && component.getType().getEnclosingClass() == SandboxSettings.class;
+		return component.getType().isRecord() && (component.getType().getEnclosingClass() == SandboxSettings.class
+				|| component.getType() == ResourceLimits.class);
 	}
 
 	private static List<String> documentedProperties() throws IOException {

@@ -9,13 +9,16 @@ import dev.cavesandbox.CommandNotFoundException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.ResourceLimit;
 
 /**
  * {@code java -jar sample-app.jar [--cave.sandbox.*=...] exec -- CMD [ARG...]}: runs CMD
  * in the sandbox with stdin, stdout and stderr passed through (streamed, not capped).
  * Exit codes, as timeout(1) and env(1) use them: CMD's own; 124 on timeout; 125 when the
  * sandbox itself cannot run (the error code is printed on stderr); 126 when CMD is not
- * executable; 127 when CMD is not found.
+ * executable; 127 when CMD is not found. When a resource limit ended CMD
+ * ({@code cave.sandbox.limits.*}), {@code cave-sandbox: limit exceeded: <name>} is
+ * printed on stderr and the exit code stays CMD's.
  */
 final class ExecCommand {
 
@@ -60,6 +63,10 @@ final class ExecCommand {
 				this.err.println("cave-sandbox: timed out after " + result.wallTime().toMillis()
 						+ " ms; the process tree was killed (cave.sandbox.timeout)");
 				return TIMED_OUT;
+			}
+			ResourceLimit limit = result.limitExceeded();
+			if (limit != null) {
+				this.err.println("cave-sandbox: limit exceeded: " + limit.propertyName());
 			}
 			return result.exitCode();
 		}

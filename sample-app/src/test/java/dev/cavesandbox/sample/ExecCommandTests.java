@@ -52,6 +52,27 @@ class ExecCommandTests {
 		assertThat(result.stderr()).contains("timed out");
 	}
 
+	/**
+	 * The command dies of SIGXFSZ under a file size limit (it sends the signal itself:
+	 * the kernel's is the same one): the line names the limit, the exit code stays the
+	 * command's.
+	 */
+	@Test
+	void limitThatEndedTheCommandIsPrintedAndTheExitCodeIsKept() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.limits.file-size=1MB", "exec", "--", "sh", "-c",
+				"echo before; kill -XFSZ $$; echo after");
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(128 + 25);
+		assertThat(result.stdout()).isEqualTo("before\n");
+		assertThat(result.stderr()).isEqualTo("cave-sandbox: limit exceeded: file-size\n");
+	}
+
+	@Test
+	void signalOfALimitThatIsNotSetPrintsNothing() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("exec", "--", "sh", "-c", "kill -XFSZ $$");
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(128 + 25);
+		assertThat(result.stderr()).isEmpty();
+	}
+
 	@Test
 	void missingCommandExitsWith127() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("exec", "--", "no-such-command-cave-sandbox");
