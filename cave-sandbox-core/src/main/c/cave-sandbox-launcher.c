@@ -61,10 +61,11 @@
  * user namespace of the sandbox's own, only the command's tasks and PID 1; without one
  * (contain), every task of the uid, so contain's command adds the tasks of its real uid
  * that it sees in /proc at start (processes of that uid in other PID namespaces count but
- * are not seen). The kernel never applies RLIMIT_NPROC to the real uid 0 of the initial
- * user namespace: a root JVM's commands are not bounded by it on any rung. The values
- * are checked before anything else (a positive decimal that fits), and set before the
- * start byte: a value the kernel refuses is a set-up failure.
+ * are not seen), and with --check reports how many as nproc_others=N. The kernel never
+ * applies RLIMIT_NPROC to the real uid 0 of the initial user namespace: a root JVM's
+ * commands are not bounded by it on any rung. The values are checked before anything
+ * else (a positive decimal that fits), and set before the start byte: a value the kernel
+ * refuses is a set-up failure.
  *
  * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
  * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
@@ -969,8 +970,13 @@ static void set_limits(const struct options *options, int shared_uid)
 		}
 		int resource = LIMIT_OPTIONS[i].resource;
 		if (resource == RLIMIT_NPROC && shared_uid) {
-			unsigned long long others = tasks_of_real_uid();
-			value += (others > 0) ? others - 1 : 0;
+			unsigned long long tasks = tasks_of_real_uid();
+			unsigned long long others = (tasks > 0) ? tasks - 1 : 0;
+			value += others;
+			/* For the probe: the child's RLIMIT_NPROC must be the setting plus these. */
+			if (options->check && (printf("nproc_others=%llu\n", others) < 0 || fflush(stdout) != 0)) {
+				fail("cannot write the check: %s", strerror(errno));
+			}
 		}
 		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second of CPU later. */
 		struct rlimit limit = { (rlim_t) value, (rlim_t) value + ((resource == RLIMIT_CPU) ? 1 : 0) };

@@ -420,7 +420,7 @@ final class LinuxProbe {
 	 * Check the child's resource limits ({@code limit=NAME:SOFT} lines from
 	 * {@code /proc/self/limits}) against the limits it ran with, and state them in the
 	 * facts. On a rung without a user namespace the launcher adds the uid's other tasks
-	 * to the process limit, so the child's value is at least the setting.
+	 * to the process limit, and reports how many it added ({@code nproc_others=N}).
 	 * @return the failure, or {@code null} when every set limit is the child's
 	 */
 	private static @Nullable String limits(Map<String, List<String>> facts, ResourceLimits limits, boolean sharedUid,
@@ -441,9 +441,10 @@ final class LinuxProbe {
 				new Limit("core file size", "core files", 0L, true));
 		for (Limit limit : wanted) {
 			String actual = child.getOrDefault(limit.name(), "");
-			if (limit.name().equals("processes") && processes != null && sharedUid && isNumber(actual)
-					&& Long.parseLong(actual) >= processes) {
-				stated.add("processes " + processes + " beyond the " + (Long.parseLong(actual) - processes)
+			String others = first(facts, "nproc_others");
+			if (limit.name().equals("processes") && processes != null && sharedUid && isNumber(others)
+					&& actual.equals(String.valueOf(processes + Long.parseLong(others)))) {
+				stated.add("processes " + processes + " beyond the " + others
 						+ " other tasks of the uid at start (RLIMIT_NPROC " + actual
 						+ ": without a user namespace, every task of the uid counts, also those in other PID "
 						+ "namespaces that the launcher cannot see)");

@@ -229,18 +229,23 @@ class LinuxProbeTests {
 
 	/**
 	 * Without a user namespace the launcher adds the uid's other tasks to the process
-	 * limit: the child's value is at least the setting, and the facts say what it counts.
+	 * limit and reports how many: the child's value must be the setting plus those (not
+	 * merely at least the setting, which an inherited limit would pass), and the facts
+	 * say what it counts.
 	 */
 	@org.junit.jupiter.api.Test
 	void theSeccompRungsProcessLimitCountsTheUidsOtherTasks() {
 		ResourceLimits limits = ResourceLimits.builder().processes(64).build();
-		String report = seccompReport() + "limit=processes:82\n";
+		String report = seccompReport() + "nproc_others=18\nlimit=processes:82\n";
 		IsolationCapability verdict = seccompVerdict(report, true, limits);
 		assertThat(verdict.verified()).anyMatch((fact) -> fact.startsWith("limits: processes 64 beyond the 18 other "
 				+ "tasks of the uid at start (RLIMIT_NPROC 82: without a user namespace, every task of the uid counts"));
-		IsolationCapability fewer = seccompVerdict(seccompReport() + "limit=processes:63\n", true, limits);
-		assertThat(fewer.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(fewer.detail()).contains("processes limit is 63, not 64");
+		IsolationCapability inherited = seccompVerdict(seccompReport() + "nproc_others=18\nlimit=processes:96365\n",
+				true, limits);
+		assertThat(inherited.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(inherited.detail()).contains("processes limit is 96365, not 64");
+		IsolationCapability uncounted = seccompVerdict(seccompReport() + "limit=processes:82\n", true, limits);
+		assertThat(uncounted.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 	}
 
 	private static String limitedReport() {

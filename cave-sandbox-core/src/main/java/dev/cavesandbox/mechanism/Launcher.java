@@ -159,8 +159,9 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 * the command (never in {@value #INIT}'s PID 1 or {@value #CONTAIN}'s subreaper):
 	 * {@code --limit-memory BYTES} ({@code RLIMIT_DATA}), {@code --limit-processes N}
 	 * ({@code RLIMIT_NPROC}; with {@value #CONTAIN}, which has no user namespace, plus
-	 * the tasks of the command's uid that the launcher sees at start),
-	 * {@code --limit-cpu SECONDS} ({@code RLIMIT_CPU}, the hard limit one second higher),
+	 * the tasks of the command's uid that the launcher sees at start, which
+	 * {@code --check} reports as {@code nproc_others=N}), {@code --limit-cpu SECONDS}
+	 * ({@code RLIMIT_CPU}, the hard limit one second higher),
 	 * {@code --limit-file-size BYTES} ({@code RLIMIT_FSIZE}) and
 	 * {@code --limit-open-files N} ({@code RLIMIT_NOFILE}), each only when set, before
 	 * {@code --}. {@code RLIMIT_CORE} is always 0. The tmpfs size is the wrapper's.
