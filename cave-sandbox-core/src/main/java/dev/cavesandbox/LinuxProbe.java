@@ -433,17 +433,24 @@ final class LinuxProbe {
 		List<String> stated = new ArrayList<>();
 		Long processes = (limits.processes() != null) ? limits.processes().longValue() : null;
 		Long openFiles = (limits.openFiles() != null) ? limits.openFiles().longValue() : null;
+		// Without a user namespace the child's RLIMIT_NPROC is the setting plus the
+		// uid's other tasks that the launcher reported: exactly that, never just the
+		// setting (which would count the JVM's own threads against the command).
+		String others = first(facts, "nproc_others");
+		boolean counted = sharedUid && processes != null;
+		if (counted && !isNumber(others)) {
+			return "the launcher did not report the uid's other tasks it added to the process limit";
+		}
+		Long nproc = counted ? Long.valueOf(processes + Long.parseLong(others)) : processes;
 		List<Limit> wanted = List.of(new Limit("data size", "data memory", limits.memory(), true),
-				new Limit("processes", "processes", processes, false),
+				new Limit("processes", "processes", nproc, false),
 				new Limit("cpu time", "CPU seconds", limits.cpuSeconds(), false),
 				new Limit("file size", "file size", limits.fileSize(), true),
 				new Limit("open files", "open files", openFiles, false),
 				new Limit("core file size", "core files", 0L, true));
 		for (Limit limit : wanted) {
 			String actual = child.getOrDefault(limit.name(), "");
-			String others = first(facts, "nproc_others");
-			if (limit.name().equals("processes") && processes != null && sharedUid && isNumber(others)
-					&& actual.equals(String.valueOf(processes + Long.parseLong(others)))) {
+			if (counted && limit.name().equals("processes") && actual.equals(String.valueOf(nproc))) {
 				stated.add("processes " + processes + " beyond the " + others
 						+ " other tasks of the uid at start (RLIMIT_NPROC " + actual
 						+ ": without a user namespace, every task of the uid counts, also those in other PID "

@@ -243,9 +243,14 @@ class LinuxProbeTests {
 		IsolationCapability inherited = seccompVerdict(seccompReport() + "nproc_others=18\nlimit=processes:96365\n",
 				true, limits);
 		assertThat(inherited.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
-		assertThat(inherited.detail()).contains("processes limit is 96365, not 64");
-		IsolationCapability uncounted = seccompVerdict(seccompReport() + "limit=processes:82\n", true, limits);
+		assertThat(inherited.detail()).contains("processes limit is 96365, not 82");
+		IsolationCapability uncounted = seccompVerdict(seccompReport() + "nproc_others=18\nlimit=processes:64\n", true,
+				limits);
 		assertThat(uncounted.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(uncounted.detail()).contains("processes limit is 64, not 82");
+		IsolationCapability unreported = seccompVerdict(seccompReport() + "limit=processes:82\n", true, limits);
+		assertThat(unreported.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(unreported.detail()).contains("did not report the uid's other tasks");
 	}
 
 	private static String limitedReport() {
