@@ -50,7 +50,7 @@ final class LinuxProbe {
 			echo ok > %s && echo write=ok
 			if [ -w / ]; then echo root=writable; else echo root=read-only; fi
 			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; echo "size=$(stat -f -c %%b:%%S "$d") $d"; done
-			sed -n 's/^Max \\([a-z ]*[a-z]\\)  *\\([^ ]*\\) .*/limit=\\1:\\2/p' /proc/self/limits
+			sed -n 's/^Max \\([a-z][a-z]*\\( [a-z][a-z]*\\)*\\)   *\\([^ ]*\\) .*/limit=\\1:\\3/p' /proc/self/limits
 			if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
 			sed -n 's/^ *\\([^ |:]*\\):.*/if=\\1/p' /proc/net/dev
 			j=$%s
@@ -396,7 +396,7 @@ final class LinuxProbe {
 		}
 		verified.add(hidden.isEmpty() ? "hidden directories: none"
 				: "hidden: " + String.join(", ", hidden) + " (private empty tmpfs"
-						+ ((limits.tmpfsSize() != null) ? " of " + bytes(limits.tmpfsSize()) + " each" : "") + ")");
+						+ ((limits.tmpfsSize() != null) ? ", " + bytes(limits.tmpfsSize()) + " each" : "") + ")");
 		boolean readOnly = first(facts, "root").equals("read-only");
 		if (host.view().readOnlyRoot() && !readOnly) {
 			return ProbeSession.notVerified("the root filesystem is writable in the child", took);

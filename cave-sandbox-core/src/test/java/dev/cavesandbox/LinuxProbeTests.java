@@ -190,7 +190,7 @@ class LinuxProbeTests {
 		assertThat(verdict.verified()).contains(
 				"limits: data memory 4 GiB, processes 512, CPU seconds unlimited, file size unlimited, open files "
 						+ "1048576, core files 0",
-				"hidden: /tmp (private empty tmpfs of 256 MiB each)");
+				"hidden: /tmp (private empty tmpfs, 256 MiB each)");
 		assertThat(verdict.verified()).noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
 	}
 

@@ -273,6 +273,13 @@ class ResourceLimitsEnforcementTests {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice,
 				(settings) -> settings.limits(ResourceLimits.builder().cpuTime(Duration.ofSeconds(1)).build())
 					.timeout(Duration.ofSeconds(30)))) {
+			assertThat(LinuxMechanisms
+				.verified(SandboxSettings.builder()
+					.mechanism(choice)
+					.limits(ResourceLimits.builder().cpuTime(Duration.ofSeconds(1)).build())
+					.timeout(Duration.ofSeconds(30))
+					.build())
+				.verified()).anyMatch((fact) -> fact.startsWith("limits: ") && fact.contains(", CPU seconds 1, "));
 			ExecutionResult result = shell(executor, directory, "while :; do :; done");
 			System.out.printf("FIGURE cpu %s: busy loop exit %d after %d ms%n", choice, result.exitCode(),
 					result.wallTime().toMillis());
@@ -362,7 +369,12 @@ class ResourceLimitsEnforcementTests {
 		Files.writeString(directory.resolve("Hello.java"), HELLO);
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice,
 				(settings) -> settings.timeout(Duration.ofSeconds(60)))) {
-			assertThat(SandboxSettings.builder().build().limits()).isEqualTo(ResourceLimits.defaults());
+			assertThat(LinuxMechanisms
+				.verified(SandboxSettings.builder().mechanism(choice).timeout(Duration.ofSeconds(60)).build())
+				.verified())
+				.anyMatch((fact) -> fact.startsWith("limits: data memory 4 GiB, processes 512")
+						&& fact.contains(", CPU seconds unlimited, file size unlimited, open files ")
+						&& fact.endsWith(", core files 0"));
 			ExecutionResult sh = shell(executor, directory, "echo sh");
 			assertThat(sh.stdoutText()).as("%s", sh).isEqualTo("sh\n");
 			ExecutionResult python = run(executor, directory, PYTHON, "-c", "print(sum(range(10)))");
