@@ -4,10 +4,12 @@
  *
  *   cave-sandbox-launcher --version
  *   cave-sandbox-launcher outer --workdir DIR -- WRAPPER ARGS...
- *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] -- CMD ARGS...
- *   cave-sandbox-launcher exec [OPTIONS] -- CMD ARGS...
- *   cave-sandbox-launcher contain [OPTIONS] -- CMD ARGS...
+ *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher exec [OPTIONS] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
  *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace
+ *   LIMITS: --limit-memory BYTES --limit-processes N --limit-cpu SECONDS
+ *           --limit-file-size BYTES --limit-open-files N
  *
  * outer (in the host, before the wrapper): opens DIR without following any symbolic link
  * (openat2(2) RESOLVE_NO_SYMLINKS; component by component with O_NOFOLLOW where openat2
@@ -46,6 +48,24 @@
  * SIGINT, contain kills every process left in the command's tree (the orphans it has
  * adopted, found by their PPid in /proc) until it has no child left, then exits with the
  * command's status.
+ *
+ * LIMITS (setrlimit(2)), set in the process that becomes the command and inherited by
+ * its whole tree, never in init's PID 1 or contain's subreaper, whose bookkeeping they
+ * must not stop: --limit-memory RLIMIT_DATA, --limit-processes RLIMIT_NPROC, --limit-cpu
+ * RLIMIT_CPU (hard one second above soft: SIGXCPU first, SIGKILL one second of CPU
+ * later), --limit-file-size RLIMIT_FSIZE (SIGXFSZ), --limit-open-files RLIMIT_NOFILE;
+ * soft = hard otherwise, and RLIMIT_CORE is always 0. The command cannot raise them: it
+ * has no capability (CAP_SYS_RESOURCE of a user namespace does not count for rlimits).
+ * RLIMIT_NPROC counts every task (threads too) of the real uid in the task's user
+ * namespace (kernel/fork.c copy_process, kernel/ucount.c is_rlimit_overlimit): with a
+ * user namespace of the sandbox's own, only the command's tasks and PID 1; without one
+ * (contain), every task of the uid, so contain's command adds the tasks of its real uid
+ * that it sees in /proc at start (processes of that uid in other PID namespaces count but
+ * are not seen), and with --check reports how many as nproc_others=N. The kernel never
+ * applies RLIMIT_NPROC to the real uid 0 of the initial user namespace: a root JVM's
+ * commands are not bounded by it on any rung. The values are checked before anything
+ * else (a positive decimal that fits), and set before the start byte: a value the kernel
+ * refuses is a set-up failure.
  *
  * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
  * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
@@ -90,7 +110,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "2"
+#define LAUNCHER_VERSION "3"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -176,11 +196,28 @@ struct cave_sock_fprog {
 	const struct cave_sock_filter *filter;
 };
 
+/* The command's resource limits: each option and its resource (setrlimit(2)). */
+static const struct limit_option {
+	const char *option;
+	int resource;
+	const char *name;
+} LIMIT_OPTIONS[] = {
+	{ "--limit-memory", RLIMIT_DATA, "RLIMIT_DATA" },
+	{ "--limit-processes", RLIMIT_NPROC, "RLIMIT_NPROC" },
+	{ "--limit-cpu", RLIMIT_CPU, "RLIMIT_CPU" },
+	{ "--limit-file-size", RLIMIT_FSIZE, "RLIMIT_FSIZE" },
+	{ "--limit-open-files", RLIMIT_NOFILE, "RLIMIT_NOFILE" },
+};
+
+#define LIMIT_COUNT (sizeof LIMIT_OPTIONS / sizeof LIMIT_OPTIONS[0])
+
 struct options {
 	int allow_inet;
 	int allow_userns;
 	int check;
 	int no_mount_namespace;
+	/* Per LIMIT_OPTIONS entry; 0: not set (every set value is positive). */
+	unsigned long long limits[LIMIT_COUNT];
 };
 
 /*
@@ -876,6 +913,98 @@ static void drop_capabilities(void)
 	}
 }
 
+/* The tasks (threads included) whose real uid is this process's, as /proc shows them. */
+static unsigned long long tasks_of_real_uid(void)
+{
+	DIR *proc = opendir("/proc");
+	if (proc == NULL) {
+		fail("cannot count the tasks of uid %u for RLIMIT_NPROC: %s", (unsigned) getuid(), strerror(errno));
+	}
+	unsigned long long tasks = 0;
+	uid_t self = getuid();
+	struct dirent *entry;
+	while ((entry = readdir(proc)) != NULL) {
+		char *end;
+		long pid = strtol(entry->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0) {
+			continue;
+		}
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%ld/status", pid);
+		FILE *status = fopen(path, "re");
+		if (status == NULL) {
+			continue;
+		}
+		char line[256];
+		unsigned long uid = ~0UL;
+		unsigned long long threads = 0;
+		while (fgets(line, sizeof line, status) != NULL) {
+			if (sscanf(line, "Uid: %lu", &uid) != 1) {
+				(void) sscanf(line, "Threads: %llu", &threads);
+			}
+		}
+		fclose(status);
+		if (uid == (unsigned long) self) {
+			tasks += threads;
+		}
+	}
+	closedir(proc);
+	return tasks;
+}
+
+/*
+ * Set the command's limits (in the process that becomes the command, before the start
+ * byte). shared_uid: no user namespace of the sandbox's own (contain), so RLIMIT_NPROC
+ * counts the uid's other tasks too: they are added, this process's own task excepted.
+ */
+static void set_limits(const struct options *options, int shared_uid)
+{
+	struct rlimit none = { 0, 0 };
+	if (setrlimit(RLIMIT_CORE, &none) != 0) {
+		fail("cannot set RLIMIT_CORE to 0: %s", strerror(errno));
+	}
+	for (size_t i = 0; i < LIMIT_COUNT; i++) {
+		unsigned long long value = options->limits[i];
+		if (value == 0) {
+			continue;
+		}
+		int resource = LIMIT_OPTIONS[i].resource;
+		if (resource == RLIMIT_NPROC && shared_uid) {
+			unsigned long long tasks = tasks_of_real_uid();
+			unsigned long long others = (tasks > 0) ? tasks - 1 : 0;
+			value += others;
+			/* For the probe: the child's RLIMIT_NPROC must be the setting plus these. */
+			if (options->check && (printf("nproc_others=%llu\n", others) < 0 || fflush(stdout) != 0)) {
+				fail("cannot write the check: %s", strerror(errno));
+			}
+		}
+		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second of CPU later. */
+		struct rlimit limit = { (rlim_t) value, (rlim_t) value + ((resource == RLIMIT_CPU) ? 1 : 0) };
+		if (setrlimit(resource, &limit) != 0) {
+			fail("cannot set %s to %llu: %s", LIMIT_OPTIONS[i].name, value, strerror(errno));
+		}
+	}
+}
+
+/* Parse the value of a limit option: a positive decimal, small enough for rlim_t (the
+ * largest values are RLIM_INFINITY and, for RLIMIT_CPU's hard limit, one below it). */
+static unsigned long long limit_value(const char *option, const char *text)
+{
+	if (text[0] < '0' || text[0] > '9') {
+		fail("%s needs a positive decimal number, not '%s'", option, text);
+	}
+	errno = 0;
+	char *end;
+	unsigned long long value = strtoull(text, &end, 10);
+	if (*end != '\0' || value == 0) {
+		fail("%s needs a positive decimal number, not '%s'", option, text);
+	}
+	if (errno == ERANGE || value >= (unsigned long long) RLIM_INFINITY / 2) {
+		fail("%s %s is too large", option, text);
+	}
+	return value;
+}
+
 static void new_session_keyring(void)
 {
 	/* An anonymous session keyring instead of the JVM's (keyrings(7)); where keyctl is
@@ -906,7 +1035,11 @@ static void reset_signals(void)
 	}
 }
 
-static void set_up(const struct options *options, int pid1)
+/*
+ * Set up everything but the limits and the start byte; return the start pipe (-1 when
+ * there is none) for the process that becomes the command.
+ */
+static int set_up(const struct options *options, int pid1)
 {
 	int start = close_descriptors();
 	check_working_directory(options);
@@ -925,7 +1058,7 @@ static void set_up(const struct options *options, int pid1)
 	if (options->check) {
 		check(options);
 	}
-	signal_start(start);
+	return start;
 }
 
 static void execute(char **argv) __attribute__((noreturn));
@@ -1081,13 +1214,20 @@ static int init(const struct options *options, char **argv)
 	if (getpid() != 1) {
 		fail("init must run as PID 1 of a new PID namespace");
 	}
-	set_up(options, 1);
+	int start = set_up(options, 1);
 	pid_t command = fork();
 	if (command < 0) {
 		fail("cannot fork the command: %s", strerror(errno));
 	}
 	if (command == 0) {
+		/* The limits are the command's, not PID 1's: its reaping must not fail. A failure
+		 * here ends PID 1 too, before the start byte. */
+		set_limits(options, 0);
+		signal_start(start);
 		execute(argv);
+	}
+	if (start >= 0) {
+		close(start);
 	}
 	for (;;) {
 		int status;
@@ -1203,7 +1343,10 @@ static int contain(const struct options *options, char **argv)
 		if (setsid() < 0) {
 			fail("cannot give the command a session of its own: %s", strerror(errno));
 		}
-		set_up(options, 0);
+		int start = set_up(options, 0);
+		/* No user namespace: RLIMIT_NPROC counts the uid's other tasks too. */
+		set_limits(options, 1);
+		signal_start(start);
 		execute(argv);
 	}
 	/* Only the command writes the start byte; this process needs no descriptor above 2. */
@@ -1271,10 +1414,12 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
-		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] -- CMD ARGS...");
+		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] "
+		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
+		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0 };
+	struct options options = { 0, 0, 0, 0, { 0 } };
 	const char *directory = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -1294,7 +1439,15 @@ int main(int argc, char **argv)
 			directory = argv[++i];
 		}
 		else {
-			fail("unknown option %s", argv[i]);
+			size_t limit = 0;
+			while (limit < LIMIT_COUNT && strcmp(argv[i], LIMIT_OPTIONS[limit].option) != 0) {
+				limit++;
+			}
+			if (limit == LIMIT_COUNT || i + 1 >= argc) {
+				fail("unknown option %s", argv[i]);
+			}
+			options.limits[limit] = limit_value(argv[i], argv[i + 1]);
+			i++;
 		}
 	}
 	if (i + 1 >= argc) {
@@ -1302,6 +1455,11 @@ int main(int argc, char **argv)
 	}
 	char **command = &argv[i + 1];
 	if (strcmp(mode, "outer") == 0) {
+		for (size_t limit = 0; limit < LIMIT_COUNT; limit++) {
+			if (options.limits[limit] != 0) {
+				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
+			}
+		}
 		return outer(directory, command);
 	}
 	if (strcmp(mode, "init") == 0) {
@@ -1314,7 +1472,9 @@ int main(int argc, char **argv)
 		return contain(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
-		set_up(&options, 0);
+		int start = set_up(&options, 0);
+		set_limits(&options, 0);
+		signal_start(start);
 		execute(command);
 	}
 	fail("unknown mode %s", mode);
@@ -1343,7 +1503,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0 };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, { 0 } };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

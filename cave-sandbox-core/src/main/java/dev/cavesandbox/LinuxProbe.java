@@ -49,7 +49,8 @@ final class LinuxProbe {
 			echo "marker=$(cat %s)"
 			echo ok > %s && echo write=ok
 			if [ -w / ]; then echo root=writable; else echo root=read-only; fi
-			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; done
+			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; echo "size=$(stat -f -c %%b:%%S "$d") $d"; done
+			sed -n 's/^Max \\([a-z][a-z]*\\( [a-z][a-z]*\\)*\\)   *\\([^ ]*\\) .*/limit=\\1:\\3/p' /proc/self/limits
 			if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
 			sed -n 's/^ *\\([^ |:]*\\):.*/if=\\1/p' /proc/net/dev
 			j=$%s
@@ -181,7 +182,9 @@ final class LinuxProbe {
 				outcome = session.run(mechanism, argv, false, true);
 			}
 		}
-		IsolationCapability verdict = verdict(mechanism, outcome, host, false, session.took());
+		boolean hostRoot = host.uid() == 0 && initialUserNamespace();
+		IsolationCapability verdict = verdict(mechanism, outcome, host, false, this.settings.limits(), hostRoot,
+				session.took());
 		if (!verdict.available()) {
 			return verdict;
 		}
@@ -195,7 +198,8 @@ final class LinuxProbe {
 			}
 			else if (mechanism.supportsPrivateLoopback()) {
 				ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true, true);
-				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, session.took());
+				IsolationCapability loopback = verdict(mechanism, withLoopback, host, true, this.settings.limits(),
+						hostRoot, session.took());
 				privateLoopback = loopback.available();
 				loopbackFact = privateLoopback ? "private loopback on request: lo up, verified"
 						: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")";
@@ -243,6 +247,25 @@ final class LinuxProbe {
 	 */
 	static IsolationCapability verdict(SandboxMechanism mechanism, ProcessRunner.Outcome outcome, HostFacts host,
 			boolean loopback, Duration took) {
+		return verdict(mechanism, outcome, host, loopback, ResourceLimits.NONE, false, took);
+	}
+
+	/**
+	 * Judge what a Linux mechanism's child reported with {@link #SCRIPT}, run with the
+	 * given resource limits: each limit that is set must be the child's (its
+	 * {@code /proc/self/limits}), each private tmpfs of the set size.
+	 * @param mechanism the mechanism that ran it
+	 * @param outcome what the wrapper and the child produced
+	 * @param host what the same facts are outside the sandbox
+	 * @param loopback whether a private loopback was requested
+	 * @param limits the limits the child ran with
+	 * @param hostRoot whether the JVM runs as the host's root (uid 0 of the initial user
+	 * namespace), which the kernel exempts from the process limit
+	 * @param took how long the probe took so far
+	 * @return the verdict
+	 */
+	static IsolationCapability verdict(SandboxMechanism mechanism, ProcessRunner.Outcome outcome, HostFacts host,
+			boolean loopback, ResourceLimits limits, boolean hostRoot, Duration took) {
 		if (outcome.timedOut() || outcome.exitCode() != 0) {
 			return WrapperFailureClassifier.failure(outcome, took);
 		}
@@ -326,6 +349,10 @@ final class LinuxProbe {
 				return landlock;
 			}
 		}
+		String limitFailure = limits(facts, limits, namespaces.isEmpty(), hostRoot, verified);
+		if (limitFailure != null) {
+			return ProbeSession.notVerified(limitFailure, took);
+		}
 		String uid = first(facts, "uid");
 		verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
 				: "uid " + uid + ": the caller " + host.uid() + " is mapped to root without capabilities");
@@ -351,29 +378,138 @@ final class LinuxProbe {
 		}
 		List<String> hidden = new ArrayList<>();
 		for (Map.Entry<Path, Long> directory : host.hiddenDevices().entrySet()) {
-			String expected = " " + directory.getKey();
-			String device = facts.getOrDefault("hidden", List.of())
-				.stream()
-				.filter((fact) -> fact.endsWith(expected))
-				.map((fact) -> fact.substring(0, fact.length() - expected.length()))
-				.findFirst()
-				.orElse("");
+			String device = about(facts, "hidden", directory.getKey());
 			// An unknown host device (-1) proves nothing either way.
 			if (device.isEmpty() || directory.getValue() < 0 || device.equals(String.valueOf(directory.getValue()))) {
 				return ProbeSession.notVerified("the hidden directory " + directory.getKey()
 						+ " is still the host's in the child (device " + (device.isEmpty() ? "unknown" : device) + ")",
 						took);
 			}
+			if (limits.tmpfsSize() != null) {
+				String size = about(facts, "size", directory.getKey());
+				if (!ofSize(size, limits.tmpfsSize())) {
+					return ProbeSession.notVerified("the private tmpfs over " + directory.getKey() + " is not of "
+							+ limits.tmpfsSize() + " bytes (blocks:block size " + size + ")", took);
+				}
+			}
 			hidden.add(directory.getKey().toString());
 		}
 		verified.add(hidden.isEmpty() ? "hidden directories: none"
-				: "hidden: " + String.join(", ", hidden) + " (private empty tmpfs)");
+				: "hidden: " + String.join(", ", hidden) + " (private empty tmpfs"
+						+ ((limits.tmpfsSize() != null) ? ", " + bytes(limits.tmpfsSize()) + " each" : "") + ")");
 		boolean readOnly = first(facts, "root").equals("read-only");
 		if (host.view().readOnlyRoot() && !readOnly) {
 			return ProbeSession.notVerified("the root filesystem is writable in the child", took);
 		}
 		verified.add(readOnly ? "root filesystem: read-only" : "root filesystem: writable");
 		return IsolationCapability.available(mechanism, verified, loopbackUp, took);
+	}
+
+	/** The value of a {@code KEY=VALUE PATH} fact about the path, or empty. */
+	private static String about(Map<String, List<String>> facts, String key, Path path) {
+		String suffix = " " + path;
+		return facts.getOrDefault(key, List.of())
+			.stream()
+			.filter((fact) -> fact.endsWith(suffix))
+			.map((fact) -> fact.substring(0, fact.length() - suffix.length()))
+			.findFirst()
+			.orElse("");
+	}
+
+	/**
+	 * Check the child's resource limits ({@code limit=NAME:SOFT} lines from
+	 * {@code /proc/self/limits}) against the limits it ran with, and state them in the
+	 * facts. On a rung without a user namespace the launcher adds the uid's other tasks
+	 * to the process limit, and reports how many it added ({@code nproc_others=N}).
+	 * @return the failure, or {@code null} when every set limit is the child's
+	 */
+	private static @Nullable String limits(Map<String, List<String>> facts, ResourceLimits limits, boolean sharedUid,
+			boolean hostRoot, List<String> verified) {
+		Map<String, String> child = new LinkedHashMap<>();
+		for (String fact : facts.getOrDefault("limit", List.of())) {
+			int separator = fact.lastIndexOf(':');
+			child.put(fact.substring(0, separator), fact.substring(separator + 1));
+		}
+		List<String> stated = new ArrayList<>();
+		Long processes = (limits.processes() != null) ? limits.processes().longValue() : null;
+		Long openFiles = (limits.openFiles() != null) ? limits.openFiles().longValue() : null;
+		// Without a user namespace the child's RLIMIT_NPROC is the setting plus the
+		// uid's other tasks that the launcher reported: exactly that, never just the
+		// setting (which would count the JVM's own threads against the command).
+		String others = first(facts, "nproc_others");
+		boolean counted = sharedUid && processes != null;
+		if (counted && !isNumber(others)) {
+			return "the launcher did not report the uid's other tasks it added to the process limit";
+		}
+		Long nproc = counted ? Long.valueOf(processes + Long.parseLong(others)) : processes;
+		List<Limit> wanted = List.of(new Limit("data size", "data memory", limits.memory(), true),
+				new Limit("processes", "processes", nproc, false),
+				new Limit("cpu time", "CPU seconds", limits.cpuSeconds(), false),
+				new Limit("file size", "file size", limits.fileSize(), true),
+				new Limit("open files", "open files", openFiles, false),
+				new Limit("core file size", "core files", 0L, true));
+		for (Limit limit : wanted) {
+			String actual = child.getOrDefault(limit.name(), "");
+			if (counted && limit.name().equals("processes") && actual.equals(String.valueOf(nproc))) {
+				stated.add("processes " + processes + " beyond the " + others
+						+ " other tasks of the uid at start (RLIMIT_NPROC " + actual
+						+ ": without a user namespace, every task of the uid counts, also those in other PID "
+						+ "namespaces that the launcher cannot see)");
+				continue;
+			}
+			if (limit.expected() != null && !actual.equals(limit.expected().toString())) {
+				return "the child's " + limit.label() + " limit is " + (actual.isEmpty() ? "unknown" : actual)
+						+ ", not " + limit.expected();
+			}
+			if (!actual.isEmpty()) {
+				stated.add(limit.label() + " "
+						+ ((limit.inBytes() && isNumber(actual)) ? bytes(Long.parseLong(actual)) : actual));
+			}
+		}
+		if (!stated.isEmpty()) {
+			verified.add("limits: " + String.join(", ", stated));
+		}
+		if (hostRoot && processes != null) {
+			verified.add(NOT_GIVEN + "the process limit: the command runs as the host's root (uid 0), which the "
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); a JVM of another user bounds it");
+		}
+		return null;
+	}
+
+	private static boolean isNumber(String text) {
+		return !text.isEmpty() && text.length() < 19 && text.chars().allMatch(Character::isDigit);
+	}
+
+	/**
+	 * Whether {@code stat -f -c %b:%S} reports a filesystem of the size, rounded up to
+	 * whole blocks.
+	 */
+	private static boolean ofSize(String blocks, long size) {
+		int separator = blocks.indexOf(':');
+		if (separator < 0 || !isNumber(blocks.substring(0, separator)) || !isNumber(blocks.substring(separator + 1))) {
+			return false;
+		}
+		long count = Long.parseLong(blocks.substring(0, separator));
+		long blockSize = Long.parseLong(blocks.substring(separator + 1));
+		return blockSize > 0 && count == (size + blockSize - 1) / blockSize;
+	}
+
+	private static String bytes(long size) {
+		if (size == 0) {
+			return "0";
+		}
+		String[] units = { "GiB", "MiB", "KiB" };
+		for (int i = 0; i < units.length; i++) {
+			long unit = 1L << (10 * (3 - i));
+			if (size % unit == 0) {
+				return (size / unit) + " " + units[i];
+			}
+		}
+		return size + " bytes";
+	}
+
+	/** A resource limit as {@code /proc/self/limits} names it, and its setting. */
+	private record Limit(String name, String label, @Nullable Long expected, boolean inBytes) {
 	}
 
 	/**

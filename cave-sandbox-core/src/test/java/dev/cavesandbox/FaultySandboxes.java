@@ -120,7 +120,7 @@ final class FaultySandboxes {
 			case HOST_IPC_NAMESPACE ->
 				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--unshare-ipc) continue ;;", "");
 			case HOST_DIRECTORIES_VISIBLE ->
-				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--perms|--tmpfs) s=1; continue ;;", "");
+				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--size|--perms|--tmpfs) s=1; continue ;;", "");
 			case CAPABILITIES_KEPT ->
 				rewriting(directory, "bwrap", "/usr/bin/bwrap", "", "--cap-drop) a=--cap-add ;;", "");
 			// bwrap drops every capability before the command: keep the two that adding

@@ -488,8 +488,9 @@ class IsolationBoundaryTests {
 			return;
 		}
 		// Only the home of the private directories and the launcher stays hidden.
-		assertThat(capability.verified()).contains(
-				"hidden: " + PrivateDirectories.home(settings.workDirectory()).toRealPath() + " (private empty tmpfs)");
+		assertThat(capability.verified())
+			.contains("hidden: " + PrivateDirectories.home(settings.workDirectory()).toRealPath()
+					+ " (private empty tmpfs, 256 MiB each)");
 		Path socket = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket);
 				ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {

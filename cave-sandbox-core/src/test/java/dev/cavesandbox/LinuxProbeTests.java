@@ -129,7 +129,7 @@ class LinuxProbeTests {
 		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
 				+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
-				+ "jvm_signal=refused\noutside_write=refused\n");
+				+ "jvm_signal=refused\noutside_write=refused\nlimit=core file size:0\n");
 		return report.toString();
 	}
 
@@ -164,7 +164,7 @@ class LinuxProbeTests {
 		LAUNCHER.refusals(false).forEach((name) -> report.append("refused=").append(name).append(" EPERM\n"));
 		report.append("net=net:[3]\npid=pid:[4]\nipc=ipc:[6]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
-				+ "\nwrite=ok\nroot=read-only\nhidden=43 /tmp\nlo=down\nif=lo\n");
+				+ "\nwrite=ok\nroot=read-only\nhidden=43 /tmp\nlo=down\nif=lo\nlimit=core file size:0\n");
 		return report.toString();
 	}
 
@@ -177,6 +177,103 @@ class LinuxProbeTests {
 				new byte[0], false, false, false, Duration.ofMillis(5));
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, host.view());
 		return LinuxProbe.verdict(mechanism, outcome, host, false, Duration.ofMillis(5));
+	}
+
+	/**
+	 * The child's limits, as its {@code /proc/self/limits} shows them, are stated in the
+	 * facts; each private tmpfs has the set size.
+	 */
+	@org.junit.jupiter.api.Test
+	void theChildsLimitsAndTmpfsSizeAreStated() {
+		IsolationCapability verdict = limitedVerdict(limitedReport(), ResourceLimits.defaults(), false);
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.verified()).contains(
+				"limits: data memory 4 GiB, processes 512, CPU seconds unlimited, file size unlimited, open files "
+						+ "1048576, core files 0",
+				"hidden: /tmp (private empty tmpfs, 256 MiB each)");
+		assertThat(verdict.verified()).noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
+	}
+
+	/**
+	 * A limit the child does not have (an older launcher, a wrapper that drops the
+	 * options), or a tmpfs of another size, is not verified.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = { "limit=processes:512|limit=processes:unlimited|processes limit is unlimited",
+			"limit=data size:4294967296|limit=data size:unlimited|data memory limit is unlimited",
+			"limit=core file size:0|limit=core file size:unlimited|core files limit is unlimited",
+			"size=65536:4096 /tmp|size=1964371:4096 /tmp|the private tmpfs over /tmp is not of 268435456 bytes" })
+	void aChildWithoutItsLimitsIsNotVerified(String present, String replacement, String detail) {
+		String report = limitedReport();
+		assertThat(report).contains(present + "\n");
+		IsolationCapability verdict = limitedVerdict(report.replace(present + "\n", replacement + "\n"),
+				ResourceLimits.defaults(), false);
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(verdict.detail()).contains(detail);
+	}
+
+	/**
+	 * A JVM running as the host's root: the kernel exempts uid 0 from RLIMIT_NPROC, and
+	 * the facts say so wherever a process limit is set.
+	 */
+	@org.junit.jupiter.api.Test
+	void theProcessLimitIsNotGivenToAHostRootJvm() {
+		assertThat(limitedVerdict(limitedReport(), ResourceLimits.defaults(), true).verified())
+			.filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
+			.containsExactly("not given: the process limit: the command runs as the host's root (uid 0), which the "
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); a JVM of another user bounds it");
+		ResourceLimits noProcesses = new ResourceLimits(ResourceLimits.DEFAULT_MEMORY, null, null, null, null, null);
+		assertThat(limitedVerdict(limitedReport(), noProcesses, true).verified())
+			.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
+	}
+
+	/**
+	 * Without a user namespace the launcher adds the uid's other tasks to the process
+	 * limit and reports how many: the child's value must be the setting plus those (not
+	 * merely at least the setting, which an inherited limit would pass), and the facts
+	 * say what it counts.
+	 */
+	@org.junit.jupiter.api.Test
+	void theSeccompRungsProcessLimitCountsTheUidsOtherTasks() {
+		ResourceLimits limits = ResourceLimits.builder().processes(64).build();
+		String report = seccompReport() + "nproc_others=18\nlimit=processes:82\n";
+		IsolationCapability verdict = seccompVerdict(report, true, limits);
+		assertThat(verdict.verified()).anyMatch((fact) -> fact.startsWith("limits: processes 64 beyond the 18 other "
+				+ "tasks of the uid at start (RLIMIT_NPROC 82: without a user namespace, every task of the uid counts"));
+		IsolationCapability inherited = seccompVerdict(seccompReport() + "nproc_others=18\nlimit=processes:96365\n",
+				true, limits);
+		assertThat(inherited.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(inherited.detail()).contains("processes limit is 96365, not 82");
+		IsolationCapability uncounted = seccompVerdict(seccompReport() + "nproc_others=18\nlimit=processes:64\n", true,
+				limits);
+		assertThat(uncounted.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(uncounted.detail()).contains("processes limit is 64, not 82");
+		IsolationCapability unreported = seccompVerdict(seccompReport() + "limit=processes:82\n", true, limits);
+		assertThat(unreported.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(unreported.detail()).contains("did not report the uid's other tasks");
+	}
+
+	private static String limitedReport() {
+		return report() + "size=65536:4096 /tmp\nlimit=cpu time:unlimited\nlimit=file size:unlimited\n"
+				+ "limit=data size:4294967296\nlimit=processes:512\nlimit=open files:1048576\n";
+	}
+
+	private static IsolationCapability limitedVerdict(String report, ResourceLimits limits, boolean hostRoot) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, host.view());
+		return LinuxProbe.verdict(mechanism, outcome, host, false, limits, hostRoot, Duration.ofMillis(5));
+	}
+
+	private static IsolationCapability seccompVerdict(String report, boolean readOnlyRoot, ResourceLimits limits) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
+				FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot), Map.of(Path.of("/tmp"), 42L));
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER), outcome, host, false, limits, false,
+				Duration.ofMillis(5));
 	}
 
 }

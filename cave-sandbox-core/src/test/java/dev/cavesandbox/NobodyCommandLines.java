@@ -42,6 +42,15 @@ final class NobodyCommandLines {
 	 * copy of its launcher in {@code launcherDirectory} (made reachable by everyone).
 	 */
 	static SandboxMechanism mechanism(MechanismChoice choice, Path launcherDirectory) throws IOException {
+		return mechanism(choice, launcherDirectory, NOBODY);
+	}
+
+	/**
+	 * Return the mechanism the probe verified for the choice, rebuilt for another
+	 * unprivileged uid (its gid the same number), with a copy of its launcher in
+	 * {@code launcherDirectory}.
+	 */
+	static SandboxMechanism mechanism(MechanismChoice choice, Path launcherDirectory, long uid) throws IOException {
 		SandboxMechanism verified = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 			.mechanism();
 		Files.setPosixFilePermissions(launcherDirectory, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -51,14 +60,14 @@ final class NobodyCommandLines {
 		}
 		if (verified instanceof NamespacesMechanism namespaces) {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					copy(namespaces.launcher(), launcherDirectory), NOBODY, NOBODY, true);
+					copy(namespaces.launcher(), launcherDirectory), uid, uid, true);
 		}
 		if (verified instanceof SeccompMechanism seccomp) {
 			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory));
 		}
 		UnshareMechanism unshare = (UnshareMechanism) verified;
 		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),
-				copy(unshare.launcher(), launcherDirectory), unshare.filesystem(), NOBODY, NOBODY, true);
+				copy(unshare.launcher(), launcherDirectory), unshare.filesystem(), uid, uid, true);
 	}
 
 	private static Launcher copy(Launcher launcher, Path directory) throws IOException {
@@ -79,6 +88,16 @@ final class NobodyCommandLines {
 	/** Return {@code argv} prefixed by the switch to nobody. */
 	static List<String> asNobody(List<String> argv) {
 		List<String> command = new ArrayList<>(SETPRIV);
+		command.addAll(argv);
+		return command;
+	}
+
+	/**
+	 * Return {@code argv} prefixed by the switch to an unprivileged uid (gid the same).
+	 */
+	static List<String> asUser(long uid, List<String> argv) {
+		List<String> command = new ArrayList<>(
+				List.of("/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--"));
 		command.addAll(argv);
 		return command;
 	}

@@ -38,9 +38,10 @@ import dev.cavesandbox.ResourceLimits;
  * command running as root cannot write the host's block devices), a new {@code /proc}
  * with {@code /proc/sys} and {@code /proc/sysrq-trigger} read-only, an empty tmpfs over
  * each hidden directory (where host unix sockets live: {@code /run/docker.sock},
- * {@code /tmp/.X11-unix}, ...), and the working directory bound writable on top through
- * the descriptor the launcher opened ({@code --bind-fd}, always {@code nosuid} and
- * {@code nodev}), never by its path on the host.</li>
+ * {@code /tmp/.X11-unix}, ...), of the limits' tmpfs size ({@code --size}), and the
+ * working directory bound writable on top through the descriptor the launcher opened
+ * ({@code --bind-fd}, always {@code nosuid} and {@code nodev}), never by its path on the
+ * host.</li>
  * <li>The whole command line runs behind {@link Launcher#outer(Path)}, and the command
  * behind the launcher's {@code init}.</li>
  * </ul>
@@ -89,11 +90,14 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			command.addAll(List.of("--dev-bind-try", "/dev/null", keys));
 		}
 		for (Path hidden : this.filesystem.hiddenDirectories()) {
+			if (limits.tmpfsSize() != null) {
+				command.addAll(List.of("--size", limits.tmpfsSize().toString()));
+			}
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
 		command
 			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
-		command.addAll(this.launcher.inside("init", loopback, check, argv));
+		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));
 		return command;
 	}
 

@@ -5,6 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
+import dev.cavesandbox.ResourceLimits;
+
 /**
  * The native launcher of the Linux mechanisms ({@code cave-sandbox-launcher}, built from
  * {@code src/main/c} of this module) and the arguments that steer it. It runs twice per
@@ -146,6 +150,32 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			List<String> argv) {
+		return inside(mode, loopback, check, noMountNamespace, ResourceLimits.NONE, argv);
+	}
+
+	/**
+	 * Return the argv of {@link #inside(String, boolean, boolean, boolean, List)} with
+	 * the command's resource limits, which the launcher sets in the process that becomes
+	 * the command (never in {@value #INIT}'s PID 1 or {@value #CONTAIN}'s subreaper):
+	 * {@code --limit-memory BYTES} ({@code RLIMIT_DATA}), {@code --limit-processes N}
+	 * ({@code RLIMIT_NPROC}; with {@value #CONTAIN}, which has no user namespace, plus
+	 * the tasks of the command's uid that the launcher sees at start, which
+	 * {@code --check} reports as {@code nproc_others=N}), {@code --limit-cpu SECONDS}
+	 * ({@code RLIMIT_CPU}, the hard limit one second higher),
+	 * {@code --limit-file-size BYTES} ({@code RLIMIT_FSIZE}) and
+	 * {@code --limit-open-files N} ({@code RLIMIT_NOFILE}), each only when set, before
+	 * {@code --}. {@code RLIMIT_CORE} is always 0. The tmpfs size is the wrapper's.
+	 * @param mode {@value #INIT}, {@value #EXEC} or {@value #CONTAIN}
+	 * @param loopback whether the command has a private loopback
+	 * @param check whether the launcher reports its refusals (the probe)
+	 * @param noMountNamespace whether the command has no mount namespace of its own
+	 * @param limits the limits; {@link ResourceLimits#NONE} for none
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
+			ResourceLimits limits, List<String> argv) {
+		Objects.requireNonNull(limits, "limits must not be null");
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
@@ -159,9 +189,20 @@ public record Launcher(Path path, boolean userNamespaces) {
 		if (noMountNamespace) {
 			command.add("--no-mount-namespace");
 		}
+		addLimit(command, "--limit-memory", limits.memory());
+		addLimit(command, "--limit-processes", limits.processes());
+		addLimit(command, "--limit-cpu", limits.cpuSeconds());
+		addLimit(command, "--limit-file-size", limits.fileSize());
+		addLimit(command, "--limit-open-files", limits.openFiles());
 		command.add("--");
 		command.addAll(argv);
 		return command;
+	}
+
+	private static void addLimit(List<String> command, String option, @Nullable Number value) {
+		if (value != null) {
+			command.addAll(List.of(option, value.toString()));
+		}
 	}
 
 	/**

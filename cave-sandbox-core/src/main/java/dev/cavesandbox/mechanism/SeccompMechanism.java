@@ -57,7 +57,7 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
 		}
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
-		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, argv));
+		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, limits, argv));
 		return command;
 	}
 

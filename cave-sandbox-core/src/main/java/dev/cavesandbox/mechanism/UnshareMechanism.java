@@ -28,10 +28,10 @@ import dev.cavesandbox.ResourceLimits;
  * {@code ip link set lo up}). The script is PID 1 of the new PID namespace, the command
  * runs in a session of its own below it; when it exits, or {@code unshare} dies, the
  * kernel kills every process left in it (pid_namespaces(7)).</li>
- * <li>The script replaces each hidden directory by an empty tmpfs, binds the working
- * directory back, remounts the host's other mounts read-only (except {@code /proc} and
- * {@code /dev}) and, when the caller is root, makes {@code /proc/sys} and
- * {@code /proc/sysrq-trigger} read-only.</li>
+ * <li>The script replaces each hidden directory by an empty tmpfs (of the limits' tmpfs
+ * size), binds the working directory back, remounts the host's other mounts read-only
+ * (except {@code /proc} and {@code /dev}) and, when the caller is root, makes
+ * {@code /proc/sys} and {@code /proc/sysrq-trigger} read-only.</li>
  * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a
  * nested user namespace in which the command has the caller's uid and no capability over
  * the namespaces above, so it cannot unmount the tmpfs to reach the host sockets beneath
@@ -98,7 +98,19 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"),
-				setupScript(workingDirectory, loopback), this.launcher.inside(Launcher.EXEC, loopback, check, argv));
+				setupScript(workingDirectory, loopback, limits.tmpfsSize()),
+				this.launcher.inside(Launcher.EXEC, loopback, check, false, limits, argv));
+	}
+
+	/**
+	 * Return the script of {@link #setupScript(Path, boolean, Long)} with tmpfs mounts of
+	 * the kernel's default size.
+	 * @param workingDirectory the working directory, which is also the script's
+	 * @param loopback whether to bring {@code lo} up
+	 * @return the script
+	 */
+	String setupScript(Path workingDirectory, boolean loopback) {
+		return setupScript(workingDirectory, loopback, null);
 	}
 
 	/**
@@ -106,13 +118,17 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	 * value in it is quoted, and the command's argv follows as {@code "$@"}.
 	 * @param workingDirectory the working directory, which is also the script's
 	 * @param loopback whether to bring {@code lo} up
+	 * @param tmpfsSize the size of each tmpfs in bytes, or {@code null} for the kernel's
+	 * default (half of the memory)
 	 * @return the script
 	 */
-	String setupScript(Path workingDirectory, boolean loopback) {
+	String setupScript(Path workingDirectory, boolean loopback, @Nullable Long tmpfsSize) {
 		String directory = quote(workingDirectory.toString());
 		StringBuilder script = new StringBuilder(Pid1Script.start());
 		for (Path hidden : this.filesystem.hiddenDirectories()) {
-			script.append("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox ")
+			script.append("mount -n -t tmpfs -o mode=1777,nosuid,nodev")
+				.append((tmpfsSize != null) ? ",size=" + tmpfsSize : "")
+				.append(" cave-sandbox ")
 				.append(quote(hidden.toString()))
 				.append('\n');
 		}

@@ -5,6 +5,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cavesandbox.ResourceLimits;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
@@ -99,6 +101,19 @@ class BubblewrapMechanismTests {
 		assertThatNullPointerException()
 			.isThrownBy(() -> new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, null))
 			.withMessage("filesystem must not be null");
+	}
+
+	@Test
+	void tmpfsSizeComesBeforeEachHiddenTmpfsAndTheOtherLimitsGoToTheLauncher() {
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
+			.commandLine(List.of("true"), Path.of("/srv/work"), false, false,
+					ResourceLimits.builder().tmpfsSize(16777216).processes(64).build());
+		assertThat(String.join(" ", command))
+			.contains("--size 16777216 --perms 1777 --tmpfs /tmp --size 16777216 --perms 1777 --tmpfs /run --bind-fd")
+			.endsWith("/proc/self/fd/4 init --limit-processes 64 -- true");
+		assertThat(new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
+			.commandLine(List.of("true"), Path.of("/srv/work"), false, false, ResourceLimits.NONE))
+			.doesNotContain("--size");
 	}
 
 }

@@ -5,6 +5,10 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+
+import dev.cavesandbox.ResourceLimits;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -39,6 +43,31 @@ class LauncherTests {
 			.isEqualTo(this.launcher.refusals(false));
 		assertThat(this.launcher.refusals(true)).isEqualTo(this.launcher.refusals(true, false))
 			.doesNotContain("socket(AF_UNIX)", "socket(AF_INET)");
+	}
+
+	@Test
+	void limitsAreOptionsBeforeTheCommandEachOnlyWhenSetWithTheCpuTimeRoundedUp() {
+		ResourceLimits limits = ResourceLimits.builder()
+			.memory(268435456)
+			.processes(64)
+			.cpuTime(Duration.ofMillis(1500))
+			.fileSize(1048576)
+			.openFiles(32)
+			.tmpfsSize(16777216)
+			.build();
+		assertThat(this.launcher.inside(Launcher.CONTAIN, false, false, true, limits, List.of("cmd"))).containsExactly(
+				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--limit-memory", "268435456",
+				"--limit-processes", "64", "--limit-cpu", "2", "--limit-file-size", "1048576", "--limit-open-files",
+				"32", "--", "cmd");
+		assertThat(this.launcher.inside(Launcher.EXEC, false, false, false,
+				ResourceLimits.builder().processes(7).build(), List.of("--limit-cpu", "1")))
+			.containsExactly("/proc/self/fd/4", "exec", "--limit-processes", "7", "--", "--limit-cpu", "1");
+	}
+
+	@Test
+	void noLimitsIsTheShapeWithoutLimits() {
+		assertThat(this.launcher.inside(Launcher.INIT, true, true, false, ResourceLimits.NONE, List.of("cmd")))
+			.isEqualTo(this.launcher.inside(Launcher.INIT, true, true, List.of("cmd")));
 	}
 
 }

@@ -5,6 +5,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cavesandbox.ResourceLimits;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
@@ -73,6 +75,16 @@ class NamespacesMechanismTests {
 		assertThat(mechanism.name()).isEqualTo("namespaces");
 		assertThat(mechanism.binaries()).containsExactly(LAUNCHER.path(), Path.of("/usr/bin/setpriv"),
 				Path.of("/usr/bin/unshare"));
+	}
+
+	@Test
+	void limitsGoToTheLauncherAndThereIsNoTmpfsToSize() {
+		NamespacesMechanism mechanism = mechanism(1000, true, Path.of("/sbin/ip"));
+		List<String> command = mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false, false,
+				ResourceLimits.builder().tmpfsSize(16777216).openFiles(32).build());
+		assertThat(command.subList(command.indexOf("cave-sandbox") + 1, command.size())).containsExactly(
+				"/proc/self/fd/4", "exec", "--no-mount-namespace", "--limit-open-files", "32", "--", "true");
+		assertThat(String.join(" ", command)).doesNotContain("16777216");
 	}
 
 }

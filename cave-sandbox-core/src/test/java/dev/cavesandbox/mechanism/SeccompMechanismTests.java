@@ -5,6 +5,8 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.cavesandbox.ResourceLimits;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
@@ -45,6 +47,15 @@ class SeccompMechanismTests {
 		assertThat(mechanism.binaries()).containsExactly(LAUNCHER.path());
 		assertThat(mechanism.hides(Path.of("/run/docker.sock"))).isFalse();
 		assertThatNullPointerException().isThrownBy(() -> new SeccompMechanism(null));
+	}
+
+	@Test
+	void limitsGoToTheContainingLauncherAndThereIsNoTmpfsToSize() {
+		List<String> command = new SeccompMechanism(LAUNCHER).commandLine(List.of("true"), Path.of("/srv/work"), false,
+				false, ResourceLimits.defaults());
+		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--limit-memory", "4294967296",
+				"--limit-processes", "512", "--", "true");
 	}
 
 }

@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+
+import dev.cavesandbox.ResourceLimits;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 
@@ -190,6 +192,19 @@ class UnshareMechanismTests {
 		List<String> command = withoutIp.commandLine(List.of("true"), Path.of("/srv/work"), false);
 		assertThat(command).endsWith("cave-sandbox", "/proc/self/fd/4", "exec", "--", "true");
 		assertThat(command.get(command.indexOf("-c") + 1)).doesNotContain("link set lo up");
+	}
+
+	@Test
+	void tmpfsSizeIsAMountOptionOfEachHiddenTmpfsAndTheOtherLimitsGoToTheLauncher() {
+		UnshareMechanism mechanism = mechanism(1000, true, HIDE_TMP_AND_RUN);
+		List<String> command = mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false, false,
+				ResourceLimits.builder().tmpfsSize(16777216).fileSize(1048576).build());
+		String script = command.get(command.indexOf("-c") + 1);
+		assertThat(script).contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev,size=16777216 cave-sandbox '/tmp'\n")
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev,size=16777216 cave-sandbox '/run'\n");
+		assertThat(command.subList(command.indexOf("cave-sandbox") + 1, command.size()))
+			.containsExactly("/proc/self/fd/4", "exec", "--limit-file-size", "1048576", "--", "true");
+		assertThat(mechanism.setupScript(Path.of("/srv/work"), false)).doesNotContain("size=");
 	}
 
 }
