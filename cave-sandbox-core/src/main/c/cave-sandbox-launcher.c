@@ -54,7 +54,9 @@
  * must not stop: --limit-memory RLIMIT_DATA, --limit-processes RLIMIT_NPROC, --limit-cpu
  * RLIMIT_CPU (hard one second above soft: SIGXCPU first, SIGKILL one second of CPU
  * later), --limit-file-size RLIMIT_FSIZE (SIGXFSZ), --limit-open-files RLIMIT_NOFILE;
- * soft = hard otherwise, and RLIMIT_CORE is always 0. The command cannot raise them: it
+ * soft = hard otherwise, and RLIMIT_CORE is always 0. A value above the hard limit the
+ * launcher inherited (the JVM's) becomes that hard limit, which is stricter and cannot be
+ * raised without CAP_SYS_RESOURCE. The command cannot raise them: it
  * has no capability (CAP_SYS_RESOURCE of a user namespace does not count for rlimits).
  * RLIMIT_NPROC counts every task (threads too) of the real uid in the task's user
  * namespace (kernel/fork.c copy_process, kernel/ucount.c is_rlimit_overlimit): with a
@@ -978,8 +980,18 @@ static void set_limits(const struct options *options, int shared_uid)
 				fail("cannot write the check: %s", strerror(errno));
 			}
 		}
-		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second of CPU later. */
-		struct rlimit limit = { (rlim_t) value, (rlim_t) value + ((resource == RLIMIT_CPU) ? 1 : 0) };
+		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second of CPU later. A
+		 * setting above the inherited hard limit gets that hard limit, which is already
+		 * stricter: without CAP_SYS_RESOURCE it cannot be raised (setrlimit(2)). */
+		struct rlimit inherited;
+		if (getrlimit(resource, &inherited) != 0) {
+			fail("cannot read %s: %s", LIMIT_OPTIONS[i].name, strerror(errno));
+		}
+		rlim_t hard = (rlim_t) value + ((resource == RLIMIT_CPU) ? 1 : 0);
+		if (inherited.rlim_max != RLIM_INFINITY && hard > inherited.rlim_max) {
+			hard = inherited.rlim_max;
+		}
+		struct rlimit limit = { ((rlim_t) value < hard) ? (rlim_t) value : hard, hard };
 		if (setrlimit(resource, &limit) != 0) {
 			fail("cannot set %s to %llu: %s", LIMIT_OPTIONS[i].name, value, strerror(errno));
 		}

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.cavesandbox.mechanism.FilesystemView;
 
@@ -20,9 +22,24 @@ import dev.cavesandbox.mechanism.FilesystemView;
  * @param gid the JVM's gid
  * @param view the hidden directories (resolved, existing) and the root's mode
  * @param hiddenDevices the device number of each hidden directory on the host
+ * @param hardLimits the JVM's finite hard resource limits, by their names in
+ * {@code /proc/self/limits} ({@code processes}, {@code open files}, ...): a child's limit
+ * cannot be above them (setrlimit(2)), so the launcher lowers a setting above one to it
  */
 record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
-		Map<Path, Long> hiddenDevices) {
+		Map<Path, Long> hiddenDevices, Map<String, Long> hardLimits) {
+
+	/** The limits of {@code /proc/self/limits}: name, soft limit, hard limit. */
+	private static final Pattern LIMIT = Pattern.compile("^Max (\\S+(?: \\S+)*)\\s{2,}(\\S+)\\s+(\\S+).*");
+
+	HostFacts {
+		hardLimits = Map.copyOf(hardLimits);
+	}
+
+	HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
+			Map<Path, Long> hiddenDevices) {
+		this(netNamespace, pidNamespace, ipcNamespace, uid, gid, view, hiddenDevices, Map.of());
+	}
 
 	/**
 	 * Read the facts of this JVM. What cannot be read is {@code unknown} (a namespace) or
@@ -55,7 +72,28 @@ record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, 
 		Path self = Path.of("/proc/self");
 		return new HostFacts(link("/proc/self/ns/net"), link("/proc/self/ns/pid"), link("/proc/self/ns/ipc"),
 				((Number) attribute(self, "unix:uid")).longValue(), ((Number) attribute(self, "unix:gid")).longValue(),
-				view, devices);
+				view, devices, hardLimits(Path.of("/proc/self/limits")));
+	}
+
+	/**
+	 * Read the finite hard limits of a {@code /proc/PID/limits} file; none when it cannot
+	 * be read.
+	 */
+	static Map<String, Long> hardLimits(Path limits) {
+		Map<String, Long> hard = new LinkedHashMap<>();
+		try {
+			for (String line : Files.readAllLines(limits)) {
+				Matcher matcher = LIMIT.matcher(line);
+				if (matcher.matches() && matcher.group(3).chars().allMatch(Character::isDigit)
+						&& matcher.group(3).length() < 19) {
+					hard.put(matcher.group(1), Long.parseLong(matcher.group(3)));
+				}
+			}
+		}
+		catch (IOException ex) {
+			// Unknown: the probe then expects the settings, and says so if they differ.
+		}
+		return hard;
 	}
 
 	private static Object attribute(Path path, String name) {

@@ -349,7 +349,7 @@ final class LinuxProbe {
 				return landlock;
 			}
 		}
-		String limitFailure = limits(facts, limits, namespaces.isEmpty(), hostRoot, verified);
+		String limitFailure = limits(facts, limits, host.hardLimits(), namespaces.isEmpty(), hostRoot, verified);
 		if (limitFailure != null) {
 			return ProbeSession.notVerified(limitFailure, took);
 		}
@@ -423,8 +423,8 @@ final class LinuxProbe {
 	 * to the process limit, and reports how many it added ({@code nproc_others=N}).
 	 * @return the failure, or {@code null} when every set limit is the child's
 	 */
-	private static @Nullable String limits(Map<String, List<String>> facts, ResourceLimits limits, boolean sharedUid,
-			boolean hostRoot, List<String> verified) {
+	private static @Nullable String limits(Map<String, List<String>> facts, ResourceLimits limits,
+			Map<String, Long> jvmHardLimits, boolean sharedUid, boolean hostRoot, List<String> verified) {
 		Map<String, String> child = new LinkedHashMap<>();
 		for (String fact : facts.getOrDefault("limit", List.of())) {
 			int separator = fact.lastIndexOf(':');
@@ -448,8 +448,19 @@ final class LinuxProbe {
 				new Limit("file size", "file size", limits.fileSize(), true),
 				new Limit("open files", "open files", openFiles, false),
 				new Limit("core file size", "core files", 0L, true));
-		for (Limit limit : wanted) {
+		for (Limit setting : wanted) {
+			Limit limit = setting.within(jvmHardLimits.get(setting.name()));
 			String actual = child.getOrDefault(limit.name(), "");
+			if (limit != setting) {
+				if (!actual.equals(String.valueOf(limit.expected()))) {
+					return "the child's " + limit.label() + " limit is " + (actual.isEmpty() ? "unknown" : actual)
+							+ ", not " + limit.expected() + " (the JVM's own hard limit, below the setting "
+							+ setting.expected() + ")";
+				}
+				stated.add(limit.label() + " " + (limit.inBytes() ? bytes(limit.expected()) : actual)
+						+ " (the JVM's own hard limit, below the setting " + setting.expected() + ")");
+				continue;
+			}
 			if (counted && limit.name().equals("processes") && actual.equals(String.valueOf(nproc))) {
 				stated.add("processes " + processes + " beyond the " + others
 						+ " other tasks of the uid at start (RLIMIT_NPROC " + actual
@@ -510,6 +521,21 @@ final class LinuxProbe {
 
 	/** A resource limit as {@code /proc/self/limits} names it, and its setting. */
 	private record Limit(String name, String label, @Nullable Long expected, boolean inBytes) {
+
+		/**
+		 * Return this limit as the launcher sets it under the JVM's hard limit of that
+		 * resource: a setting above it becomes it (the launcher's soft limit, which is
+		 * the CPU limit's too while its hard limit is one second above); this limit
+		 * itself when it is not set or not above.
+		 */
+		Limit within(@Nullable Long jvmHard) {
+			if (this.expected == null || jvmHard == null || this.expected <= jvmHard
+					|| this.name.equals("core file size")) {
+				return this;
+			}
+			return new Limit(this.name, this.label, jvmHard, this.inBytes);
+		}
+
 	}
 
 	/**

@@ -378,7 +378,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		/**
 		 * Set the resource limits of every command (default
-		 * {@link ResourceLimits#defaults()}); a request's set values override them.
+		 * {@link ResourceLimits#defaults()}); a request's set values override them. These
+		 * replace the defaults as a whole (a value left unset is no limit): to change
+		 * one, start from {@code ResourceLimits.defaults().toBuilder()}.
 		 * @param limits the limits
 		 * @return this builder
 		 */

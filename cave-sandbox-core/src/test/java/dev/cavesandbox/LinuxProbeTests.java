@@ -213,6 +213,25 @@ class LinuxProbeTests {
 	}
 
 	/**
+	 * A setting above the JVM's own hard limit becomes that hard limit in the launcher
+	 * (setrlimit(2) cannot raise it): the child must have exactly it, and the facts say
+	 * so.
+	 */
+	@org.junit.jupiter.api.Test
+	void aLimitAboveTheJvmsOwnHardLimitIsTheJvmsAndSaidSo() {
+		Map<String, Long> jvmHard = Map.of("processes", 300L, "open files", 1048576L);
+		String report = limitedReport().replace("limit=processes:512\n", "limit=processes:300\n");
+		IsolationCapability verdict = limitedVerdict(report, ResourceLimits.defaults(), false, jvmHard);
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.verified()).contains("limits: data memory 4 GiB, processes 300 (the JVM's own hard limit, "
+				+ "below the setting 512), CPU seconds unlimited, file size unlimited, open files 1048576, core files 0");
+		IsolationCapability above = limitedVerdict(limitedReport(), ResourceLimits.defaults(), false, jvmHard);
+		assertThat(above.cause()).as("%s", above).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(above.detail())
+			.contains("processes limit is 512, not 300 (the JVM's own hard limit, below the " + "setting 512)");
+	}
+
+	/**
 	 * A JVM running as the host's root: the kernel exempts uid 0 from RLIMIT_NPROC, and
 	 * the facts say so wherever a process limit is set.
 	 */
@@ -259,8 +278,13 @@ class LinuxProbeTests {
 	}
 
 	private static IsolationCapability limitedVerdict(String report, ResourceLimits limits, boolean hostRoot) {
+		return limitedVerdict(report, limits, hostRoot, Map.of());
+	}
+
+	private static IsolationCapability limitedVerdict(String report, ResourceLimits limits, boolean hostRoot,
+			Map<String, Long> jvmHardLimits) {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
-				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L), jvmHardLimits);
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, host.view());
