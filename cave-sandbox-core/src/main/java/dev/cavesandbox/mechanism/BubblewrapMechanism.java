@@ -95,6 +95,10 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			}
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
+		// bwrap's /dev is a tmpfs of its own without a size: read-only, so that it holds
+		// no file of the command's (the device nodes stay usable; /dev/shm, /dev/pts and
+		// any hidden directory below it are mounts of their own).
+		command.addAll(List.of("--remount-ro", "/dev"));
 		command
 			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
 		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));

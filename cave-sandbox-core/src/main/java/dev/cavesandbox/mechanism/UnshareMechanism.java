@@ -149,15 +149,18 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 			.append(directory)
 			.append('\n');
 		if (this.filesystem.readOnlyRoot()) {
-			// Every writable mount becomes read-only, except /proc and /dev (as with
-			// bwrap), the hidden directories and the working directory, and the pseudo
+			// Every writable mount becomes read-only, except /proc and /dev/pts, the
+			// hidden directories and the working directory, and the pseudo
 			// file systems below /sys (one mount(8) process each would dominate the
 			// start-up; /sys itself is remounted). Mount points in mountinfo escape
 			// blanks and backslashes as octal (\040): decoded before they are compared.
+			// /dev is the host's devtmpfs here (bwrap's is a tmpfs of its own, made
+			// read-only too): a root JVM's command could leave files in it, and fill it.
+			// Device nodes stay usable on a read-only mount.
 			script.append("while read -r _ _ _ _ m o rest; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
 				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
-				.append("  case \"$m\" in /proc|/proc/*|/dev|/dev/*) continue ;; esac\n")
+				.append("  case \"$m\" in /proc|/proc/*|/dev/pts) continue ;; esac\n")
 				.append("  case \"$m\" in /sys/*) case \" $rest \" in ")
 				.append(PSEUDO_FILE_SYSTEMS)
 				.append(") continue ;; esac ;; esac\n")

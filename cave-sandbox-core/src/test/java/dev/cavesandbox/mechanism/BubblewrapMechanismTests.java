@@ -27,8 +27,8 @@ class BubblewrapMechanismTests {
 				"/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
 				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev-bind-try", "/dev/null", "/proc/keys",
 				"--dev-bind-try", "/dev/null", "/proc/key-users", "--perms", "1777", "--tmpfs", "/tmp", "--perms",
-				"1777", "--tmpfs", "/run", "--bind-fd", "3", "/srv/work", "--chdir", "/srv/work", "--",
-				"/proc/self/fd/4", "init", "--", "echo", "hi");
+				"1777", "--tmpfs", "/run", "--remount-ro", "/dev", "--bind-fd", "3", "/srv/work", "--chdir",
+				"/srv/work", "--", "/proc/self/fd/4", "init", "--", "echo", "hi");
 	}
 
 	@Test
@@ -36,7 +36,7 @@ class BubblewrapMechanismTests {
 		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("true"), Path.of("/tmp/cave-sandbox-1"), false);
 		assertThat(String.join(" ", command))
-			.contains("--tmpfs /tmp --perms 1777 --tmpfs /run --bind-fd 3 /tmp/cave-sandbox-1 "
+			.contains("--tmpfs /tmp --perms 1777 --tmpfs /run --remount-ro /dev --bind-fd 3 /tmp/cave-sandbox-1 "
 					+ "--chdir /tmp/cave-sandbox-1 -- /proc/self/fd/4 init -- true")
 			.doesNotContain("--bind /tmp/cave-sandbox-1");
 	}
@@ -108,8 +108,8 @@ class BubblewrapMechanismTests {
 		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("true"), Path.of("/srv/work"), false, false,
 					ResourceLimits.builder().tmpfsSize(16777216).processes(64).build());
-		assertThat(String.join(" ", command))
-			.contains("--size 16777216 --perms 1777 --tmpfs /tmp --size 16777216 --perms 1777 --tmpfs /run --bind-fd")
+		assertThat(String.join(" ", command)).contains(
+				"--size 16777216 --perms 1777 --tmpfs /tmp --size 16777216 --perms 1777 --tmpfs /run --remount-ro /dev --bind-fd")
 			.endsWith("/proc/self/fd/4 init --limit-processes 64 -- true");
 		assertThat(new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("true"), Path.of("/srv/work"), false, false, ResourceLimits.NONE))
