@@ -62,8 +62,10 @@
  * namespace (kernel/fork.c copy_process, kernel/ucount.c is_rlimit_overlimit): with a
  * user namespace of the sandbox's own, only the command's tasks and PID 1; without one
  * (contain), every task of the uid, so contain's command adds the tasks of its real uid
- * that it sees in /proc at start (processes of that uid in other PID namespaces count but
- * are not seen), and with --check reports how many as nproc_others=N. The kernel never
+ * that it sees in /proc at start outside the JVM's tree (the JVM's threads and the uid's
+ * other processes; not the JVM's other executions, whose room must not pass to this one
+ * when they end; processes of that uid in other PID namespaces count but are not seen),
+ * and with --check reports how many as nproc_others=N. The kernel never
  * applies RLIMIT_NPROC to the real uid 0 of the initial user namespace: a root JVM's
  * commands are not bounded by it on any rung. The values are checked before anything
  * else (a positive decimal that fits), and set before the start byte: a value the kernel
@@ -915,15 +917,58 @@ static void drop_capabilities(void)
 	}
 }
 
-/* The tasks (threads included) whose real uid is this process's, as /proc shows them. */
+/* A process as /proc/PID/status shows it. */
+struct task_entry {
+	long pid;
+	long ppid;
+	unsigned long uid;
+	unsigned long long threads;
+};
+
+static int by_pid(const void *left, const void *right)
+{
+	long a = ((const struct task_entry *) left)->pid;
+	long b = ((const struct task_entry *) right)->pid;
+	return (a > b) - (a < b);
+}
+
+/* The parent of a process, or 0 when it is gone. */
+static long parent_of(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	FILE *status = fopen(path, "re");
+	if (status == NULL) {
+		return 0;
+	}
+	char line[256];
+	long ppid = 0;
+	while (fgets(line, sizeof line, status) != NULL && sscanf(line, "PPid: %ld", &ppid) != 1) {
+	}
+	fclose(status);
+	return ppid;
+}
+
+/*
+ * The tasks (threads included) of this process's real uid that RLIMIT_NPROC counts
+ * beside the command's own, as /proc shows them: the JVM's threads and the uid's
+ * processes outside the JVM's tree. The JVM is the parent of outer (contain's parent; this
+ * process is contain's child). The JVM's other descendants (other executions, still
+ * running) are not added: their tasks take this command's room rather than add to it,
+ * or an execution started while another holds its processes would get that room too
+ * once the other ends, and a chain of executions would grow without bound.
+ */
 static unsigned long long tasks_of_real_uid(void)
 {
+	long jvm = parent_of(parent_of(getppid()));
 	DIR *proc = opendir("/proc");
-	if (proc == NULL) {
-		fail("cannot count the tasks of uid %u for RLIMIT_NPROC: %s", (unsigned) getuid(), strerror(errno));
+	if (proc == NULL || jvm <= 0) {
+		fail("cannot count the tasks of uid %u for RLIMIT_NPROC: %s", (unsigned) getuid(),
+		     (proc == NULL) ? strerror(errno) : "the JVM's process is gone");
 	}
-	unsigned long long tasks = 0;
-	uid_t self = getuid();
+	size_t count = 0;
+	size_t capacity = 0;
+	struct task_entry *entries = NULL;
 	struct dirent *entry;
 	while ((entry = readdir(proc)) != NULL) {
 		char *end;
@@ -937,27 +982,56 @@ static unsigned long long tasks_of_real_uid(void)
 		if (status == NULL) {
 			continue;
 		}
+		struct task_entry task = { pid, 0, ~0UL, 0 };
 		char line[256];
-		unsigned long uid = ~0UL;
-		unsigned long long threads = 0;
 		while (fgets(line, sizeof line, status) != NULL) {
-			if (sscanf(line, "Uid: %lu", &uid) != 1) {
-				(void) sscanf(line, "Threads: %llu", &threads);
+			if (sscanf(line, "Uid: %lu", &task.uid) != 1 && sscanf(line, "PPid: %ld", &task.ppid) != 1) {
+				(void) sscanf(line, "Threads: %llu", &task.threads);
 			}
 		}
 		fclose(status);
-		if (uid == (unsigned long) self) {
-			tasks += threads;
+		if (count == capacity) {
+			capacity = (capacity == 0) ? 256 : capacity * 2;
+			entries = realloc(entries, capacity * sizeof *entries);
+			if (entries == NULL) {
+				fail("cannot count the tasks of uid %u for RLIMIT_NPROC: out of memory", (unsigned) getuid());
+			}
 		}
+		entries[count++] = task;
 	}
 	closedir(proc);
+	qsort(entries, count, sizeof *entries, by_pid);
+	unsigned long long tasks = 0;
+	uid_t self = getuid();
+	for (size_t i = 0; i < count; i++) {
+		if (entries[i].uid != (unsigned long) self) {
+			continue;
+		}
+		/* Up the parents, at most once per process seen (no loop can hold it). */
+		int descendant = 0;
+		long ancestor = entries[i].ppid;
+		for (size_t step = 0; step < count && ancestor > 0 && entries[i].pid != jvm; step++) {
+			if (ancestor == jvm) {
+				descendant = 1;
+				break;
+			}
+			struct task_entry key = { ancestor, 0, 0, 0 };
+			struct task_entry *parent = bsearch(&key, entries, count, sizeof *entries, by_pid);
+			ancestor = (parent != NULL) ? parent->ppid : 0;
+		}
+		if (!descendant) {
+			tasks += entries[i].threads;
+		}
+	}
+	free(entries);
 	return tasks;
 }
 
 /*
  * Set the command's limits (in the process that becomes the command, before the start
  * byte). shared_uid: no user namespace of the sandbox's own (contain), so RLIMIT_NPROC
- * counts the uid's other tasks too: they are added, this process's own task excepted.
+ * counts the uid's other tasks too: those outside the JVM's tree are added (see
+ * tasks_of_real_uid).
  */
 static void set_limits(const struct options *options, int shared_uid)
 {
@@ -972,8 +1046,7 @@ static void set_limits(const struct options *options, int shared_uid)
 		}
 		int resource = LIMIT_OPTIONS[i].resource;
 		if (resource == RLIMIT_NPROC && shared_uid) {
-			unsigned long long tasks = tasks_of_real_uid();
-			unsigned long long others = (tasks > 0) ? tasks - 1 : 0;
+			unsigned long long others = tasks_of_real_uid();
 			value += others;
 			/* For the probe: the child's RLIMIT_NPROC must be the setting plus these. */
 			if (options->check && (printf("nproc_others=%llu\n", others) < 0 || fflush(stdout) != 0)) {

@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -91,18 +92,30 @@ class ResourceLimitsEnforcementTests {
 				ResourceLimits.DEFAULT_PROCESSES);
 	}
 
+	private static List<ProcessHandle> sleepers(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter((process) -> Arrays.equals(process.info().arguments().orElse(null), new String[] { marker }))
+			.toList();
+	}
+
 	private void forkBombIsHeld(MechanismChoice choice, Path directory, Path launcherDirectory, ResourceLimits limits,
 			int processes) throws Exception {
 		SandboxMechanism mechanism = NobodyCommandLines.mechanism(choice, launcherDirectory, UID);
 		Files.setAttribute(directory, "unix:uid", (int) UID);
 		Path real = directory.toRealPath();
 		String marker = "cave-sandbox-bomb-" + UUID.randomUUID();
-		// Other processes of the same uid outside the sandbox, as a JVM of that uid has
-		// its own threads: they must not take the command's share of its limit.
-		List<Process> others = new ArrayList<>();
-		for (int i = 0; i < 10; i++) {
-			others.add(new ProcessBuilder(NobodyCommandLines.asUser(UID, List.of("/bin/sleep", "60"))).start());
-		}
+		// Other processes of the same uid outside the sandbox and outside the JVM's tree
+		// (setsid -f: their shell's parent exits; the shell reaps them), as other
+		// programs of that user: they must not take the command's share of its limit.
+		// (On the seccomp rung the processes the JVM started itself, other executions
+		// among them, do.)
+		String othersMarker = "59." + (100000 + new java.util.Random().nextInt(900000));
+		new ProcessBuilder(NobodyCommandLines.asUser(UID,
+				List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c",
+						"for i in 1 2 3 4 5 6 7 8 9 10; do /bin/sleep " + othersMarker + " & done; wait")))
+			.start()
+			.waitFor();
+		await().atMost(Duration.ofSeconds(30)).until(() -> sleepers(othersMarker).size() == 10);
 		// After them: the JDK's reaper threads of those processes stay until they end.
 		JvmState before = JvmState.now();
 		long start = System.nanoTime();
@@ -120,9 +133,7 @@ class ResourceLimitsEnforcementTests {
 		}
 		finally {
 			killMarked(marker);
-			for (Process other : others) {
-				other.destroyForcibly().waitFor();
-			}
+			sleepers(othersMarker).forEach(ProcessHandle::destroyForcibly);
 		}
 		Duration took = Duration.ofNanos(System.nanoTime() - start);
 		System.out.printf("FIGURE fork bomb %s uid %d limit %d: largest %d, ended after %d ms%n", choice, UID,
