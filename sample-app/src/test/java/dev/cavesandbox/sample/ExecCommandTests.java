@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -97,6 +99,20 @@ class ExecCommandTests {
 		SampleJvm.Result result = SampleJvm.run("exec", "--", "sh", "-c", "kill -XFSZ $$");
 		assertThat(result.exitCode()).as("%s", result).isEqualTo(128 + 25);
 		assertThat(withoutProcessLimitWarning(result.stderr())).isEmpty();
+	}
+
+	/** An invalid property fails the start with Boot's binding report: exit 1. */
+	@ParameterizedTest
+	@ValueSource(strings = { "--cave.sandbox.limits.processes=0", "--cave.sandbox.timeout=0s" })
+	void invalidPropertyExitsWith1WithBootsBindingReportAndRunsNothing(String property, @TempDir Path directory)
+			throws Exception {
+		Path marker = directory.resolve("marker");
+		SampleJvm.Result result = SampleJvm.run(property, "exec", "--", "touch", marker.toString());
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(1);
+		assertThat(result.stderr()).contains("APPLICATION FAILED TO START")
+			.contains("Property: " + property.substring(2, property.indexOf('=')))
+			.contains("must be positive");
+		assertThat(marker).doesNotExist();
 	}
 
 	@Test
