@@ -57,8 +57,9 @@ public final class IsolatedExecutors {
 		if (settings.mode() == SandboxMode.FALLBACK) {
 			logger.warn(
 					"cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
-							+ "IsolatedExecutor CAN reach the network; every result reports isolation 'none'. Fix: {}. "
-							+ "Set the mode to strict to fail closed instead.",
+							+ "IsolatedExecutor CAN reach the network, and no resource limit is applied to them "
+							+ "(cave.sandbox.limits.* and a request's limits are ignored); every result reports "
+							+ "isolation 'none'. Fix: {}. Set the mode to strict to fail closed instead.",
 					capability.cause().description(),
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
 			return ProcessIsolatedExecutor.unisolated(settings);

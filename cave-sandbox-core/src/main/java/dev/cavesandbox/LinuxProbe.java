@@ -442,11 +442,13 @@ final class LinuxProbe {
 			return "the launcher did not report the uid's other tasks it added to the process limit";
 		}
 		Long nproc = counted ? Long.valueOf(processes + Long.parseLong(others)) : processes;
-		List<Limit> wanted = List.of(new Limit("data size", "data memory", limits.memory(), true),
+		// Labelled with the names of the cave.sandbox.limits.* properties, "none" where
+		// the child has no limit, as the properties say it.
+		List<Limit> wanted = List.of(new Limit("data size", "memory", limits.memory(), true),
 				new Limit("processes", "processes", nproc, false),
-				new Limit("cpu time", "CPU seconds", limits.cpuSeconds(), false),
-				new Limit("file size", "file size", limits.fileSize(), true),
-				new Limit("open files", "open files", openFiles, false),
+				new Limit("cpu time", "cpu-time", limits.cpuSeconds(), false),
+				new Limit("file size", "file-size", limits.fileSize(), true),
+				new Limit("open files", "open-files", openFiles, false),
 				new Limit("core file size", "core files", 0L, true));
 		for (Limit setting : wanted) {
 			Limit limit = setting.within(jvmHardLimits.get(setting.name()));
@@ -457,8 +459,8 @@ final class LinuxProbe {
 							+ ", not " + limit.expected() + " (the JVM's own hard limit, below the setting "
 							+ setting.expected() + ")";
 				}
-				stated.add(limit.label() + " " + (limit.inBytes() ? bytes(limit.expected()) : actual)
-						+ " (the JVM's own hard limit, below the setting " + setting.expected() + ")");
+				stated.add(limit.label() + " " + limit.shown(actual) + " (the JVM's own hard limit, below the setting "
+						+ setting.expected() + ")");
 				continue;
 			}
 			if (counted && limit.name().equals("processes") && actual.equals(String.valueOf(nproc))) {
@@ -473,8 +475,7 @@ final class LinuxProbe {
 						+ ", not " + limit.expected();
 			}
 			if (!actual.isEmpty()) {
-				stated.add(limit.label() + " "
-						+ ((limit.inBytes() && isNumber(actual)) ? bytes(Long.parseLong(actual)) : actual));
+				stated.add(limit.label() + " " + limit.shown(actual));
 			}
 		}
 		if (!stated.isEmpty()) {
@@ -534,6 +535,23 @@ final class LinuxProbe {
 				return this;
 			}
 			return new Limit(this.name, this.label, jvmHard, this.inBytes);
+		}
+
+		/**
+		 * Return the child's value of this limit as the properties write it: "none" for
+		 * no limit, a size in bytes with its unit, a CPU time in seconds.
+		 */
+		String shown(String actual) {
+			if (actual.equals("unlimited")) {
+				return "none";
+			}
+			if (!isNumber(actual)) {
+				return actual;
+			}
+			if (this.inBytes) {
+				return bytes(Long.parseLong(actual));
+			}
+			return this.name.equals("cpu time") ? actual + "s" : actual;
 		}
 
 	}

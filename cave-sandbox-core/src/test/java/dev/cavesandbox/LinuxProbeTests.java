@@ -187,10 +187,9 @@ class LinuxProbeTests {
 	void theChildsLimitsAndTmpfsSizeAreStated() {
 		IsolationCapability verdict = limitedVerdict(limitedReport(), ResourceLimits.defaults(), false);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
-		assertThat(verdict.verified()).contains(
-				"limits: data memory 4 GiB, processes 512, CPU seconds unlimited, file size unlimited, open files "
-						+ "1048576, core files 0",
-				"hidden: /tmp (private empty tmpfs, 256 MiB each)");
+		assertThat(verdict.verified())
+			.contains("limits: memory 4 GiB, processes 512, cpu-time none, file-size none, open-files 1048576, "
+					+ "core files 0", "hidden: /tmp (private empty tmpfs, 256 MiB each)");
 		assertThat(verdict.verified()).noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
 	}
 
@@ -200,7 +199,7 @@ class LinuxProbeTests {
 	 */
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = { "limit=processes:512|limit=processes:unlimited|processes limit is unlimited",
-			"limit=data size:4294967296|limit=data size:unlimited|data memory limit is unlimited",
+			"limit=data size:4294967296|limit=data size:unlimited|memory limit is unlimited",
 			"limit=core file size:0|limit=core file size:unlimited|core files limit is unlimited",
 			"size=65536:4096 /tmp|size=1964371:4096 /tmp|the private tmpfs over /tmp is not of 268435456 bytes" })
 	void aChildWithoutItsLimitsIsNotVerified(String present, String replacement, String detail) {
@@ -223,8 +222,8 @@ class LinuxProbeTests {
 		String report = limitedReport().replace("limit=processes:512\n", "limit=processes:300\n");
 		IsolationCapability verdict = limitedVerdict(report, ResourceLimits.defaults(), false, jvmHard);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
-		assertThat(verdict.verified()).contains("limits: data memory 4 GiB, processes 300 (the JVM's own hard limit, "
-				+ "below the setting 512), CPU seconds unlimited, file size unlimited, open files 1048576, core files 0");
+		assertThat(verdict.verified()).contains("limits: memory 4 GiB, processes 300 (the JVM's own hard limit, "
+				+ "below the setting 512), cpu-time none, file-size none, open-files 1048576, core files 0");
 		IsolationCapability above = limitedVerdict(limitedReport(), ResourceLimits.defaults(), false, jvmHard);
 		assertThat(above.cause()).as("%s", above).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 		assertThat(above.detail())

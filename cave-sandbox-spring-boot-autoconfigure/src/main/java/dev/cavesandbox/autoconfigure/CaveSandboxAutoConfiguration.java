@@ -97,7 +97,8 @@ public final class CaveSandboxAutoConfiguration {
 
 	/**
 	 * The settings of the executor: the bound properties, changed by the customizers in
-	 * their order. What the probe verified must stay as it was bound.
+	 * their order. What the probe verified (the resource limits included) must stay as it
+	 * was bound.
 	 */
 	static SandboxSettings executorSettings(CaveSandboxProperties properties,
 			ObjectProvider<SandboxSettingsCustomizer> customizers) {
@@ -133,6 +134,9 @@ public final class CaveSandboxAutoConfiguration {
 		probed.put("readOnlyRoot", settings.readOnlyRoot());
 		probed.put("hiddenDirectories", settings.hiddenDirectories());
 		probed.put("workDirectory", settings.workDirectory());
+		// The probe runs while the conditions are evaluated, before any bean (so before
+		// any customizer) exists: it verifies and states the limits of the properties.
+		probed.put("limits", settings.limits());
 		return probed;
 	}
 

@@ -166,8 +166,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * private writable mappings; reserved address space that is never made writable does
 	 * not count, so a child JVM's reservations pass); an allocation beyond it fails.
 	 * @param processes How many processes and threads of the command may exist at once
-	 * (RLIMIT_NPROC, counted per user in the command's user namespace); a fork beyond it
-	 * fails. Not enforced when the JVM runs as root.
+	 * (RLIMIT_NPROC); a fork beyond it fails. Counted per user in the command's user
+	 * namespace (bwrap, unshare, namespaces); on seccomp, which has none, every task of
+	 * the JVM's uid counts (the launcher adds those it sees at the start). Not enforced
+	 * when the JVM runs as root.
 	 * @param cpuTime CPU time of each process, rounded up to whole seconds (RLIMIT_CPU):
 	 * SIGXCPU when it is used up, SIGKILL one second of CPU later. Unset: no limit.
 	 * @param fileSize Largest file each process may write (RLIMIT_FSIZE): a write beyond

@@ -28,7 +28,7 @@ class OnNetworkIsolationCondition extends SpringBootCondition {
 				requireAvailable ? "(available)" : "(unavailable)");
 		String verdict = capability.available()
 				? "network isolation verified by the probe in " + capability.probeTime().toMillis() + " ms: "
-						+ capability.mechanismName() + " " + capability.verified()
+						+ capability.mechanismName() + ": " + String.join("; ", capability.verified())
 				: "network isolation unavailable: " + capability.cause() + " ("
 						+ PropertyFixes.description(capability.cause())
 						+ (capability.detail().isEmpty() ? "" : "; " + capability.detail()) + "); fix: "

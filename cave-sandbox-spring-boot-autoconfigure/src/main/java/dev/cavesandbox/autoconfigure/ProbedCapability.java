@@ -27,6 +27,12 @@ final class ProbedCapability {
 
 	private static final String PREFIX = "cave.sandbox";
 
+	/**
+	 * The start of the probe's fact that a set process limit does not hold: the JVM runs
+	 * as the host's root, which the kernel exempts from it.
+	 */
+	static final String PROCESS_LIMIT_NOT_GIVEN = "not given: the process limit";
+
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 
 	private final IsolationCapability capability;
@@ -42,8 +48,15 @@ final class ProbedCapability {
 			}
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
-				logger.info("Network isolation verified in {} ms: mechanism {}, {}", capability.probeTime().toMillis(),
-						capability.mechanismName(), capability.verified());
+				logger.info("Network isolation verified in {} ms: mechanism {}: {}", capability.probeTime().toMillis(),
+						capability.mechanismName(), String.join("; ", capability.verified()));
+				capability.verified()
+					.stream()
+					.filter((fact) -> fact.startsWith(PROCESS_LIMIT_NOT_GIVEN))
+					.findFirst()
+					.ifPresent((fact) -> logger.warn(
+							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root user",
+							fact));
 			}
 			else {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}; fix: {}",

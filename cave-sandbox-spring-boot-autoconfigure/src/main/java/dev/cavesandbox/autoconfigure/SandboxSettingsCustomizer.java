@@ -10,9 +10,11 @@ import dev.cavesandbox.SandboxSettings;
  * applied in their {@link org.springframework.core.Ordered order}.
  * <p>
  * What the startup probe verified cannot be customized: the mode, the mechanism and its
- * binaries, the loopback, the read-only root, the hidden directories and the work
- * directory. A customizer that changes one of them fails startup; set them with their
- * properties instead.
+ * binaries, the loopback, the read-only root, the hidden directories, the work directory
+ * and the resource limits ({@code cave.sandbox.limits.*}: the probe runs before any bean
+ * exists, and states the limits it saw the command get). A customizer that changes one of
+ * them fails startup; set them with their properties instead. One execution's limits can
+ * still differ: {@link dev.cavesandbox.ExecutionRequest.Builder#limits}.
  */
 @FunctionalInterface
 public interface SandboxSettingsCustomizer {

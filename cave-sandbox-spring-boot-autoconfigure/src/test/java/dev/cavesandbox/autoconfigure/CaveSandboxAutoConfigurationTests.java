@@ -105,8 +105,9 @@ class CaveSandboxAutoConfigurationTests {
 					report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
 				.contains("@ConditionalOnNetworkIsolation (available)")
 				.contains("network isolation verified by the probe")
-				.contains(": bwrap [")
-				.contains("only interface: lo");
+				.contains(": bwrap: ")
+				.contains("; only interface: lo; ")
+				.contains("; limits: memory 4 GiB, processes 512, cpu-time none, file-size none, ");
 			String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
 			assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isFalse();
 		});
@@ -121,6 +122,28 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(ProbedCapability.get(context.getBeanFactory(), context.getEnvironment())).isSameAs(capability);
 		});
 		assertThat(output.getAll().split("Network isolation verified in", -1)).hasSize(2);
+		assertThat(output.getAll()).containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap: network "
+				+ "namespace [^\\n]*; only interface: lo; [^\\n]*; limits: memory 4 GiB, processes 512, cpu-time none, ");
+	}
+
+	/**
+	 * A JVM running as root gets no process limit (the kernel exempts uid 0): the probe
+	 * states it, and startup warns once, with the fix. Any other user's JVM gets the
+	 * limit and no warning.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void processLimitThatDoesNotHoldIsWarnedOnceAtStartup(CapturedOutput output) {
+		boolean root = "root".equals(System.getProperty("user.name"));
+		this.runner.run((context) -> assertThat(context.getBean(IsolationCapability.class).verified())
+			.filteredOn((fact) -> fact.startsWith("not given: the process limit"))
+			.hasSize(root ? 1 : 0));
+		String[] warnings = output.getAll().split("fix: run the JVM as a non-root user", -1);
+		assertThat(warnings).hasSize(root ? 2 : 1);
+		if (root) {
+			assertThat(output.getAll()).containsPattern("WARN .*ProbedCapability.*not given: the process limit")
+				.contains("(cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root user");
+		}
 	}
 
 	@Test
@@ -288,7 +311,8 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(marker).exists();
 			});
 		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
-		assertThat(output).contains(UnavailabilityCause.BINARY_MISSING.description())
+		assertThat(output).contains("CAN reach the network, and no resource limit is applied to them")
+			.contains(UnavailabilityCause.BINARY_MISSING.description())
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
 	}
 
@@ -312,30 +336,51 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	/**
-	 * A limit set by a property reaches the executor bean, and a customizer may set
-	 * another: like a request, it does not change what the probe verified. The command
-	 * dies of the limits' signals itself; without their limit neither is reported.
+	 * A limit set by a property reaches the probe and the executor bean alike: the
+	 * command dies of the limit's signal itself, and the probe's facts state the limit
+	 * the command got. Without its limit a signal is not reported.
 	 */
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
-	void limitsOfThePropertiesAndOfACustomizerReachTheExecutor() {
-		this.runner.withPropertyValues("cave.sandbox.limits.cpu-time=60s").run((context) -> {
-			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
-			assertThat(executor.isolation().networkIsolated()).isTrue();
-			assertThat(executor.execute("sh", "-c", "kill -XCPU $$").limitExceeded()).isEqualTo(ResourceLimit.CPU_TIME);
-			assertThat(executor.execute("sh", "-c", "kill -XFSZ $$").limitExceeded()).isNull();
-		});
-		this.runner
-			.withBean(SandboxSettingsCustomizer.class,
-					() -> (settings) -> settings.limits(ResourceLimits.defaults().toBuilder().fileSize(1024).build()))
+	void limitsOfThePropertiesReachTheProbeAndTheExecutor() {
+		this.runner.withPropertyValues("cave.sandbox.limits.cpu-time=60s", "cave.sandbox.limits.processes=300")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
-				assertThat(executor.execute("sh", "-c", "kill -XFSZ $$").limitExceeded())
-					.isEqualTo(ResourceLimit.FILE_SIZE);
-				ExecutionResult cpu = executor.execute("sh", "-c", "kill -XCPU $$");
-				assertThat(cpu.exitCode()).isEqualTo(152);
-				assertThat(cpu.limitExceeded()).isNull();
+				assertThat(executor.isolation().networkIsolated()).isTrue();
+				assertThat(context.getBean(IsolationCapability.class).verified())
+					.anyMatch((fact) -> fact.startsWith("limits: memory 4 GiB, processes 300, cpu-time 60s, "));
+				assertThat(executor.execute("sh", "-c", "kill -XCPU $$").limitExceeded())
+					.isEqualTo(ResourceLimit.CPU_TIME);
+				assertThat(executor.execute("sh", "-c", "kill -XFSZ $$").limitExceeded()).isNull();
 			});
+	}
+
+	/**
+	 * The probe runs before any customizer exists, so it cannot verify a customizer's
+	 * limits: a customizer that changes them fails startup, naming the properties, as for
+	 * the other probed settings, instead of commands running with limits that health,
+	 * info and the conditions report do not state.
+	 */
+	@Test
+	void customizerThatChangesTheLimitsFailsStartup() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.withBean(SandboxSettingsCustomizer.class,
+					() -> (settings) -> settings
+						.limits(ResourceLimits.defaults().toBuilder().processes(16).tmpfsSize(8L << 20).build()))
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining(
+							"A SandboxSettingsCustomizer changed what the startup probe verified (limits")
+					.hasStackTraceContaining("processes=16")
+					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+			});
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.limits.processes=16")
+			.withBean(SandboxSettingsCustomizer.class,
+					() -> (settings) -> settings.limits(ResourceLimits.defaults().toBuilder().processes(16).build()))
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 	@Test
@@ -419,9 +464,9 @@ class CaveSandboxAutoConfigurationTests {
 			.run((context) -> {
 				IsolationCapability capability = context.getBean(IsolationCapability.class);
 				// The home of the private directories and the launcher is hidden too.
-				assertThat(capability.verified()).contains("hidden: /run, "
-						+ directory.toRealPath().resolve("cave-sandbox-" + uid()) + " (private empty tmpfs)",
-						"root filesystem: writable");
+				assertThat(capability.verified())
+					.contains("hidden: /run, " + directory.toRealPath().resolve("cave-sandbox-" + uid())
+							+ " (private empty tmpfs, 256 MiB each)", "root filesystem: writable");
 				ExecutionResult result = context.getBean(IsolatedExecutor.class).execute("pwd");
 				assertThat(result.stdoutText()).startsWith(directory.toRealPath().toString());
 			});

@@ -16,8 +16,9 @@ import dev.cavesandbox.ResourceLimit;
  * in the sandbox with stdin, stdout and stderr passed through (streamed, not capped).
  * Exit codes, as timeout(1) and env(1) use them: CMD's own; 124 on timeout; 125 when the
  * sandbox itself cannot run (the error code is printed on stderr); 126 when CMD is not
- * executable; 127 when CMD is not found. When a resource limit ended CMD
- * ({@code cave.sandbox.limits.*}), {@code cave-sandbox: limit exceeded: <name>} is
+ * executable; 127 when CMD is not found; 1 when a {@code cave.sandbox.*} value is invalid
+ * (Boot's binding report on stderr, before anything runs). When a resource limit ended
+ * CMD ({@code cave.sandbox.limits.*}), {@code cave-sandbox: limit exceeded: <name>} is
  * printed on stderr and the exit code stays CMD's.
  */
 final class ExecCommand {

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -36,7 +38,33 @@ class ExecCommandTests {
 				"tr a-z A-Z; echo oops >&2");
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		assertThat(result.stdout()).isEqualTo("HELLO SANDBOX");
-		assertThat(result.stderr()).isEqualTo("oops\n");
+		assertThat(withoutProcessLimitWarning(result.stderr())).isEqualTo("oops\n");
+	}
+
+	/**
+	 * A JVM running as root gets no process limit (the kernel exempts uid 0): the startup
+	 * warning says so on stderr, once, with the fix; any other user's JVM gets none.
+	 */
+	@Test
+	void processLimitThatDoesNotHoldIsWarnedOnStderrOnce() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("exec", "--", "true");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		int warnings = result.stderr().split("not given: the process limit", -1).length - 1;
+		assertThat(warnings).as("%s", result).isEqualTo(ROOT ? 1 : 0);
+		if (ROOT) {
+			assertThat(result.stderr()).contains("WARN")
+				.contains("cave.sandbox.limits.processes does not hold")
+				.contains("fix: run the JVM as a non-root user");
+		}
+	}
+
+	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
+
+	private static String withoutProcessLimitWarning(String stderr) {
+		return stderr.lines()
+			.filter((line) -> !line.contains("not given: the process limit"))
+			.map((line) -> line + "\n")
+			.collect(java.util.stream.Collectors.joining());
 	}
 
 	@Test
@@ -63,14 +91,28 @@ class ExecCommandTests {
 				"echo before; kill -XFSZ $$; echo after");
 		assertThat(result.exitCode()).as("%s", result).isEqualTo(128 + 25);
 		assertThat(result.stdout()).isEqualTo("before\n");
-		assertThat(result.stderr()).isEqualTo("cave-sandbox: limit exceeded: file-size\n");
+		assertThat(withoutProcessLimitWarning(result.stderr())).isEqualTo("cave-sandbox: limit exceeded: file-size\n");
 	}
 
 	@Test
 	void signalOfALimitThatIsNotSetPrintsNothing() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("exec", "--", "sh", "-c", "kill -XFSZ $$");
 		assertThat(result.exitCode()).as("%s", result).isEqualTo(128 + 25);
-		assertThat(result.stderr()).isEmpty();
+		assertThat(withoutProcessLimitWarning(result.stderr())).isEmpty();
+	}
+
+	/** An invalid property fails the start with Boot's binding report: exit 1. */
+	@ParameterizedTest
+	@ValueSource(strings = { "--cave.sandbox.limits.processes=0", "--cave.sandbox.timeout=0s" })
+	void invalidPropertyExitsWith1WithBootsBindingReportAndRunsNothing(String property, @TempDir Path directory)
+			throws Exception {
+		Path marker = directory.resolve("marker");
+		SampleJvm.Result result = SampleJvm.run(property, "exec", "--", "touch", marker.toString());
+		assertThat(result.exitCode()).as("%s", result).isEqualTo(1);
+		assertThat(result.stderr()).contains("APPLICATION FAILED TO START")
+			.contains("Property: " + property.substring(2, property.indexOf('=')))
+			.contains("must be positive");
+		assertThat(marker).doesNotExist();
 	}
 
 	@Test
@@ -124,6 +166,7 @@ class ExecCommandTests {
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		assertThat(marker).exists();
 		assertThat(result.stderr()).contains("FALLBACK mode WITHOUT network isolation")
+			.contains("no resource limit is applied")
 			.contains("ran WITHOUT network isolation");
 	}
 
