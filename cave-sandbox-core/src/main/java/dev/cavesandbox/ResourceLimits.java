@@ -25,9 +25,10 @@ import org.jspecify.annotations.Nullable;
  * @param processes how many processes and threads of the command may exist at once
  * ({@code RLIMIT_NPROC}); a fork or a thread beyond it fails with {@code EAGAIN}. Counted
  * per user in the command's user namespace (bwrap, unshare, namespaces); on seccomp,
- * which has none, every task of the JVM's uid counts, and the launcher adds those it sees
- * at the start. A JVM running as root is exempt (the kernel does not apply it to uid 0).
- * Default {@link #DEFAULT_PROCESSES}.
+ * which has none, every task of the JVM's uid counts: the launcher adds those it sees at
+ * the start outside the JVM's tree, so the JVM's executions there share the limit. A JVM
+ * running as root is exempt (the kernel does not apply it to uid 0). Default
+ * {@link #DEFAULT_PROCESSES}.
  * @param cpuTime the CPU time of each process, rounded up to whole seconds
  * ({@code RLIMIT_CPU}): {@code SIGXCPU} when it is used up, {@code SIGKILL} one second of
  * CPU later. Default none.

@@ -168,8 +168,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * @param processes How many processes and threads of the command may exist at once
 	 * (RLIMIT_NPROC); a fork beyond it fails. Counted per user in the command's user
 	 * namespace (bwrap, unshare, namespaces); on seccomp, which has none, every task of
-	 * the JVM's uid counts (the launcher adds those it sees at the start). Not enforced
-	 * when the JVM runs as root.
+	 * the JVM's uid counts (the launcher adds those it sees at the start outside the
+	 * JVM's tree: the JVM's executions there share the limit). Not enforced when the JVM
+	 * runs as root.
 	 * @param cpuTime CPU time of each process, rounded up to whole seconds (RLIMIT_CPU):
 	 * SIGXCPU when it is used up, SIGKILL one second of CPU later. Unset: no limit.
 	 * @param fileSize Largest file each process may write (RLIMIT_FSIZE): a write beyond
