@@ -31,8 +31,11 @@ class ResourceLimitsBreakInTests {
 
 	private static final long MIB = 1024 * 1024;
 
-	/** An unprivileged uid that no other process of this host has. */
-	private static final long UID = 61235;
+	/**
+	 * An unprivileged uid that no other process of this host has, one per run (on the
+	 * seccomp rung every task of the uid counts, also another JVM's running these tests).
+	 */
+	private static final long UID = 62000L + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000);
 
 	/**
 	 * Forks until the process limit refuses, records how many children it made in

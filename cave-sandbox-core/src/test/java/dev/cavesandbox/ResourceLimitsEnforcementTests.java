@@ -45,9 +45,10 @@ class ResourceLimitsEnforcementTests {
 	 * An unprivileged uid that no other process of this host has: without a user
 	 * namespace (the seccomp rung) every task of the command's uid counts towards its
 	 * process limit, so other tests' processes of nobody, which come and go, would move
-	 * it.
+	 * it. One per run, so that a run of these tests in another JVM at the same time does
+	 * not share it either.
 	 */
-	private static final long UID = 61234;
+	private static final long UID = 61000L + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000);
 
 	/**
 	 * Forks for ever: each process keeps forking copies of itself, and a process whose
