@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.mechanism.SandboxMechanism;
@@ -36,7 +37,7 @@ class ResourceLimitsBreakInTests {
 	 * An unprivileged uid that no other process of this host has, one per run (on the
 	 * seccomp rung every task of the uid counts, also another JVM's running these tests).
 	 */
-	private static final long UID = 62000L + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000);
+	private static final long UID = 62000L + ThreadLocalRandom.current().nextInt(1000);
 
 	/**
 	 * Forks until the process limit refuses, records how many children it made in

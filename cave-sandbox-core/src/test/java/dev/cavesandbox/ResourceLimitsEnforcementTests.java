@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -48,7 +49,7 @@ class ResourceLimitsEnforcementTests {
 	 * it. One per run, so that a run of these tests in another JVM at the same time does
 	 * not share it either.
 	 */
-	private static final long UID = 61000L + java.util.concurrent.ThreadLocalRandom.current().nextInt(1000);
+	private static final long UID = 61000L + ThreadLocalRandom.current().nextInt(1000);
 
 	/**
 	 * Forks for ever: each process keeps forking copies of itself, and a process whose
@@ -110,7 +111,7 @@ class ResourceLimitsEnforcementTests {
 		// programs of that user: they must not take the command's share of its limit.
 		// (On the seccomp rung the processes the JVM started itself, other executions
 		// among them, do.)
-		String othersMarker = "59." + (100000 + new java.util.Random().nextInt(900000));
+		String othersMarker = "59." + (100000 + ThreadLocalRandom.current().nextInt(900000));
 		new ProcessBuilder(NobodyCommandLines.asUser(UID,
 				List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c",
 						"for i in 1 2 3 4 5 6 7 8 9 10; do /bin/sleep " + othersMarker + " & done; wait")))
