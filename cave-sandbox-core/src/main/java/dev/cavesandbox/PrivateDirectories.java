@@ -578,12 +578,8 @@ final class PrivateDirectories {
 					view.setPermissions(OWNER_ONLY);
 				}
 				for (Path entry : opened) {
-					UserPrincipal owner = opened
-						.getFileAttributeView(entry.getFileName(), PosixFileAttributeView.class,
-								LinkOption.NOFOLLOW_LINKS)
-						.readAttributes()
-						.owner();
-					if (!owner.equals(attributes.owner())) {
+					UserPrincipal owner = ownerIfPresent(opened, entry.getFileName());
+					if (owner != null && !owner.equals(attributes.owner())) {
 						REFUSED_HOMES.add(key);
 						throw new IOException(refusal(home, own,
 								"was open to others" + (open ? " (" + mode + ")" : "") + " and holds "
@@ -611,6 +607,23 @@ final class PrivateDirectories {
 				+ "other local users could reach the private directories while it was. A command of a rung without "
 				+ "a mount namespace can change the mode of its directory's parent (Landlock does not cover metadata)",
 				home, own, mode, PosixFilePermissions.toString(OWNER_ONLY));
+	}
+
+	/**
+	 * The owner of an entry of an opened home, or {@code null} if it is gone: this JVM's
+	 * cleaner deletes released directories while a home is repaired, and an entry that is
+	 * no longer there cannot be used to reach anything.
+	 */
+	private static @Nullable UserPrincipal ownerIfPresent(SecureDirectoryStream<Path> opened, Path name)
+			throws IOException {
+		try {
+			return opened.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.readAttributes()
+				.owner();
+		}
+		catch (NoSuchFileException ex) {
+			return null;
+		}
 	}
 
 	private static String refusal(Path home, int own, String what) {

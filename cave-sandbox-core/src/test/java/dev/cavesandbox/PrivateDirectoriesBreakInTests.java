@@ -144,6 +144,40 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
+	 * The home is repaired while the cleaner removes released directories from it (seen
+	 * in CI: a command opened the home, and the next execution's repair met an entry that
+	 * the cleaner deleted between listing and checking it): an entry that is gone is no
+	 * threat and does not refuse the home.
+	 */
+	@Test
+	void homeOpenedToOthersIsRepairedWhileItsEntriesAreDeleted() throws Exception {
+		Path work = Files.createDirectory(this.shared.resolve("work"));
+		Path home = PrivateDirectories.home(work);
+		List<Path> entries = new ArrayList<>();
+		for (int i = 0; i < 4000; i++) {
+			entries.add(Files.createDirectory(home.resolve("cave-sandbox-released-" + i)));
+		}
+		java.util.concurrent.CompletableFuture<Void> cleaner = java.util.concurrent.CompletableFuture
+			.runAsync(() -> entries.forEach((entry) -> {
+				try {
+					Files.delete(entry);
+				}
+				catch (IOException ex) {
+					throw new java.io.UncheckedIOException(ex);
+				}
+			}));
+		int repairs = 0;
+		while (!cleaner.isDone()) {
+			Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwxr-xr-x"));
+			assertThat(PrivateDirectories.home(work)).isEqualTo(home);
+			assertThat(modeOf(home)).isEqualTo("rwx------");
+			repairs++;
+		}
+		cleaner.get(60, TimeUnit.SECONDS);
+		assertThat(repairs).as("repairs while the cleaner ran").isPositive();
+	}
+
+	/**
 	 * While root's home was open to others, nobody put an entry in it: the home is closed
 	 * again (owner-only) but refused, naming the entry, until the entry is gone.
 	 */
