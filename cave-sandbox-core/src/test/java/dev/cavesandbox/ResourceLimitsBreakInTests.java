@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -106,9 +107,6 @@ class ResourceLimitsBreakInTests {
 	 * before: measured 19, 42, 67, 91, 116 with five staggered executions). Now it adds
 	 * only the tasks outside the JVM's tree: the JVM's executions share the room there.
 	 */
-	@Disabled("passes alone on Java 17 and 25 (red before the launcher's fix, green after), but after "
-			+ "ResourceLimitsEnforcementTests in the same Temurin 25 JVM the later execution never starts "
-			+ "(CI dry run); not yet understood")
 	@ForEachLinuxMechanism
 	void anExecutionDoesNotInheritTheProcessRoomOfAnExecutionThatEnded(MechanismChoice choice, @TempDir Path first,
 			@TempDir Path second, @TempDir Path launcherDirectory) throws Exception {
@@ -120,13 +118,10 @@ class ResourceLimitsBreakInTests {
 		CompletableFuture<NobodyCommandLines.Run> earlier = start(mechanism, limits, first);
 		try {
 			await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(first.resolve("count")));
-			// The later execution starts (and its launcher counts the uid's tasks) while
-			// the
-			// earlier one holds its full share.
-			// Python itself, without timeout(1): on the seccomp rung the executions of
-			// one
-			// JVM share the room, so the later one cannot fork while the earlier holds
-			// it.
+			// The later execution starts, and its launcher counts the uid's tasks, while
+			// the earlier one holds its full share. It runs python itself, without
+			// timeout(1): on the seccomp rung the executions of one JVM share the room,
+			// so the later one cannot fork while the earlier one holds it.
 			CompletableFuture<NobodyCommandLines.Run> later = start(mechanism, limits, second,
 					List.of(PYTHON, "-c", FILL_ON_SIGNAL, second.toString()));
 			try {
@@ -264,10 +259,18 @@ class ResourceLimitsBreakInTests {
 				List.of("/usr/bin/timeout", "-s", "KILL", "50", PYTHON, "-c", FILL_ON_SIGNAL, directory.toString()));
 	}
 
+	/**
+	 * Start a command line on a thread of its own. Not on the common pool, which
+	 * {@code supplyAsync} uses by default: on Java 25 with two CPUs it has one worker
+	 * (parallelism CPUs - 1; Java 17 used a thread per task below a parallelism of 2),
+	 * and a running execution blocks it until it ends, so an execution started while
+	 * another runs would wait for that one to end.
+	 */
 	private static CompletableFuture<NobodyCommandLines.Run> start(SandboxMechanism mechanism, ResourceLimits limits,
 			Path directory, List<String> argv) throws IOException {
 		List<String> command = NobodyCommandLines.asUser(UID,
 				mechanism.commandLine(argv, directory.toRealPath(), false, false, limits));
+		Executor threadOfItsOwn = (task) -> new Thread(task, "execution in " + directory.getFileName()).start();
 		return CompletableFuture.supplyAsync(() -> {
 			try {
 				return NobodyCommandLines.run(command, directory);
@@ -279,7 +282,7 @@ class ResourceLimitsBreakInTests {
 				Thread.currentThread().interrupt();
 				throw new IllegalStateException(ex);
 			}
-		});
+		}, threadOfItsOwn);
 	}
 
 	/**
