@@ -408,6 +408,8 @@ final class LauncherInstallation {
 			}
 		}
 		Process started = process;
+		// A thread of its own, not the common pool: with two CPUs that pool has one
+		// worker on Java 25, which an application's blocking task may hold.
 		CompletableFuture<byte[]> output = CompletableFuture.supplyAsync(() -> {
 			try (InputStream in = started.getInputStream()) {
 				return in.readNBytes(4096);
@@ -415,6 +417,10 @@ final class LauncherInstallation {
 			catch (IOException ex) {
 				return new byte[0];
 			}
+		}, (task) -> {
+			Thread reader = new Thread(task, "cave-sandbox-launcher-version");
+			reader.setDaemon(true);
+			reader.start();
 		});
 		try {
 			if (!started.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
