@@ -3,11 +3,11 @@
  * before the wrapper (bwrap, or setpriv + unshare). Linux only.
  *
  *   cave-sandbox-launcher --version
- *   cave-sandbox-launcher outer --workdir DIR -- WRAPPER ARGS...
+ *   cave-sandbox-launcher outer --workdir DIR [--command-user UID] -- WRAPPER ARGS...
  *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
- *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace
+ *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace --command-user UID
  *   LIMITS: --limit-memory BYTES --limit-processes N --limit-cpu SECONDS
  *           --limit-file-size BYTES --limit-open-files N
  *
@@ -48,6 +48,25 @@
  * SIGINT, contain kills every process left in the command's tree (the orphans it has
  * adopted, found by their PPid in /proc) until it has no child left, then exits with the
  * command's status.
+ *
+ * --command-user UID (a JVM running as root in the initial user namespace, whose commands
+ * the kernel would not hold to RLIMIT_NPROC: copy_process() exempts the real uid 0 of
+ * that namespace). outer, still root on the host, creates a user namespace whose uid and
+ * gid maps are "0 0 1" and "UID UID 1" (user_namespaces(7): a writer with CAP_SETUID
+ * and CAP_SETGID in the parent namespace may map any ids) and joins it before it runs
+ * the wrapper, which then creates no user namespace of its own. exec, and init's command
+ * child (PID 1 keeps uid 0 and with it the parent-death signal that a change of the
+ * effective uid would clear; it drops every capability once it has forked), switch to
+ * UID (real, effective and saved uid and gid; no supplementary group), and keep two
+ * capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER, also ambient so that
+ * the command has them after execve(2). In that namespace they apply only to files whose
+ * owner and group are both mapped, root:root files (capable_wrt_inode_uidgid): the
+ * command can still read, write and chmod a root JVM's working directory, as its owner
+ * root could, but gains nothing over any other file (a root:shadow /etc/shadow becomes
+ * unreadable). The switch sets SECBIT_NO_SETUID_FIXUP (locked), so that access(2), which
+ * checks with the real uid, counts those capabilities too, as open(2) does. Its processes
+ * count against RLIMIT_NPROC as UID's in that namespace: the execution's own. Not for
+ * contain, which has no user namespace to bound those capabilities.
  *
  * LIMITS (setrlimit(2)), set in the process that becomes the command and inherited by
  * its whole tree, never in init's PID 1 or contain's subreaper, whose bookkeeping they
@@ -90,6 +109,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -114,7 +134,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "3"
+#define LAUNCHER_VERSION "4"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -133,6 +153,12 @@
 #define CAVE_KEY_SPEC_SESSION_KEYRING (-3)
 #define CAVE_RESOLVE_NO_SYMLINKS 0x04
 #define CAVE_CAPABILITY_VERSION_3 0x20080522
+/* What the command user keeps (capabilities(7)): CAP_DAC_OVERRIDE (1), CAP_FOWNER (3). */
+#define COMMAND_USER_CAPABILITIES ((1ULL << 1) | (1ULL << 3))
+/* And what the switch needs: CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8). */
+#define SWITCH_CAPABILITIES (COMMAND_USER_CAPABILITIES | (1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* SECBIT_NO_SETUID_FIXUP and SECBIT_NO_SETUID_FIXUP_LOCKED (linux/securebits.h). */
+#define SECBIT_NO_SETUID_FIXUP_BITS ((1UL << 2) | (1UL << 3))
 #define CAVE_SECCOMP_MODE_FILTER 2
 
 /* Landlock (linux/landlock.h, landlock(7)): the system calls have the same numbers on
@@ -220,6 +246,8 @@ struct options {
 	int allow_userns;
 	int check;
 	int no_mount_namespace;
+	/* --command-user: the uid (and gid) the command runs as; -1: the caller's. */
+	long command_user;
 	/* Per LIMIT_OPTIONS entry; 0: not set (every set value is positive). */
 	unsigned long long limits[LIMIT_COUNT];
 };
@@ -892,7 +920,9 @@ static void check_working_directory(const struct options *options)
 	}
 }
 
-static void drop_capabilities(void)
+/* Empty the bounding set but keep (a mask of capabilities), where this process may
+ * (CAP_SETPCAP). */
+static void drop_bounding_set(unsigned long long keep)
 {
 	/* A root command would get the bounding set back at execve(2) (capabilities(7)):
 	 * empty it where this process may (CAP_SETPCAP); elsewhere no_new_privs and a uid
@@ -902,18 +932,148 @@ static void drop_capabilities(void)
 		if (present < 0) {
 			break;
 		}
-		if (present == 1 && prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 && geteuid() == 0) {
+		if (present == 1 && !(keep & (1ULL << capability)) && prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0
+		    && geteuid() == 0) {
 			fail("cannot drop capability %d from the bounding set: %s", capability, strerror(errno));
 		}
 	}
+}
+
+/* Drop every capability but keep (a mask of capabilities, 0 for none), which stay
+ * permitted, effective and inheritable, and with ambient also ambient (the command's
+ * after execve(2)). */
+static void drop_capabilities(unsigned long long keep, int ambient)
+{
+	drop_bounding_set(keep);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
 		fail("cannot clear the ambient capabilities: %s", strerror(errno));
 	}
 	struct cave_capability_header header = { CAVE_CAPABILITY_VERSION_3, 0 };
-	struct cave_capability_data none[2];
-	memset(none, 0, sizeof none);
-	if (syscall(SYS_capset, &header, none) != 0) {
+	struct cave_capability_data sets[2];
+	memset(sets, 0, sizeof sets);
+	for (int half = 0; half < 2; half++) {
+		uint32_t bits = (uint32_t) (keep >> (32 * half));
+		sets[half].effective = bits;
+		sets[half].permitted = bits;
+		sets[half].inheritable = bits;
+	}
+	if (syscall(SYS_capset, &header, sets) != 0) {
 		fail("cannot clear the capability sets: %s", strerror(errno));
+	}
+	for (int capability = 0; capability <= 63; capability++) {
+		if (ambient && (keep & (1ULL << capability))
+		    && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, capability, 0, 0) != 0) {
+			fail("cannot make capability %d ambient: %s", capability, strerror(errno));
+		}
+	}
+}
+
+/*
+ * Become the command user (--command-user): real, effective and saved uid and gid, no
+ * supplementary group, keeping the capabilities for drop_capabilities to reduce.
+ */
+static void switch_user(const struct options *options)
+{
+	uid_t user = (uid_t) options->command_user;
+	/* SECBIT_NO_SETUID_FIXUP (locked): the switch keeps the capability sets, and
+	 * access(2), which checks with the real uid, keeps the effective set for a uid other
+	 * than 0 too (do_faccessat); without it a command's access(2) to root's working
+	 * directory would answer "no" to what open(2) allows (Java's Files.isReadable,
+	 * os.access). */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP_BITS, 0, 0, 0) != 0 || setgroups(0, NULL) != 0
+	    || setresgid(user, user, user) != 0 || setresuid(user, user, user) != 0) {
+		fail("cannot switch to the command user %lu: %s", options->command_user, strerror(errno));
+	}
+}
+
+/*
+ * The process that becomes the command, with --command-user: empty the bounding set but
+ * the command user's capabilities while it still may (the switch clears the effective
+ * set, CAP_SETPCAP with it), switch, keep those capabilities, ambient too.
+ */
+static void become_command_user(const struct options *options)
+{
+	drop_bounding_set(COMMAND_USER_CAPABILITIES);
+	switch_user(options);
+	drop_capabilities(COMMAND_USER_CAPABILITIES, 1);
+}
+
+/*
+ * outer's part of --command-user: create a user namespace that maps 0 and UID to
+ * themselves (uid and gid), from a child (a process cannot write the maps of its own new
+ * namespace with ids other than its own), and join it.
+ */
+static void join_command_user_namespace(long user)
+{
+	if (getuid() != 0 || geteuid() != 0) {
+		fail("--command-user is for a launcher running as root");
+	}
+	int ready[2];
+	int done[2];
+	if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(done, O_CLOEXEC) != 0) {
+		fail("cannot create the pipes for the command user's namespace: %s", strerror(errno));
+	}
+	pid_t holder = fork();
+	if (holder < 0) {
+		fail("cannot fork for the command user's namespace: %s", strerror(errno));
+	}
+	if (holder == 0) {
+		close(ready[0]);
+		close(done[1]);
+		/* Its pid as /proc shows it, which outer's PID namespace may not (a wrapper's
+		 * PID namespace around the JVM): /proc/self names it. */
+		long report[2] = { (unshare(CLONE_NEWUSER) == 0) ? 0 : errno, 0 };
+		char self[32];
+		ssize_t length = readlink("/proc/self", self, sizeof self - 1);
+		if (length > 0) {
+			self[length] = '\0';
+			report[1] = strtol(self, NULL, 10);
+		}
+		if (write(ready[1], report, sizeof report) != (ssize_t) sizeof report) {
+			_exit(1);
+		}
+		char byte;
+		/* Hold the namespace until outer has joined it (done's write end closes). */
+		(void) read(done[0], &byte, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(done[0]);
+	long report[2] = { EIO, 0 };
+	if (read(ready[0], report, sizeof report) != (ssize_t) sizeof report || report[0] != 0) {
+		/* The wrappers' own wording ("unshare failed: ..."), which names the cause. */
+		fail("cannot create the command user's namespace: unshare failed: %s", strerror((int) report[0]));
+	}
+	if (report[1] <= 0) {
+		fail("cannot create the command user's namespace: its holder is not in /proc");
+	}
+	long shown = report[1];
+	char map[64];
+	snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n", user, user);
+	const char *files[] = { "uid_map", "gid_map" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%ld/%s", shown, files[i]);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t) strlen(map)) {
+			fail("cannot write %s of the command user's namespace: %s", files[i], strerror(errno));
+		}
+		close(fd);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/ns/user", shown);
+	int namespace = open(path, O_RDONLY | O_CLOEXEC);
+	if (namespace < 0 || setns(namespace, CLONE_NEWUSER) != 0) {
+		fail("cannot join the command user's namespace: %s", strerror(errno));
+	}
+	close(namespace);
+	close(done[1]);
+	close(ready[0]);
+	int status;
+	while (waitpid(holder, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fail("lost the holder of the command user's namespace: %s", strerror(errno));
+		}
 	}
 }
 
@@ -1128,7 +1288,15 @@ static int set_up(const struct options *options, int pid1)
 {
 	int start = close_descriptors();
 	check_working_directory(options);
-	drop_capabilities();
+	if (options->command_user >= 0 && !pid1) {
+		become_command_user(options);
+	}
+	else {
+		/* init's PID 1 keeps its uid, and so the parent-death signal that bwrap gave it
+		 * (the kernel clears it when the effective uid changes, commit_creds): its
+		 * command child switches, with what PID 1 keeps for that, until it forks. */
+		drop_capabilities((options->command_user >= 0) ? SWITCH_CAPABILITIES : 0, 0);
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		fail("cannot set no_new_privs: %s", strerror(errno));
 	}
@@ -1153,7 +1321,11 @@ static void execute(char **argv)
 	reset_signals();
 	execvp(argv[0], argv);
 	int error = errno;
-	if (error == ENOENT && strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0) {
+	/* stat(2), not access(2): access checks with the real uid and, for a uid other than 0,
+	 * without capabilities, so it would not see a command user's file in a root JVM's
+	 * working directory, which CAP_DAC_OVERRIDE reaches. */
+	struct stat file;
+	if (error == ENOENT && strchr(argv[0], '/') != NULL && stat(argv[0], &file) == 0) {
 		/* The file is there: its #! interpreter or its ELF loader is not (execve(2)). */
 		fprintf(stderr, "cave-sandbox: cannot execute %s: its interpreter was not found\n", argv[0]);
 		_exit(EXIT_NOT_EXECUTABLE);
@@ -1206,7 +1378,7 @@ static void place(int fd, int target, const char *what)
 	close(fd);
 }
 
-static int outer(const char *directory, char **argv)
+static int outer(const char *directory, long command_user, char **argv)
 {
 	const char *token = getenv(TOKEN_VARIABLE);
 	if (token != NULL) {
@@ -1256,6 +1428,9 @@ static int outer(const char *directory, char **argv)
 	}
 	close(pipe_fds[0]);
 	place(pipe_fds[1], START_FD, "the start pipe");
+	if (command_user >= 0) {
+		join_command_user_namespace(command_user);
+	}
 	/* Die with the JVM thread that spawned this process, as the wrapper would have. */
 	pid_t parent = getppid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) {
@@ -1305,6 +1480,9 @@ static int init(const struct options *options, char **argv)
 		fail("cannot fork the command: %s", strerror(errno));
 	}
 	if (command == 0) {
+		if (options->command_user >= 0) {
+			become_command_user(options);
+		}
 		/* The limits are the command's, not PID 1's: its reaping must not fail. A failure
 		 * here ends PID 1 too, before the start byte. */
 		set_limits(options, 0);
@@ -1313,6 +1491,9 @@ static int init(const struct options *options, char **argv)
 	}
 	if (start >= 0) {
 		close(start);
+	}
+	if (options->command_user >= 0) {
+		drop_capabilities(0, 0);
 	}
 	for (;;) {
 		int status;
@@ -1499,12 +1680,12 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
-		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] "
+		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, { 0 } };
+	struct options options = { 0, 0, 0, 0, -1, { 0 } };
 	const char *directory = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -1522,6 +1703,14 @@ int main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
 			directory = argv[++i];
+		}
+		else if (strcmp(argv[i], "--command-user") == 0 && i + 1 < argc) {
+			unsigned long long user = limit_value(argv[i], argv[i + 1]);
+			if (user > 0x7fffffffULL) {
+				fail("--command-user %s is not a uid", argv[i + 1]);
+			}
+			options.command_user = (long) user;
+			i++;
 		}
 		else {
 			size_t limit = 0;
@@ -1545,7 +1734,7 @@ int main(int argc, char **argv)
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
-		return outer(directory, command);
+		return outer(directory, options.command_user, command);
 	}
 	if (strcmp(mode, "init") == 0) {
 		if (options.no_mount_namespace) {
@@ -1554,6 +1743,9 @@ int main(int argc, char **argv)
 		return init(&options, command);
 	}
 	if (strcmp(mode, "contain") == 0) {
+		if (options.command_user >= 0) {
+			fail("--command-user needs the sandbox's user namespace: not for contain");
+		}
 		return contain(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
@@ -1588,7 +1780,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, { 0 } };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, { 0 } };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

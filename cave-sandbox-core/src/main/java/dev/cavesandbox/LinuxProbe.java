@@ -66,6 +66,9 @@ final class LinuxProbe {
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
+	/** CapEff of a command user: CAP_DAC_OVERRIDE (1) and CAP_FOWNER (3). */
+	private static final String COMMAND_USER_CAPABILITIES = "000000000000000a";
+
 	private static final String UID_MAP = "/proc/self/uid_map";
 
 	/**
@@ -120,6 +123,12 @@ final class LinuxProbe {
 			// No private directory can be created there either: executions fail, coded.
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden);
+		int commandUser = this.settings.linux().commandUser();
+		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && this.choice != MechanismChoice.SECCOMP) {
+			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
+			// run as the command user, in a user namespace that the launcher prepares.
+			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
+		}
 		SandboxMechanism mechanism = mechanism(launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
@@ -331,12 +340,18 @@ final class LinuxProbe {
 			verified.add(NOT_GIVEN + "IPC namespace: System V IPC objects and POSIX message queues that the JVM's "
 					+ "user can open are in reach");
 		}
-		String caps = first(facts, "caps");
-		if (!caps.equals(NO_CAPABILITIES)) {
-			return ProbeSession.notVerified("the child holds capabilities (CapEff=" + caps + ")", took);
-		}
-		verified.add("capabilities: none");
 		Launcher launcher = Objects.requireNonNull(mechanism.launcher(), "a Linux mechanism has a launcher");
+		String caps = first(facts, "caps");
+		if (!caps.equals(launcher.hasCommandUser() ? COMMAND_USER_CAPABILITIES : NO_CAPABILITIES)) {
+			return ProbeSession.notVerified(
+					"the child holds capabilities (CapEff=" + caps + ")"
+							+ (launcher.hasCommandUser() ? ", expected only CAP_DAC_OVERRIDE and CAP_FOWNER" : ""),
+					took);
+		}
+		verified.add(launcher.hasCommandUser()
+				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
+						+ "namespace maps " + "no other owner)"
+				: "capabilities: none");
 		String launcherFailure = launcherFailure(launcher, facts, loopback, !mountNamespace);
 		if (launcherFailure != null) {
 			return ProbeSession.notVerified(launcherFailure, took);
@@ -349,13 +364,23 @@ final class LinuxProbe {
 				return landlock;
 			}
 		}
-		String limitFailure = limits(facts, limits, host.hardLimits(), namespaces.isEmpty(), hostRoot, verified);
+		String limitFailure = limits(facts, limits, host.hardLimits(), namespaces.isEmpty(),
+				hostRoot && !launcher.hasCommandUser(), verified);
 		if (limitFailure != null) {
 			return ProbeSession.notVerified(limitFailure, took);
 		}
 		String uid = first(facts, "uid");
-		verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
-				: "uid " + uid + ": the caller " + host.uid() + " is mapped to root without capabilities");
+		if (launcher.hasCommandUser()) {
+			if (!uid.equals(String.valueOf(launcher.commandUser()))) {
+				return ProbeSession.notVerified(
+						"the child runs as uid " + uid + ", not as the command user " + launcher.commandUser(), took);
+			}
+			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds");
+		}
+		else {
+			verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
+					: "uid " + uid + ": the caller " + host.uid() + " is mapped to root without capabilities");
+		}
 		if (!first(facts, "marker").equals(ProbeSession.MARKER) || !first(facts, "write").equals("ok")) {
 			return ProbeSession.notVerified("the working directory is not visible and writable in the child", took);
 		}

@@ -141,15 +141,43 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * {@code CLONE_NEWUSER}, and {@code clone3(2)}, unless this is set (default
 	 * {@code false}: a new user namespace would give the command every capability over
 	 * new namespaces of its own, which is kernel attack surface)
+	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
+	 * host's root (uid 0 of the initial user namespace) run as, on the rungs with a user
+	 * namespace, so that the process limit holds (the kernel never applies
+	 * {@code RLIMIT_NPROC} to that root, kernel/fork.c); {@code 0} keeps them root,
+	 * without a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody}).
+	 * Ignored for a JVM of another user, and on the seccomp rung
+	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
-			boolean userNamespaces) {
+			boolean userNamespaces, int commandUser) {
+
+		/** The default command user of a root JVM: {@code nobody}. */
+		public static final int DEFAULT_COMMAND_USER = 65534;
 
 		public Linux {
 			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 			Objects.requireNonNull(setprivPath, "setprivPath must not be null");
 			Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
 			Objects.requireNonNull(ipPath, "ipPath must not be null");
+			if (commandUser < 0) {
+				throw new IllegalArgumentException(
+						"commandUser must be a uid (0 keeps a root JVM's commands root), not " + commandUser);
+			}
+		}
+
+		/**
+		 * Create the Linux settings with the default command user.
+		 * @param unsharePath the util-linux {@code unshare} binary
+		 * @param setprivPath the util-linux {@code setpriv} binary
+		 * @param bwrapPath the bubblewrap binary
+		 * @param ipPath the iproute2 {@code ip} binary
+		 * @param launcherPath an installed copy of the native launcher, or {@code null}
+		 * @param userNamespaces whether the command may create user namespaces of its own
+		 */
+		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+				boolean userNamespaces) {
+			this(unsharePath, setprivPath, bwrapPath, ipPath, launcherPath, userNamespaces, DEFAULT_COMMAND_USER);
 		}
 
 	}
@@ -244,6 +272,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		private @Nullable Path launcherPath;
 
 		private boolean userNamespaces;
+
+		private int commandUser = Linux.DEFAULT_COMMAND_USER;
 
 		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
@@ -371,6 +401,18 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return this;
 		}
 
+		/**
+		 * Set the uid (and gid) that a root JVM's commands run as, so that the process
+		 * limit holds; see {@link Linux#commandUser()}.
+		 * @param commandUser the uid, or {@code 0} to keep them root (default
+		 * {@value Linux#DEFAULT_COMMAND_USER})
+		 * @return this builder
+		 */
+		public Builder commandUser(int commandUser) {
+			this.commandUser = commandUser;
+			return this;
+		}
+
 		public Builder sandboxExecPath(Path sandboxExecPath) {
 			this.sandboxExecPath = sandboxExecPath;
 			return this;
@@ -400,7 +442,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
 					new Env(this.passEnvironment, this.environment),
 					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
-							this.userNamespaces),
+							this.userNamespaces, this.commandUser),
 					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 					new Macos(this.sandboxExecPath), this.limits);
 		}

@@ -97,6 +97,11 @@ final class WrapperFailureClassifier {
 				|| causes.contains(Launcher.MESSAGE_PREFIX + " cannot set no_new_privs")) {
 			return UnavailabilityCause.SECCOMP_UNAVAILABLE;
 		}
+		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot create the command user's namespace")) {
+			// The launcher creates the user namespace of a root JVM's command user: the
+			// kernel's answer names the cause as it would for a wrapper.
+			return classifyWrapper(causes);
+		}
 		if (causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX)) {
 			return UnavailabilityCause.NOT_VERIFIED;
 		}

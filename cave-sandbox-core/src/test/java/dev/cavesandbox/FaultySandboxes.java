@@ -103,7 +103,9 @@ final class FaultySandboxes {
 	 * @return the settings
 	 */
 	static SandboxSettings.Builder withBinary(MechanismChoice mechanism, Path binary) {
-		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(mechanism);
+		// The faults and refusals stand in for a wrapper that creates the user namespace
+		// itself: a root JVM's command user would have the launcher create it first.
+		SandboxSettings.Builder settings = SandboxSettings.builder().mechanism(mechanism).commandUser(0);
 		return switch (mechanism) {
 			case BWRAP -> settings.bwrapPath(binary);
 			case UNSHARE, NAMESPACES -> settings.unsharePath(binary);

@@ -26,14 +26,21 @@ class IsolatedExecutorsTests {
 		.timeout(Duration.ofSeconds(20))
 		.build();
 
+	/**
+	 * The command runs as the JVM's uid, except a host root JVM's on the rungs with a
+	 * user namespace: as the command user (65534 by default), so that the process limit
+	 * holds.
+	 */
 	@ForEachLinuxMechanism
 	void whereIsolationIsVerifiedTheExecutorRunsIsolated(MechanismChoice mechanism) throws IOException {
 		int jvmUid = (int) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+		int expected = (jvmUid == 0 && LinuxProbe.initialUserNamespace() && mechanism != MechanismChoice.SECCOMP)
+				? SandboxSettings.Linux.DEFAULT_COMMAND_USER : jvmUid;
 		try (IsolatedExecutor executor = IsolatedExecutors
 			.create(SandboxSettings.builder().mechanism(mechanism).build())) {
 			ExecutionResult result = executor.execute(READ_UID);
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
-			assertThat(result.stdoutText()).isEqualTo(jvmUid + "\n");
+			assertThat(result.stdoutText()).isEqualTo(expected + "\n");
 			assertThat(result.isolation())
 				.isEqualTo(new Isolation(mechanism.name().toLowerCase(java.util.Locale.ROOT), true));
 			assertThat(executor.isolation().networkIsolated()).isTrue();
@@ -63,8 +70,13 @@ class IsolatedExecutorsTests {
 		}
 	}
 
+	/**
+	 * The wrapper sets the limit for its own user namespace: a root JVM's command user
+	 * would have the launcher create it before the wrapper runs.
+	 */
 	private SandboxSettings.Builder refused(Path directory) throws IOException {
 		return SandboxSettings.builder()
+			.commandUser(0)
 			.mechanism(MechanismChoice.UNSHARE)
 			.unsharePath(RestrictedHost.unshareWithNamespaceLimitZero(directory));
 	}

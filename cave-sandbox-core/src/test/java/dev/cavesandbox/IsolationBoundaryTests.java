@@ -231,6 +231,10 @@ class IsolationBoundaryTests {
 		}
 		Path resolvConf = directory.resolve("resolv.conf");
 		Files.writeString(resolvConf, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+		// Traversable in the lookup's own user namespace, which maps no owner of the
+		// directory (a root JVM's command user reaches it by CAP_DAC_OVERRIDE only in
+		// the sandbox's namespace).
+		Files.setPosixFilePermissions(directory, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
 		// The lookup binds its resolver file in a user namespace of its own.
 		try (LoopbackListeners.Udp dns = dnsListener();
 				ProcessIsolatedExecutor nesting = LinuxMechanisms.isolated(mechanism,
@@ -297,8 +301,9 @@ class IsolationBoundaryTests {
 		String script = "mount --bind " + resolvConf + " /etc/resolv.conf && getent hosts cave-sandbox-" + label
 				+ ".example";
 		// --keep-caps rather than --map-root-user: a root caller's command may not map
-		// uid 0 of a new
-		// user namespace to the host's uid 0 (that needs CAP_SETFCAP, Linux 5.12+).
+		// uid 0
+		// of a new user namespace to the host's uid 0 (that needs CAP_SETFCAP, Linux
+		// 5.12+).
 		return List.of("unshare", "--user", "--mount", "--keep-caps", "sh", "-c", script);
 	}
 
@@ -379,13 +384,24 @@ class IsolationBoundaryTests {
 		assertThat(result.stdoutText()).isEqualTo("HELLO");
 	}
 
+	/** The caller's uid, except for a host root JVM's command user. */
 	@ForEachLinuxMechanism
 	void childKeepsTheCallersUid(MechanismChoice mechanism) throws IOException {
 		String uid = new String(new ProcessBuilder("id", "-u").start().getInputStream().readAllBytes()).trim();
 		assertThat(uid).matches("[0-9]+");
 		ExecutionResult result = isolated(mechanism).execute("id", "-u");
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		assertThat(result.stdoutText()).isEqualTo(uid + "\n");
+		assertThat(result.stdoutText())
+			.isEqualTo((commandUser(mechanism) ? SandboxSettings.Linux.DEFAULT_COMMAND_USER : uid) + "\n");
+	}
+
+	/**
+	 * Whether the command runs as the command user: a host root JVM's, on the rungs with
+	 * a user namespace.
+	 */
+	private static boolean commandUser(MechanismChoice mechanism) {
+		return "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace()
+				&& mechanism != MechanismChoice.SECCOMP;
 	}
 
 	@ForEachLinuxMechanism
@@ -851,13 +867,18 @@ class IsolationBoundaryTests {
 		assertThat(result.stdoutText()).startsWith("ipc:[").isNotEqualTo(host + "\n");
 	}
 
+	/**
+	 * No capability, except for a host root JVM's command user, which keeps
+	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files (see
+	 * {@link LauncherCommandUserTests}).
+	 */
 	@ForEachLinuxMechanism
 	void commandHasNoCapabilities(MechanismChoice mechanism) {
 		List<String> read = List.of("grep", "-E", "^Cap(Inh|Prm|Eff|Amb):", "/proc/self/status");
 		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder(read).build());
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		assertThat(result.stdoutText().lines()).hasSize(4)
-			.allSatisfy((line) -> assertThat(line).endsWith("\t0000000000000000"));
+		String expected = commandUser(mechanism) ? "\t000000000000000a" : "\t0000000000000000";
+		assertThat(result.stdoutText().lines()).hasSize(4).allSatisfy((line) -> assertThat(line).endsWith(expected));
 		if ("root".equals(System.getProperty("user.name"))) {
 			assertThat(unisolated.execute(ExecutionRequest.builder(read).build()).stdoutText())
 				.containsPattern("CapEff:\t0*[1-9a-f]");

@@ -51,6 +51,20 @@ class NetworkIsolationProbeTests {
 			"namespacesWithNamespaceLimitZero", "unshare: unshare failed: No space left on device",
 			"namespacesWithoutCapabilities", "unshare: write failed /proc/self/uid_map: Operation not permitted");
 
+	private static final String NONE = "capabilities: none";
+
+	/**
+	 * The capabilities fact of a command: none, except for a host root JVM's command user
+	 * on the rungs with a user namespace.
+	 */
+	private static String capabilities(MechanismChoice choice) {
+		boolean hostRoot = "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace();
+		return (hostRoot && choice != MechanismChoice.SECCOMP)
+				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
+						+ "namespace maps no other owner)"
+				: NONE;
+	}
+
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void autoVerifiesBubblewrapFirstWithEveryFact() {
@@ -64,8 +78,9 @@ class NetworkIsolationProbeTests {
 			.anyMatch((fact) -> fact.startsWith("PID namespace pid:["))
 			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["))
 			.anyMatch((fact) -> fact.startsWith("hidden: /tmp, /var/tmp, /run"))
-			.contains("only interface: lo", "capabilities: none", "working directory: visible and writable",
-					"root filesystem: read-only", "loopback: up, private (the host's loopback is another namespace's)");
+			.contains("only interface: lo", capabilities(MechanismChoice.BWRAP),
+					"working directory: visible and writable", "root filesystem: read-only",
+					"loopback: up, private (the host's loopback is another namespace's)");
 	}
 
 	@Test
@@ -76,8 +91,8 @@ class NetworkIsolationProbeTests {
 		assertThat(capability.mechanismName()).isEqualTo("unshare");
 		assertThat(capability.privateLoopback()).isTrue();
 		assertThat(capability.verified())
-			.contains("only interface: lo", "loopback: down", "capabilities: none", "root filesystem: read-only",
-					"private loopback on request: lo up, verified")
+			.contains("only interface: lo", "loopback: down", capabilities(MechanismChoice.UNSHARE),
+					"root filesystem: read-only", "private loopback on request: lo up, verified")
 			.anyMatch((fact) -> fact.startsWith("IPC namespace ipc:["));
 		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isTrue();
 	}
@@ -117,8 +132,13 @@ class NetworkIsolationProbeTests {
 				}
 				die "processes still running after 60 s\n";
 				""";
-		List<String> command = new ArrayList<>(List.of("/usr/bin/unshare", "--user", "--map-root-user", "--pid",
-				"--fork", "--mount-proc", "perl", "-e", settle));
+		// A host root JVM's command line stays the host root's (its launcher maps the
+		// command user, which a user namespace of root alone would not have).
+		List<String> command = new ArrayList<>(List.of("/usr/bin/unshare"));
+		if (!"root".equals(System.getProperty("user.name")) || !LinuxProbe.initialUserNamespace()) {
+			command.addAll(List.of("--user", "--map-root-user"));
+		}
+		command.addAll(List.of("--pid", "--fork", "--mount-proc", "perl", "-e", settle));
 		command.addAll(mechanism.commandLine(List.of("true"), directory.toRealPath(), false));
 		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -303,7 +323,9 @@ class NetworkIsolationProbeTests {
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void whereEveryMechanismIsRefusedTheKernelsCauseIsReported(@TempDir Path directory) throws IOException {
+		// The wrappers set the limit for their own user namespace (no command user).
 		SandboxSettings.Builder settings = SandboxSettings.builder()
+			.commandUser(0)
 			.bwrapPath(RestrictedHost.bwrapWithNamespaceLimitZero(directory))
 			.unsharePath(RestrictedHost.unshareWithNamespaceLimitZero(directory));
 		IsolationCapability capability = probe(settings.build());
@@ -398,7 +420,7 @@ class NetworkIsolationProbeTests {
 				(choice == MechanismChoice.SECCOMP) ? SandboxSettings.builder().mechanism(choice).build()
 						: FaultySandboxes.settings(choice, Fault.CAPABILITIES_KEPT).build());
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(capability.verified()).contains("capabilities: none");
+		assertThat(capability.verified()).contains(NONE);
 	}
 
 	/**
@@ -432,7 +454,7 @@ class NetworkIsolationProbeTests {
 		Path fake = RestrictedHost.script(directory, "fake", "while [ \"$1\" != \"--\" ]; do shift; done; shift; "
 				+ "exec /usr/bin/unshare --mount --propagation private -- \"$@\"");
 		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(fake).build());
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).commandUser(0).unsharePath(fake).build());
 		assertThat(capability.available()).isFalse();
 		assertThat(capability.detail()).contains("exit 125", "cave-sandbox: not in a new user namespace");
 	}
@@ -449,11 +471,12 @@ class NetworkIsolationProbeTests {
 		Path directory = VisibleDirectories.create("util-linux-2.37-");
 		Path old = RestrictedHost.script(directory, "unshare", "for a in \"$@\"; do case \"$a\" in --map-user=*) "
 				+ "echo \"unshare: unrecognized option '$a'\" >&2; exit 1;; esac; done; exec /usr/bin/unshare \"$@\"");
+		// A root JVM's command user needs no --map-user: not that case.
 		IsolationCapability capability = probe(
-				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(old).build());
+				SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).commandUser(0).unsharePath(old).build());
 		assertThat(capability.available()).as("%s", capability).isTrue();
 		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isFalse();
-		assertThat(capability.verified()).contains("capabilities: none", "root filesystem: read-only")
+		assertThat(capability.verified()).contains(NONE, "root filesystem: read-only")
 			.anyMatch((fact) -> fact.startsWith("hidden: /tmp"));
 		if ("root".equals(System.getProperty("user.name"))) {
 			assertThat(capability.verified()).contains("uid 0: the caller's");

@@ -92,6 +92,12 @@ class SandboxSettingsTests {
 			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
 					Path.of("/usr/bin/bwrap"), null, null, false))
 			.withMessage("ipPath must not be null");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
+					Path.of("/usr/bin/bwrap"), Path.of("/sbin/ip"), null, false, -1))
+			.withMessage("commandUser must be a uid (0 keeps a root JVM's commands root), not -1");
+		assertThat(SandboxSettings.defaults().linux().commandUser()).isEqualTo(65534);
+		assertThat(SandboxSettings.builder().commandUser(0).build().linux().commandUser()).isZero();
 		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> new SandboxSettings.Macos(null))
 			.withMessage("sandboxExecPath must not be null");
 		SandboxSettings defaults = SandboxSettings.defaults();

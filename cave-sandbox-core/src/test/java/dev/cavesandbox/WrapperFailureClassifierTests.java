@@ -40,6 +40,11 @@ class WrapperFailureClassifierTests {
 			"bwrap: Can't mount proc on /newroot/proc: Operation not permitted|MOUNT_REFUSED",
 			"cave-sandbox-launcher: cannot load the seccomp filter: Invalid argument|SECCOMP_UNAVAILABLE",
 			"cave-sandbox-launcher: cannot set no_new_privs: Invalid argument|SECCOMP_UNAVAILABLE",
+			"cave-sandbox-launcher: cannot create the command user's namespace: unshare failed: No space left on "
+					+ "device|NAMESPACE_LIMIT",
+			"cave-sandbox-launcher: cannot create the command user's namespace: unshare failed: Operation not "
+					+ "permitted|KERNEL_REFUSED",
+			"cave-sandbox-launcher: cannot switch to the command user 65534: Invalid argument|NOT_VERIFIED",
 			"sandbox-exec: sandbox_apply: Operation not permitted|NESTED_SANDBOX_REFUSED",
 			"setpriv: something unexpected|UNKNOWN" })
 	void wrapperMessagesAreClassified(String stderr, UnavailabilityCause cause) {

@@ -15,10 +15,13 @@ import dev.cavesandbox.ResourceLimits;
  * up by bwrap itself before the command starts. A pure function of its inputs; nothing
  * here touches the host.
  * <ul>
- * <li>{@code --unshare-user} (the command keeps the caller's uid) {@code --unshare-net}:
- * the only interface is {@code lo}, which bwrap always brings up: a private loopback that
- * cannot reach the host's (network_namespaces(7)). The host's abstract unix sockets
- * belong to the host's network namespace and are unreachable too (unix(7)).</li>
+ * <li>{@code --unshare-user} (the command keeps the caller's uid; with a
+ * {@linkplain Launcher#hasCommandUser() command user}, {@code outer} has joined a user
+ * namespace of its own instead, and bwrap keeps the capabilities the launcher needs to
+ * switch to it, see {@link Launcher}) {@code --unshare-net}: the only interface is
+ * {@code lo}, which bwrap always brings up: a private loopback that cannot reach the
+ * host's (network_namespaces(7)). The host's abstract unix sockets belong to the host's
+ * network namespace and are unreachable too (unix(7)).</li>
  * <li>{@code --unshare-pid --as-pid-1}: the {@link Launcher} is PID 1 in place of bwrap's
  * own init (which the command, with the same uid and no capability less, could ptrace or
  * write through {@code /proc/1/mem}); the launcher is not dumpable and under its own
@@ -56,6 +59,9 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	/** The name of this mechanism. */
 	public static final String NAME = "bwrap";
 
+	private static final List<String> COMMAND_USER_CAPABILITIES = List.of("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP",
+			"CAP_DAC_OVERRIDE", "CAP_FOWNER");
+
 	public BubblewrapMechanism {
 		Objects.requireNonNull(bwrap, "bwrap must not be null");
 		Objects.requireNonNull(launcher, "launcher must not be null");
@@ -79,8 +85,20 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			ResourceLimits limits) {
 		String directory = workingDirectory.toString();
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
-		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session", "--unshare-user",
-				"--unshare-net", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL"));
+		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session"));
+		if (!this.launcher.hasCommandUser()) {
+			command.add("--unshare-user");
+		}
+		command.addAll(List.of("--unshare-net", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL"));
+		if (this.launcher.hasCommandUser()) {
+			// What the launcher's init needs to switch to the command user, empty the
+			// bounding set and keep CAP_DAC_OVERRIDE and CAP_FOWNER; it drops the rest
+			// before the
+			// command.
+			for (String capability : COMMAND_USER_CAPABILITIES) {
+				command.addAll(List.of("--cap-add", capability));
+			}
+		}
 		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
 		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));

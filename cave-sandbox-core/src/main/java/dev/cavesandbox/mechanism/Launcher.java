@@ -46,12 +46,29 @@ import dev.cavesandbox.ResourceLimits;
  * <p>
  * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
  * {@link #refusals(boolean, boolean)}, which the probe checks line by line.
+ * <p>
+ * A command user ({@code --command-user UID}, for a JVM running as the host's root, whose
+ * commands the kernel would exempt from {@code RLIMIT_NPROC}): {@code outer}, still root
+ * on the host, creates a user namespace that maps only uid and gid 0 and {@code UID} to
+ * themselves, and joins it before it runs the wrapper, which creates no user namespace of
+ * its own then; {@code init} and {@code exec} switch to {@code UID} and keep two
+ * capabilities, {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (ambient too), which in
+ * that namespace apply only to files owned by root:root (the kernel's
+ * capable_wrt_inode_uidgid): the command reads, writes and changes the mode of a root
+ * JVM's working directory as its owner could, and its processes count against the process
+ * limit as {@code UID}'s in a namespace of the execution's own. Not with {@code contain},
+ * which has no user namespace to bound those capabilities.
  *
  * @param path the launcher binary on the host, verified against the SHA-256 recorded at
  * build time
  * @param userNamespaces whether the command may create user namespaces of its own
+ * @param commandUser the uid (and gid) a root JVM's command runs as, or {@value #CALLER}
+ * for the caller's
  */
-public record Launcher(Path path, boolean userNamespaces) {
+public record Launcher(Path path, boolean userNamespaces, long commandUser) {
+
+	/** No command user: the command keeps the caller's uid. */
+	public static final long CALLER = -1;
 
 	/** The descriptor of the working directory, for the wrapper. */
 	public static final int DIRECTORY_FD = 3;
@@ -100,20 +117,51 @@ public record Launcher(Path path, boolean userNamespaces) {
 	 */
 	public static final String TOKEN_VARIABLE = "CAVE_SANDBOX_LAUNCH_TOKEN";
 
+	private static final String COMMAND_USER = "--command-user";
+
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
 	public Launcher {
 		Objects.requireNonNull(path, "path must not be null");
+		if (commandUser != CALLER && (commandUser <= 0 || commandUser > Integer.MAX_VALUE)) {
+			throw new IllegalArgumentException("commandUser must be a uid from 1 to " + Integer.MAX_VALUE + " or "
+					+ CALLER + ", not " + commandUser);
+		}
+	}
+
+	/**
+	 * Create a launcher whose command keeps the caller's uid.
+	 * @param path the launcher binary
+	 * @param userNamespaces whether the command may create user namespaces of its own
+	 */
+	public Launcher(Path path, boolean userNamespaces) {
+		this(path, userNamespaces, CALLER);
+	}
+
+	/**
+	 * Whether the command runs as a command user in a user namespace that {@code outer}
+	 * prepared (then the wrapper must not create one).
+	 * @return whether {@link #commandUser()} is set
+	 */
+	public boolean hasCommandUser() {
+		return this.commandUser != CALLER;
 	}
 
 	/**
 	 * Return the argv prefix that runs the wrapper through {@code outer}.
 	 * @param workingDirectory the working directory, absolute
-	 * @return {@code [path, outer, --workdir, DIR, --]}; the wrapper's argv follows
+	 * @return {@code [path, outer, --workdir, DIR, [--command-user, UID,] --]}; the
+	 * wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory) {
-		return List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString(), "--");
+		List<String> command = new ArrayList<>(
+				List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString()));
+		if (hasCommandUser()) {
+			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
+		}
+		command.add("--");
+		return List.copyOf(command);
 	}
 
 	/**
@@ -176,6 +224,9 @@ public record Launcher(Path path, boolean userNamespaces) {
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			ResourceLimits limits, List<String> argv) {
 		Objects.requireNonNull(limits, "limits must not be null");
+		if (hasCommandUser() && CONTAIN.equals(mode)) {
+			throw new IllegalArgumentException("a command user needs the sandbox's user namespace: not for " + CONTAIN);
+		}
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
@@ -188,6 +239,9 @@ public record Launcher(Path path, boolean userNamespaces) {
 		}
 		if (noMountNamespace) {
 			command.add("--no-mount-namespace");
+		}
+		if (hasCommandUser()) {
+			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
 		addLimit(command, "--limit-memory", limits.memory());
 		addLimit(command, "--limit-processes", limits.processes());

@@ -87,7 +87,8 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		if (loopback) {
 			script.append(quote(this.ip.toString())).append(" link set lo up\n");
 		}
-		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid, this.keepUid));
+		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid,
+				this.keepUid && !this.launcher.hasCommandUser()));
 		return script.toString();
 	}
 

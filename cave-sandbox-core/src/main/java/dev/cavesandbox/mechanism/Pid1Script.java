@@ -33,8 +33,11 @@ final class Pid1Script {
 	static List<String> commandLine(Launcher launcher, Path workingDirectory, Path setpriv, Path unshare,
 			List<String> options, String script, List<String> inside) {
 		List<String> command = new ArrayList<>(launcher.outer(workingDirectory));
-		command.addAll(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--", unshare.toString(), "--user",
-				"--map-root-user"));
+		command.addAll(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--", unshare.toString()));
+		if (!launcher.hasCommandUser()) {
+			// With a command user, outer has joined the user namespace already.
+			command.addAll(List.of("--user", "--map-root-user"));
+		}
 		command.addAll(options);
 		command.addAll(List.of("--", "/bin/sh", "-c", script, "cave-sandbox"));
 		command.addAll(inside);

@@ -185,7 +185,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 			script.append(quote(this.ip.toString())).append(" link set lo up\n");
 		}
 		script.append("cd ").append(directory).append('\n');
-		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid, this.keepUid));
+		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid,
+				this.keepUid && !this.launcher.hasCommandUser()));
 		return script.toString();
 	}
 

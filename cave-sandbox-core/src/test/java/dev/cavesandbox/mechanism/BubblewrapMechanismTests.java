@@ -116,4 +116,22 @@ class BubblewrapMechanismTests {
 			.doesNotContain("--size");
 	}
 
+	/**
+	 * A root JVM's command user: outer joins the user namespace it prepares, so bwrap
+	 * creates none, and keeps what the launcher needs to switch to the command user; both
+	 * launcher steps get the uid.
+	 */
+	@Test
+	void commandUserLetsOuterCreateTheUserNamespaceAndBwrapKeepOnlyWhatTheSwitchNeeds() {
+		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, HIDE_TMP_AND_RUN)
+			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--",
+				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--as-pid-1",
+				"--unshare-ipc", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
+				"CAP_SETPCAP", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--ro-bind", "/", "/")
+			.endsWith("/proc/self/fd/4", "init", "--command-user", "65534", "--", "id")
+			.doesNotContain("--unshare-user");
+	}
+
 }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import dev.cavesandbox.ResourceLimits;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * The argv shapes of {@link Launcher}; that the launcher itself accepts them and reports
@@ -68,6 +69,30 @@ class LauncherTests {
 	void noLimitsIsTheShapeWithoutLimits() {
 		assertThat(this.launcher.inside(Launcher.INIT, true, true, false, ResourceLimits.NONE, List.of("cmd")))
 			.isEqualTo(this.launcher.inside(Launcher.INIT, true, true, List.of("cmd")));
+	}
+
+	@Test
+	void commandUserGoesToOuterAndInsideButNeverToContain() {
+		Launcher launcher = new Launcher(Path.of("/l"), false, 1234);
+		assertThat(launcher.hasCommandUser()).isTrue();
+		assertThat(launcher.outer(Path.of("/w"))).containsExactly("/l", "outer", "--workdir", "/w", "--command-user",
+				"1234", "--");
+		assertThat(launcher.inside(Launcher.EXEC, false, false, List.of("cmd"))).containsExactly(Launcher.INSIDE,
+				"exec", "--command-user", "1234", "--", "cmd");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))
+			.withMessageContaining("not for contain");
+		assertThat(this.launcher.hasCommandUser()).isFalse();
+		assertThat(this.launcher.outer(Path.of("/w"))).containsExactly("/opt/cave-sandbox-launcher", "outer",
+				"--workdir", "/w", "--");
+	}
+
+	@Test
+	void commandUserIsAUidOtherThanRoot() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher(Path.of("/l"), false, 0));
+		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher(Path.of("/l"), false, -2));
+		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher(Path.of("/l"), false, 1L << 31));
+		assertThat(new Launcher(Path.of("/l"), false, Integer.MAX_VALUE).commandUser()).isEqualTo(Integer.MAX_VALUE);
 	}
 
 }

@@ -87,4 +87,20 @@ class NamespacesMechanismTests {
 		assertThat(String.join(" ", command)).doesNotContain("16777216");
 	}
 
+	/**
+	 * A root JVM's command user: no user namespace from unshare, no nested one, and the
+	 * launcher's exec switches to the command user.
+	 */
+	@Test
+	void commandUserLeavesTheUserNamespaceToOuterAndTheUidToTheLauncher() {
+		NamespacesMechanism mechanism = new NamespacesMechanism(Path.of("/usr/bin/setpriv"),
+				Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"), new Launcher(Path.of("/l"), false, 65534), 0, 0,
+				true);
+		List<String> command = mechanism.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--")
+			.endsWith("exec", "--no-mount-namespace", "--command-user", "65534", "--", "id")
+			.doesNotContain("--user", "--map-root-user");
+		assertThat(mechanism.setupScript(false)).doesNotContain("--map-user");
+	}
+
 }

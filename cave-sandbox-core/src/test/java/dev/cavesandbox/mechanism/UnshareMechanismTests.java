@@ -207,4 +207,22 @@ class UnshareMechanismTests {
 		assertThat(mechanism.setupScript(Path.of("/srv/work"), false)).doesNotContain("size=");
 	}
 
+	/**
+	 * A root JVM's command user: outer has joined the user namespace, so unshare creates
+	 * none and no nested one gives the caller's uid back; the launcher switches to the
+	 * command user.
+	 */
+	@Test
+	void commandUserLeavesTheUserNamespaceToOuterAndTheUidToTheLauncher() {
+		UnshareMechanism mechanism = new UnshareMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"),
+				Path.of("/sbin/ip"), new Launcher(Path.of("/l"), false, 65534), HIDE_TMP_AND_RUN, 0, 0, true);
+		List<String> command = mechanism.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		assertThat(command)
+			.startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--", "/usr/bin/setpriv",
+					"--pdeathsig", "KILL", "--", "/usr/bin/unshare", "--net", "--mount")
+			.endsWith("/proc/self/fd/4", "exec", "--command-user", "65534", "--", "id")
+			.doesNotContain("--user", "--map-root-user");
+		assertThat(mechanism.setupScript(Path.of("/srv/work"), false)).doesNotContain("--map-user");
+	}
+
 }

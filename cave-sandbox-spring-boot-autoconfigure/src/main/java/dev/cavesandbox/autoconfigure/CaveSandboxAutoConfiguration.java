@@ -129,6 +129,7 @@ public final class CaveSandboxAutoConfiguration {
 		probed.put("linux.ipPath", settings.linux().ipPath());
 		probed.put("linux.launcherPath", settings.linux().launcherPath());
 		probed.put("linux.userNamespaces", settings.linux().userNamespaces());
+		probed.put("linux.commandUser", settings.linux().commandUser());
 		probed.put("macos.sandboxExecPath", settings.macos().sandboxExecPath());
 		probed.put("loopback", settings.loopback());
 		probed.put("readOnlyRoot", settings.readOnlyRoot());

@@ -96,6 +96,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.ipPath(this.linux.ipPath())
 			.launcherPath(this.linux.launcherPath())
 			.userNamespaces(this.linux.userNamespaces())
+			.commandUser(this.linux.commandUser())
 			.sandboxExecPath(this.macos.sandboxExecPath())
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
@@ -140,11 +141,15 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * their own (nested containers, unshare --user, a browser's own sandbox). Off by
 	 * default: the launcher's seccomp filter refuses them, since a new user namespace
 	 * opens kernel attack surface.
+	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as,
+	 * on the rungs with a user namespace, so that the process limit holds: the kernel
+	 * never applies RLIMIT_NPROC to the host's root. 0 keeps them root, without a process
+	 * limit. Ignored for a JVM of another user and on the seccomp rung.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
 			@DefaultValue("/sbin/ip") Path ipPath, @Nullable Path launcherPath,
-			@DefaultValue("false") boolean userNamespaces) {
+			@DefaultValue("false") boolean userNamespaces, @DefaultValue("65534") int commandUser) {
 
 	}
 

@@ -68,20 +68,22 @@ class CaveSandboxPropertiesTests {
 
 	@Test
 	void everyPropertyBinds() {
-		this.runner.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false",
-				"cave.sandbox.timeout=5s", "cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
-				"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
-				"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
-				"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
-				"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
-				"cave.sandbox.linux.ip-path=/opt/bin/ip",
-				"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
-				"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec",
-				"cave.sandbox.mechanism=sandbox-exec", "cave.sandbox.loopback=true",
-				"cave.sandbox.read-only-root=false", "cave.sandbox.hidden-directories=/run,/srv/sockets",
-				"cave.sandbox.limits.memory=512MB", "cave.sandbox.limits.processes=64",
-				"cave.sandbox.limits.cpu-time=1500ms", "cave.sandbox.limits.file-size=1MB",
-				"cave.sandbox.limits.open-files=256", "cave.sandbox.limits.tmpfs-size=16MB")
+		this.runner
+			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.fail-fast=false", "cave.sandbox.timeout=5s",
+					"cave.sandbox.max-output=64KB", "cave.sandbox.kill-grace-period=250ms",
+					"cave.sandbox.probe-timeout=3s", "cave.sandbox.max-concurrent=4", "cave.sandbox.queue-timeout=2s",
+					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
+					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
+					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
+					"cave.sandbox.linux.ip-path=/opt/bin/ip",
+					"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
+					"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.linux.command-user=4321",
+					"cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec", "cave.sandbox.mechanism=sandbox-exec",
+					"cave.sandbox.loopback=true", "cave.sandbox.read-only-root=false",
+					"cave.sandbox.hidden-directories=/run,/srv/sockets", "cave.sandbox.limits.memory=512MB",
+					"cave.sandbox.limits.processes=64", "cave.sandbox.limits.cpu-time=1500ms",
+					"cave.sandbox.limits.file-size=1MB", "cave.sandbox.limits.open-files=256",
+					"cave.sandbox.limits.tmpfs-size=16MB")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -103,6 +105,7 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.linux().launcherPath())
 					.isEqualTo(Path.of("/opt/cave-sandbox/cave-sandbox-launcher"));
 				assertThat(settings.linux().userNamespaces()).isTrue();
+				assertThat(settings.linux().commandUser()).isEqualTo(4321);
 				assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
 				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
 				assertThat(settings.loopback()).isTrue();

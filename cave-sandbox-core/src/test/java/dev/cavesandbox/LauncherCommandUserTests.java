@@ -1,0 +1,129 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+/**
+ * The command user of a JVM running as the host's root ({@code --command-user}, see
+ * {@link dev.cavesandbox.mechanism.Launcher}): on the rungs with a user namespace the
+ * command runs as {@code cave.sandbox.linux.command-user} (default 65534) with
+ * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
+ * process limit holds; it still writes the root JVM's working directories, and gains
+ * nothing over files of other owners. On the seccomp rung, and with command user 0, it
+ * stays root. Run only where the JVM is the host's root (as in CI).
+ */
+@EnabledOnOs(OS.LINUX)
+class LauncherCommandUserTests {
+
+	private static final String NOBODY = "65534";
+
+	@BeforeEach
+	void hostRoot() {
+		assumeThat(LinuxProbe.initialUserNamespace() && "root".equals(System.getProperty("user.name")))
+			.as("the JVM runs as the host's root")
+			.isTrue();
+	}
+
+	/**
+	 * The command's identity: uid and gid 65534 without supplementary groups, only
+	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (bounding set included), in a user
+	 * namespace that maps only 0 and 65534; on the seccomp rung root without
+	 * capabilities, as before. The probe's facts say which.
+	 */
+	@ForEachLinuxMechanism
+	void aRootJvmsCommandRunsAsTheCommandUserWithOnlyDacOverrideAndFowner(MechanismChoice choice,
+			@TempDir Path directory) throws Exception {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice, (settings) -> settings)) {
+			ExecutionResult result = run(executor, directory,
+					"id -u; id -g; id -G; grep -E '^Cap(Eff|Bnd|Amb):' /proc/self/status; cat /proc/self/uid_map");
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			List<String> lines = result.stdoutText().lines().map((line) -> line.replaceAll("\\s+", " ")).toList();
+			List<String> facts = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+				.verified();
+			if (choice == MechanismChoice.SECCOMP) {
+				assertThat(lines).startsWith("0", "0", "0", "CapEff: 0000000000000000", "CapBnd: 0000000000000000",
+						"CapAmb: 0000000000000000");
+				assertThat(facts).anyMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+				return;
+			}
+			assertThat(lines).containsExactly(NOBODY, NOBODY, NOBODY, "CapEff: 000000000000000a",
+					"CapBnd: 000000000000000a", "CapAmb: 000000000000000a", " 0 0 1", " 65534 65534 1");
+			assertThat(facts).contains("uid 65534: the command user of a root JVM, so that the process limit holds")
+				.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+		}
+	}
+
+	/**
+	 * Files: the command writes its private working directory (root's, 0700) and a
+	 * working directory of the application's (root's, 0755), reads and rewrites a
+	 * root:root 0600 file there, and its own files are 65534's on the host. It cannot
+	 * read a file of another owner that only that owner may read, nor {@code /etc/shadow}
+	 * (root:shadow: the shadow group is not mapped), and cannot become root again.
+	 */
+	@ForEachLinuxMechanism
+	void theCommandUserWritesRootsWorkingDirectoriesButGainsNothingElse(MechanismChoice choice, @TempDir Path directory)
+			throws Exception {
+		assumeThat(choice).isNotEqualTo(MechanismChoice.SECCOMP);
+		Path secret = Files.writeString(directory.resolve("roots"), "root's\n");
+		Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+		Path others = Files.writeString(directory.resolve("others"), "another user's\n");
+		Files.setAttribute(others, "unix:uid", 1234);
+		Files.setAttribute(others, "unix:gid", 1234);
+		Files.setPosixFilePermissions(others, PosixFilePermissions.fromString("rw-------"));
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice, (settings) -> settings)) {
+			ExecutionResult result = run(executor, directory,
+					"cat roots && echo again >> roots && echo made > made && echo wrote; "
+							+ "cat others 2>/dev/null || echo others=refused; "
+							+ "head -c 1 /etc/shadow >/dev/null 2>&1 || echo shadow=refused; "
+							+ "/usr/bin/python3 -c 'import os; os.setuid(0)' 2>/dev/null || echo setuid=refused");
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(result.stdoutText())
+				.isEqualTo("root's\nwrote\nothers=refused\nshadow=refused\nsetuid=refused\n");
+			assertThat(Files.readString(secret)).isEqualTo("root's\nagain\n");
+			assertThat(Files.getAttribute(directory.resolve("made"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
+				.isEqualTo(65534);
+			ExecutionResult privately = executor.execute("sh", "-c",
+					"echo x > own && stat -c '%u %a' own . && mkdir d && echo y > d/f && cat d/f");
+			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
+			assertThat(privately.stdoutText()).isEqualTo("65534 644\n0 700\ny\n");
+		}
+	}
+
+	/**
+	 * {@code cave.sandbox.linux.command-user=0}: a root JVM's commands stay root, and the
+	 * probe's facts say that the process limit is not given.
+	 */
+	@ForEachLinuxMechanism
+	void commandUserZeroKeepsARootJvmsCommandsRoot(MechanismChoice choice, @TempDir Path directory) throws IOException {
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice,
+				(settings) -> settings.commandUser(0))) {
+			ExecutionResult result = run(executor, directory, "id -u; grep '^CapEff:' /proc/self/status");
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			assertThat(result.stdoutText().replaceAll("\\s+", " ")).isEqualTo("0 CapEff: 0000000000000000 ");
+			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).commandUser(0).build())
+				.verified()).anyMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+		}
+	}
+
+	private static ExecutionResult run(ProcessIsolatedExecutor executor, Path directory, String script) {
+		return executor.execute(ExecutionRequest.builder("sh", "-c", script)
+			.workingDirectory(directory)
+			.timeout(Duration.ofSeconds(30))
+			.build());
+	}
+
+}
