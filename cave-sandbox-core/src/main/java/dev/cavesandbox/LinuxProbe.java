@@ -508,7 +508,10 @@ final class LinuxProbe {
 		}
 		if (hostRoot && processes != null) {
 			verified.add(NOT_GIVEN + "the process limit: the command runs as the host's root (uid 0), which the "
-					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); a JVM of another user bounds it");
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); "
+					+ (sharedUid ? "the seccomp rung has no user namespace for a command user"
+							: "cave.sandbox.linux.command-user is 0")
+					+ "; a JVM of another user bounds it");
 		}
 		return null;
 	}

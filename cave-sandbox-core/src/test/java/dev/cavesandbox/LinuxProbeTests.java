@@ -231,15 +231,17 @@ class LinuxProbeTests {
 	}
 
 	/**
-	 * A JVM running as the host's root: the kernel exempts uid 0 from RLIMIT_NPROC, and
-	 * the facts say so wherever a process limit is set.
+	 * A JVM running as the host's root whose command stays root (command user 0): the
+	 * kernel exempts uid 0 from RLIMIT_NPROC, and the facts say so wherever a process
+	 * limit is set.
 	 */
 	@org.junit.jupiter.api.Test
 	void theProcessLimitIsNotGivenToAHostRootJvm() {
 		assertThat(limitedVerdict(limitedReport(), ResourceLimits.defaults(), true).verified())
 			.filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
 			.containsExactly("not given: the process limit: the command runs as the host's root (uid 0), which the "
-					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); a JVM of another user bounds it");
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); cave.sandbox.linux.command-user is 0; a "
+					+ "JVM of another user bounds it");
 		ResourceLimits noProcesses = new ResourceLimits(ResourceLimits.DEFAULT_MEMORY, null, null, null, null, null);
 		assertThat(limitedVerdict(limitedReport(), noProcesses, true).verified())
 			.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
@@ -269,6 +271,45 @@ class LinuxProbeTests {
 		IsolationCapability unreported = seccompVerdict(seccompReport() + "limit=processes:82\n", true, limits);
 		assertThat(unreported.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 		assertThat(unreported.detail()).contains("did not report the uid's other tasks");
+	}
+
+	/**
+	 * A host root JVM's command user: the child must run as that uid with exactly
+	 * CAP_DAC_OVERRIDE and CAP_FOWNER; then the process limit is given and the facts say
+	 * why. Root, or any other capability set, is not verified.
+	 */
+	@org.junit.jupiter.api.Test
+	void aCommandUserMustBeTheChildsUidWithExactlyItsTwoCapabilities() {
+		Launcher commandUser = new Launcher(LAUNCHER.path(), false, 65534);
+		String report = limitedReport().replace("uid=1000\n", "uid=65534\n")
+			.replace("caps=0000000000000000", "caps=000000000000000a");
+		IsolationCapability verdict = commandUserVerdict(commandUser, report);
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.verified())
+			.contains("uid 65534: the command user of a root JVM, so that the process limit holds",
+					"capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
+							+ "namespace maps no other owner)")
+			.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));
+		IsolationCapability root = commandUserVerdict(commandUser, report.replace("uid=65534\n", "uid=0\n"));
+		assertThat(root.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(root.detail()).isEqualTo("the child runs as uid 0, not as the command user 65534");
+		IsolationCapability more = commandUserVerdict(commandUser,
+				report.replace("caps=000000000000000a", "caps=00000000000000ca"));
+		assertThat(more.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(more.detail()).contains("CapEff=00000000000000ca");
+		assertThat(commandUserVerdict(commandUser, limitedReport().replace("uid=1000\n", "uid=65534\n")).cause())
+			.as("without the two capabilities")
+			.isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+	}
+
+	private static IsolationCapability commandUserVerdict(Launcher launcher, String report) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 0, 0,
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L), Map.of());
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, host.view());
+		return LinuxProbe.verdict(mechanism, outcome, host, false, ResourceLimits.defaults(), true,
+				Duration.ofMillis(5));
 	}
 
 	private static String limitedReport() {

@@ -55,7 +55,9 @@ final class ProbedCapability {
 					.filter((fact) -> fact.startsWith(PROCESS_LIMIT_NOT_GIVEN))
 					.findFirst()
 					.ifPresent((fact) -> logger.warn(
-							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root user",
+							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root "
+									+ "user, or on bwrap, unshare or namespaces leave cave.sandbox.linux.command-user "
+									+ "at its default",
 							fact));
 			}
 			else {

@@ -3,6 +3,7 @@ package dev.cavesandbox.autoconfigure;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import dev.cavesandbox.ExecutionRequest;
@@ -127,23 +128,43 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	/**
-	 * A JVM running as root gets no process limit (the kernel exempts uid 0): the probe
-	 * states it, and startup warns once, with the fix. Any other user's JVM gets the
-	 * limit and no warning.
+	 * A JVM running as root whose commands stay root ({@code command-user=0}) gets no
+	 * process limit (the kernel exempts uid 0): the probe states it, and startup warns
+	 * once, with the fix. Any other user's JVM gets the limit and no warning.
 	 */
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
 	void processLimitThatDoesNotHoldIsWarnedOnceAtStartup(CapturedOutput output) {
 		boolean root = "root".equals(System.getProperty("user.name"));
-		this.runner.run((context) -> assertThat(context.getBean(IsolationCapability.class).verified())
-			.filteredOn((fact) -> fact.startsWith("not given: the process limit"))
-			.hasSize(root ? 1 : 0));
+		this.runner.withPropertyValues("cave.sandbox.linux.command-user=0")
+			.run((context) -> assertThat(context.getBean(IsolationCapability.class).verified())
+				.filteredOn((fact) -> fact.startsWith("not given: the process limit"))
+				.hasSize(root ? 1 : 0));
 		String[] warnings = output.getAll().split("fix: run the JVM as a non-root user", -1);
 		assertThat(warnings).hasSize(root ? 2 : 1);
 		if (root) {
 			assertThat(output.getAll()).containsPattern("WARN .*ProbedCapability.*not given: the process limit")
 				.contains("(cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root user");
 		}
+	}
+
+	/**
+	 * By default a root JVM's commands run as the command user on bwrap: the process
+	 * limit holds, the probe says so, and startup does not warn.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void processLimitHoldsByDefaultWithoutAWarning(CapturedOutput output) {
+		boolean root = "root".equals(System.getProperty("user.name"));
+		this.runner.run((context) -> {
+			List<String> facts = context.getBean(IsolationCapability.class).verified();
+			assertThat(facts).noneMatch((fact) -> fact.startsWith("not given: the process limit"));
+			if (root) {
+				assertThat(facts)
+					.contains("uid 65534: the command user of a root JVM, so that the process limit holds");
+			}
+		});
+		assertThat(output.getAll()).doesNotContain("cave.sandbox.limits.processes does not hold");
 	}
 
 	@Test
@@ -286,8 +307,10 @@ class CaveSandboxAutoConfigurationTests {
 		Path marker = directory.resolve("marker");
 		Path unshare = RestrictedHost.unshareWithNamespaceLimitZero(directory);
 		this.runner
+			// The wrapper sets the limit for its own user namespace: no command user,
+			// whose namespace the launcher would create before the wrapper.
 			.withPropertyValues("cave.sandbox.mechanism=unshare", "cave.sandbox.linux.unshare-path=" + unshare,
-					"cave.sandbox.fail-fast=false")
+					"cave.sandbox.fail-fast=false", "cave.sandbox.linux.command-user=0")
 			.run((context) -> {
 				assertThat(context.getBean(IsolationCapability.class).cause())
 					.isEqualTo(UnavailabilityCause.NAMESPACE_LIMIT);

@@ -42,12 +42,14 @@ class ExecCommandTests {
 	}
 
 	/**
-	 * A JVM running as root gets no process limit (the kernel exempts uid 0): the startup
-	 * warning says so on stderr, once, with the fix; any other user's JVM gets none.
+	 * A JVM running as root whose commands stay root ({@code command-user=0}) gets no
+	 * process limit (the kernel exempts uid 0): the startup warning says so on stderr,
+	 * once, with the fix; by default (the command user) and for any other user's JVM
+	 * there is none.
 	 */
 	@Test
 	void processLimitThatDoesNotHoldIsWarnedOnStderrOnce() throws Exception {
-		SampleJvm.Result result = SampleJvm.run("exec", "--", "true");
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.linux.command-user=0", "exec", "--", "true");
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		int warnings = result.stderr().split("not given: the process limit", -1).length - 1;
 		assertThat(warnings).as("%s", result).isEqualTo(ROOT ? 1 : 0);
@@ -56,6 +58,10 @@ class ExecCommandTests {
 				.contains("cave.sandbox.limits.processes does not hold")
 				.contains("fix: run the JVM as a non-root user");
 		}
+		SampleJvm.Result byDefault = SampleJvm.run("exec", "--", "id", "-u");
+		assertThat(byDefault.exitCode()).as("%s", byDefault).isZero();
+		assertThat(byDefault.stderr()).doesNotContain("not given: the process limit");
+		assertThat(byDefault.stdout()).isEqualTo(ROOT ? "65534\n" : byDefault.stdout());
 	}
 
 	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
