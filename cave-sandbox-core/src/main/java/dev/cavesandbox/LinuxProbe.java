@@ -124,7 +124,8 @@ final class LinuxProbe {
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden);
 		int commandUser = this.settings.linux().commandUser();
-		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && this.choice != MechanismChoice.SECCOMP) {
+		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && this.choice != MechanismChoice.SECCOMP
+				&& mayMapIds()) {
 			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
 			// run as the command user, in a user namespace that the launcher prepares.
 			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
@@ -158,6 +159,29 @@ final class LinuxProbe {
 			case SECCOMP -> new SeccompMechanism(launcher);
 			default -> throw new IllegalStateException("not a Linux mechanism: " + this.choice);
 		};
+	}
+
+	/**
+	 * Whether this JVM holds {@code CAP_SETUID} and {@code CAP_SETGID} (its
+	 * {@code /proc/self/status} {@code CapEff}), which the launcher needs to map a
+	 * command user in a user namespace of its own (user_namespaces(7)). A root JVM
+	 * without them (a container that drops every capability but does not change the user)
+	 * keeps its commands root, and the facts say that the process limit is not given.
+	 */
+	static boolean mayMapIds() {
+		try {
+			long effective = Files.readAllLines(Path.of("/proc/self/status"))
+				.stream()
+				.filter((line) -> line.startsWith("CapEff:"))
+				.mapToLong((line) -> Long.parseUnsignedLong(line.substring("CapEff:".length()).trim(), 16))
+				.findFirst()
+				.orElse(0);
+			long needed = (1L << 6) | (1L << 7);
+			return (effective & needed) == needed;
+		}
+		catch (IOException | NumberFormatException ex) {
+			return false;
+		}
 	}
 
 	/**
@@ -510,7 +534,8 @@ final class LinuxProbe {
 			verified.add(NOT_GIVEN + "the process limit: the command runs as the host's root (uid 0), which the "
 					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); "
 					+ (sharedUid ? "the seccomp rung has no user namespace for a command user"
-							: "cave.sandbox.linux.command-user is 0")
+							: "no command user (cave.sandbox.linux.command-user is 0, or the JVM lacks CAP_SETUID "
+									+ "and CAP_SETGID to map one)")
 					+ "; a JVM of another user bounds it");
 		}
 		return null;

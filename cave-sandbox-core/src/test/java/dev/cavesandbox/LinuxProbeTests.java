@@ -240,7 +240,8 @@ class LinuxProbeTests {
 		assertThat(limitedVerdict(limitedReport(), ResourceLimits.defaults(), true).verified())
 			.filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
 			.containsExactly("not given: the process limit: the command runs as the host's root (uid 0), which the "
-					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); cave.sandbox.linux.command-user is 0; a "
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); no command user (cave.sandbox.linux.command-user "
+					+ "is 0, or the JVM lacks CAP_SETUID and CAP_SETGID to map one); a "
 					+ "JVM of another user bounds it");
 		ResourceLimits noProcesses = new ResourceLimits(ResourceLimits.DEFAULT_MEMORY, null, null, null, null, null);
 		assertThat(limitedVerdict(limitedReport(), noProcesses, true).verified())

@@ -64,6 +64,23 @@ class ExecCommandTests {
 		assertThat(byDefault.stdout()).isEqualTo(ROOT ? "65534\n" : byDefault.stdout());
 	}
 
+	/**
+	 * A root JVM without {@code CAP_SETUID} and {@code CAP_SETGID} (a container that
+	 * drops capabilities but keeps uid 0; here its bounding set, through setpriv) cannot
+	 * map a command user: its commands stay root on bwrap, and the startup warning says
+	 * why.
+	 */
+	@Test
+	void aRootJvmThatCannotMapACommandUserKeepsItsCommandsRootAndSaysWhy() throws Exception {
+		org.junit.jupiter.api.Assumptions.assumeTrue(ROOT, "the JVM runs as root");
+		SampleJvm.Result result = SampleJvm.run(List.of("/usr/bin/setpriv", "--bounding-set", "-setuid,-setgid", "--"),
+				"", "exec", "--", "id", "-u");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		assertThat(result.stdout()).isEqualTo("0\n");
+		assertThat(result.stderr()).contains("not given: the process limit")
+			.contains("the JVM lacks CAP_SETUID and CAP_SETGID to map one");
+	}
+
 	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
 
 	private static String withoutProcessLimitWarning(String stderr) {
