@@ -527,6 +527,13 @@ final class LinuxProbe {
 				stated.add(limit.label() + " " + limit.shown(actual));
 			}
 		}
+		if (hostRoot && processes != null) {
+			// Set in the child, but the kernel does not hold root to it: said here too,
+			// not
+			// only in the not-given fact below.
+			stated.replaceAll(
+					(entry) -> entry.startsWith("processes ") ? entry + " (set, not enforced for root)" : entry);
+		}
 		if (!stated.isEmpty()) {
 			verified.add("limits: " + String.join(", ", stated));
 		}

@@ -243,6 +243,8 @@ class LinuxProbeTests {
 					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); no command user (cave.sandbox.linux.command-user "
 					+ "is 0, or the JVM lacks CAP_SETUID and CAP_SETGID to map one); a "
 					+ "JVM of another user bounds it");
+		assertThat(limitedVerdict(limitedReport(), ResourceLimits.defaults(), true).verified())
+			.anyMatch((fact) -> fact.startsWith("limits: memory 4 GiB, processes 512 (set, not enforced for root), "));
 		ResourceLimits noProcesses = new ResourceLimits(ResourceLimits.DEFAULT_MEMORY, null, null, null, null, null);
 		assertThat(limitedVerdict(limitedReport(), noProcesses, true).verified())
 			.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN));

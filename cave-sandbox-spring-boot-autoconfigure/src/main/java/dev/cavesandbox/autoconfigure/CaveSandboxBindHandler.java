@@ -69,6 +69,9 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 			case "max-concurrent", "limits.processes", "limits.open-files" -> {
 				return (((Integer) value) <= 0) ? "must be positive" : null;
 			}
+			case "linux.command-user" -> {
+				return (((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;
+			}
 			case "hidden-directories" -> {
 				// Strings, not Paths: Boot would resolve "/" against the class path.
 				for (Object directory : (List<?>) value) {

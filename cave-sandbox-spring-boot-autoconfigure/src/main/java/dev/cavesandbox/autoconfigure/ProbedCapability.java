@@ -41,6 +41,16 @@ final class ProbedCapability {
 		this.capability = capability;
 	}
 
+	/**
+	 * The fix for a process limit that a root JVM does not get: on the seccomp rung only
+	 * a JVM of another user; elsewhere also a command user.
+	 */
+	static String processLimitFix(String fact) {
+		return fact.contains("seccomp rung") ? "run the JVM as a non-root user"
+				: "run the JVM as a non-root user, or keep cave.sandbox.linux.command-user at its default (65534) and "
+						+ "give the JVM CAP_SETUID and CAP_SETGID";
+	}
+
 	static IsolationCapability get(ConfigurableListableBeanFactory beanFactory, Environment environment) {
 		synchronized (beanFactory) {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
@@ -55,10 +65,8 @@ final class ProbedCapability {
 					.filter((fact) -> fact.startsWith(PROCESS_LIMIT_NOT_GIVEN))
 					.findFirst()
 					.ifPresent((fact) -> logger.warn(
-							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: run the JVM as a non-root "
-									+ "user, or on bwrap, unshare or namespaces leave cave.sandbox.linux.command-user "
-									+ "at its default",
-							fact));
+							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: {}", fact,
+							processLimitFix(fact)));
 			}
 			else {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}; fix: {}",

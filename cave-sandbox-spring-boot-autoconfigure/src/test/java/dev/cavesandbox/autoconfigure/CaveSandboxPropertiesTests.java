@@ -181,13 +181,12 @@ class CaveSandboxPropertiesTests {
 	}
 
 	@ParameterizedTest
-	@CsvSource(delimiter = '|',
-			value = { "cave.sandbox.timeout|-1s|must be positive", "cave.sandbox.mode|banana|failed to convert",
-					"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
-					"cave.sandbox.max-concurrent|0|must be positive",
-					"cave.sandbox.limits.processes|0|must be positive",
-					"cave.sandbox.limits.memory|lots|failed to convert",
-					"cave.sandbox.hidden-directories|relative|absolute path" })
+	@CsvSource(delimiter = '|', value = { "cave.sandbox.timeout|-1s|must be positive",
+			"cave.sandbox.mode|banana|failed to convert",
+			"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
+			"cave.sandbox.max-concurrent|0|must be positive", "cave.sandbox.limits.processes|0|must be positive",
+			"cave.sandbox.linux.command-user|-1|must be a uid", "cave.sandbox.limits.memory|lots|failed to convert",
+			"cave.sandbox.hidden-directories|relative|absolute path" })
 	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
 			CapturedOutput output) {
 		SpringApplication application = new SpringApplication(StartupConfiguration.class);
