@@ -197,11 +197,8 @@ class CommandUserBreakInTests {
 			throws Exception {
 		String marker = "cave-sandbox-victim-" + UUID.randomUUID();
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice, (settings) -> settings)) {
-			CompletableFuture<ExecutionResult> execution = CompletableFuture.supplyAsync(() -> executor
-				.execute(ExecutionRequest.builder(PYTHON, "-c", "import time\ntime.sleep(600)", marker)
-					.workingDirectory(directory)
-					.timeout(Duration.ofSeconds(300))
-					.build()), (task) -> new Thread(task).start());
+			CompletableFuture<ExecutionResult> execution = start(executor, directory, "import time\ntime.sleep(600)",
+					marker);
 			try {
 				await().atMost(Duration.ofSeconds(60)).until(() -> victims(marker).size() == 1);
 				long command = victims(marker).get(0);
@@ -224,15 +221,25 @@ class CommandUserBreakInTests {
 		}
 	}
 
+	/**
+	 * Start a Python script with the marker as its argument on a thread of its own (the
+	 * sandbox dies with the thread that spawned it).
+	 */
+	private static CompletableFuture<ExecutionResult> start(ProcessIsolatedExecutor executor, Path directory,
+			String script, String marker) {
+		return CompletableFuture
+			.supplyAsync(() -> executor.execute(ExecutionRequest.builder(PYTHON, "-c", script, marker)
+				.workingDirectory(directory)
+				.timeout(Duration.ofSeconds(300))
+				.build()), (task) -> new Thread(task).start());
+	}
+
 	private static void killAncestorAndAwaitTheTreeGone(MechanismChoice choice, Path directory, boolean outer)
 			throws Exception {
 		String marker = "cave-sandbox-victim-" + UUID.randomUUID();
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice, (settings) -> settings)) {
-			CompletableFuture<ExecutionResult> execution = CompletableFuture.supplyAsync(() -> executor
-				.execute(ExecutionRequest.builder(PYTHON, "-c", "import os, time\nos.fork()\ntime.sleep(600)", marker)
-					.workingDirectory(directory)
-					.timeout(Duration.ofSeconds(300))
-					.build()), (task) -> new Thread(task).start());
+			CompletableFuture<ExecutionResult> execution = start(executor, directory,
+					"import os, time\nos.fork()\ntime.sleep(600)", marker);
 			await().atMost(Duration.ofSeconds(60)).until(() -> victims(marker).size() == 2);
 			long previous = victims(marker).get(0);
 			long current = parent(previous);
