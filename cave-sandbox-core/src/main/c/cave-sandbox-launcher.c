@@ -1380,6 +1380,7 @@ static void place(int fd, int target, const char *what)
 
 static int outer(const char *directory, long command_user, char **argv)
 {
+	pid_t parent = getppid();
 	const char *token = getenv(TOKEN_VARIABLE);
 	if (token != NULL) {
 		launch_token = strdup(token);
@@ -1431,8 +1432,8 @@ static int outer(const char *directory, long command_user, char **argv)
 	if (command_user >= 0) {
 		join_command_user_namespace(command_user);
 	}
-	/* Die with the JVM thread that spawned this process, as the wrapper would have. */
-	pid_t parent = getppid();
+	/* Die with the JVM thread that spawned this process, as the wrapper would have (its
+	 * pid was read first: a JVM that died while the namespace was made is noticed). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) {
 		fail("cannot tie the sandbox to the JVM: %s", strerror(errno));
 	}
