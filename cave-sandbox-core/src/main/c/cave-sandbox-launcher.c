@@ -65,8 +65,14 @@
  * root could, but gains nothing over any other file (a root:shadow /etc/shadow becomes
  * unreadable). The switch sets SECBIT_NO_SETUID_FIXUP (locked), so that access(2), which
  * checks with the real uid, counts those capabilities too, as open(2) does. Its processes
- * count against RLIMIT_NPROC as UID's in that namespace: the execution's own. Not for
- * contain, which has no user namespace to bound those capabilities.
+ * count against RLIMIT_NPROC as UID's in that namespace: the execution's own. With
+ * contain there is no user namespace (outer gets no --command-user): contain stays root,
+ * its command child switches to UID, a uid of the host, with no capability at all (in
+ * the initial namespace CAP_DAC_OVERRIDE would reach every file), and asks again for the
+ * parent-death signal that the switch cleared. The JVM hands the working directory's
+ * group to UID for the execution (it is the JVM's, mode 0700), as the command cannot
+ * write it otherwise; RLIMIT_NPROC then counts UID's other tasks of the host too (see
+ * LIMITS), and every process of UID on the host can signal and ptrace the command.
  *
  * LIMITS (setrlimit(2)), set in the process that becomes the command and inherited by
  * its whole tree, never in init's PID 1 or contain's subreaper, whose bookkeeping they
@@ -134,7 +140,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "4"
+#define LAUNCHER_VERSION "5"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -248,6 +254,9 @@ struct options {
 	int no_mount_namespace;
 	/* --command-user: the uid (and gid) the command runs as; -1: the caller's. */
 	long command_user;
+	/* contain: no user namespace, so the command user is a uid of the host and keeps no
+	 * capability. */
+	int host_user;
 	/* Per LIMIT_OPTIONS entry; 0: not set (every set value is positive). */
 	unsigned long long limits[LIMIT_COUNT];
 };
@@ -993,9 +1002,11 @@ static void switch_user(const struct options *options)
  */
 static void become_command_user(const struct options *options)
 {
-	drop_bounding_set(COMMAND_USER_CAPABILITIES);
+	/* contain: a uid of the host, where those capabilities would reach every file. */
+	unsigned long long keep = options->host_user ? 0 : COMMAND_USER_CAPABILITIES;
+	drop_bounding_set(keep);
 	switch_user(options);
-	drop_capabilities(COMMAND_USER_CAPABILITIES, 1);
+	drop_capabilities(keep, !options->host_user);
 }
 
 /*
@@ -1611,6 +1622,12 @@ static int contain(const struct options *options, char **argv)
 			fail("cannot give the command a session of its own: %s", strerror(errno));
 		}
 		int start = set_up(options, 0);
+		/* A change of the effective uid (--command-user) cleared the parent-death
+		 * signal: ask again, and make sure this process has not been orphaned since. */
+		if (options->command_user >= 0
+		    && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self)) {
+			fail("cannot tie the command user's process to its containing process: %s", strerror(errno));
+		}
 		/* No user namespace: RLIMIT_NPROC counts the uid's other tasks too. */
 		set_limits(options, 1);
 		signal_start(start);
@@ -1686,7 +1703,7 @@ int main(int argc, char **argv)
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, -1, { 0 } };
+	struct options options = { 0, 0, 0, 0, -1, 0, { 0 } };
 	const char *directory = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -1744,9 +1761,7 @@ int main(int argc, char **argv)
 		return init(&options, command);
 	}
 	if (strcmp(mode, "contain") == 0) {
-		if (options.command_user >= 0) {
-			fail("--command-user needs the sandbox's user namespace: not for contain");
-		}
+		options.host_user = 1;
 		return contain(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
@@ -1781,7 +1796,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, { 0 } };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 } };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

@@ -47,6 +47,7 @@ final class LinuxProbe {
 			echo "uid=$(id -u)"
 			sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
 			echo "marker=$(cat %s)"
+			if [ -n "$%s" ] && [ -w "$%s" ]; then echo path=ok; else echo path=unreachable; fi
 			echo ok > %s && echo write=ok
 			if [ -w / ]; then echo root=writable; else echo root=read-only; fi
 			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; echo "size=$(stat -f -c %%b:%%S "$d") $d"; done
@@ -61,8 +62,8 @@ final class LinuxProbe {
 			else echo jvm=invisible; fi
 			if (echo x > "../${PWD##*/}%s") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
 			"""
-		.formatted(ProbeSession.MARKER_FILE, ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE,
-				ProbeSession.OUTSIDE_SUFFIX);
+		.formatted(ProbeSession.MARKER_FILE, ProbeSession.DIRECTORY_VARIABLE, ProbeSession.DIRECTORY_VARIABLE,
+				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX);
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
@@ -76,6 +77,15 @@ final class LinuxProbe {
 	 * in for it.
 	 */
 	static final String NOT_GIVEN = "not given: ";
+
+	/**
+	 * Why a root JVM's commands stay root, as the process limit's not-given fact says.
+	 */
+	private static final String NO_COMMAND_USER = "no command user (cave.sandbox.linux.command-user is 0, or the JVM "
+			+ "lacks CAP_SETUID and CAP_SETGID to switch to one)";
+
+	/** What the probe's child says when it cannot reach its directory by its path. */
+	private static final String PATH_UNREACHABLE = "path=unreachable";
 
 	private static final String NO_SIGNALS = "0000000000000000";
 
@@ -124,10 +134,10 @@ final class LinuxProbe {
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden);
 		int commandUser = this.settings.linux().commandUser();
-		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && this.choice != MechanismChoice.SECCOMP
-				&& mayMapIds()) {
+		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds()) {
 			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
-			// run as the command user, in a user namespace that the launcher prepares.
+			// run as the command user, in a user namespace that the launcher prepares (on
+			// the seccomp rung, which has none, as that uid of the host).
 			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
 		}
 		SandboxMechanism mechanism = mechanism(launcher, host);
@@ -215,6 +225,19 @@ final class LinuxProbe {
 				outcome = session.run(mechanism, argv, false, true);
 			}
 		}
+		String unreachable = null;
+		if (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser()
+				&& ProbeSession.text(outcome.stdout()).lines().anyMatch(PATH_UNREACHABLE::equals)) {
+			// The command user of this rung is a uid of the host, which cannot reach a
+			// work directory that only root can pass through: its commands stay root,
+			// and the facts say why the process limit does not hold.
+			unreachable = "the command user " + seccomp.launcher().commandUser() + " cannot reach the work directory "
+					+ this.settings.workDirectory() + " by its path (give others search permission, x, on it and its "
+					+ "parents, or choose another cave.sandbox.work-directory)";
+			mechanism = new SeccompMechanism(
+					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()));
+			outcome = session.run(mechanism, argv, false, true);
+		}
 		boolean hostRoot = host.uid() == 0 && initialUserNamespace();
 		IsolationCapability verdict = verdict(mechanism, outcome, host, false, this.settings.limits(), hostRoot,
 				session.took());
@@ -222,6 +245,11 @@ final class LinuxProbe {
 			return verdict;
 		}
 		List<String> verified = new ArrayList<>(verdict.verified());
+		if (unreachable != null) {
+			String why = unreachable;
+			verified.replaceAll((fact) -> fact.startsWith(NOT_GIVEN + "the process limit")
+					? fact.replace(NO_COMMAND_USER, why) : fact);
+		}
 		boolean privateLoopback = verdict.privateLoopback();
 		if (!privateLoopback) {
 			String loopbackFact;
@@ -365,14 +393,15 @@ final class LinuxProbe {
 					+ "user can open are in reach");
 		}
 		Launcher launcher = Objects.requireNonNull(mechanism.launcher(), "a Linux mechanism has a launcher");
+		// On the seccomp rung the command user is a uid of the host, without
+		// capabilities.
+		boolean namespacedUser = launcher.hasCommandUser() && !namespaces.isEmpty();
 		String caps = first(facts, "caps");
-		if (!caps.equals(launcher.hasCommandUser() ? COMMAND_USER_CAPABILITIES : NO_CAPABILITIES)) {
-			return ProbeSession.notVerified(
-					"the child holds capabilities (CapEff=" + caps + ")"
-							+ (launcher.hasCommandUser() ? ", expected only CAP_DAC_OVERRIDE and CAP_FOWNER" : ""),
-					took);
+		if (!caps.equals(namespacedUser ? COMMAND_USER_CAPABILITIES : NO_CAPABILITIES)) {
+			return ProbeSession.notVerified("the child holds capabilities (CapEff=" + caps + ")"
+					+ (namespacedUser ? ", expected only CAP_DAC_OVERRIDE and CAP_FOWNER" : ""), took);
 		}
-		verified.add(launcher.hasCommandUser()
+		verified.add(namespacedUser
 				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
 						+ "namespace maps " + "no other owner)"
 				: "capabilities: none");
@@ -399,7 +428,19 @@ final class LinuxProbe {
 				return ProbeSession.notVerified(
 						"the child runs as uid " + uid + ", not as the command user " + launcher.commandUser(), took);
 			}
-			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds");
+			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
+					+ (namespacedUser ? ""
+							: " (a uid of the host: its other processes count against the limit and can signal and "
+									+ "ptrace the command; choose a uid that nothing else uses)"));
+			if (!namespacedUser && !first(facts, "path").equals("ok")) {
+				return ProbeSession.notVerified("the command user " + uid + " cannot reach the working directory by "
+						+ "its path: give others search permission (x) on the work directory and its parents, or set "
+						+ "cave.sandbox.work-directory to a directory that uid " + uid + " can reach", took);
+			}
+			if (!namespacedUser) {
+				verified.add("working directory: reachable by its path for the command user, whose group it is "
+						+ "during the execution");
+			}
 		}
 		else {
 			verified.add(uid.equals(String.valueOf(host.uid())) ? "uid " + uid + ": the caller's"
@@ -539,10 +580,7 @@ final class LinuxProbe {
 		}
 		if (hostRoot && processes != null) {
 			verified.add(NOT_GIVEN + "the process limit: the command runs as the host's root (uid 0), which the "
-					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); "
-					+ (sharedUid ? "the seccomp rung has no user namespace for a command user"
-							: "no command user (cave.sandbox.linux.command-user is 0, or the JVM lacks CAP_SETUID "
-									+ "and CAP_SETGID to map one)")
+					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); " + NO_COMMAND_USER
 					+ "; a JVM of another user bounds it");
 		}
 		return null;

@@ -59,6 +59,14 @@ import org.jspecify.annotations.Nullable;
  * cleanup of one JVM must find the directories of another JVM of the same user, which a
  * randomly named home would hide.
  * <p>
+ * <strong>A command user of the seccomp rung.</strong> There a root JVM's command runs as
+ * another uid of the host ({@code cave.sandbox.linux.command-user}), which must reach its
+ * directory by its path: the home then gets search permission for others (mode 0711; a
+ * home with only that is not counted as open by any executor), and the directory's group
+ * is the command user's for the execution ({@link WorkingDirectoryGrant}). Others can
+ * then pass through the home but not list it, and the directories below are owner-only or
+ * the command user's group's alone.
+ * <p>
  * <strong>A home that is already there.</strong> Its name is predictable, so in a shared
  * work directory another user can create it first. It is used only if it is a directory
  * (not a symbolic link), owned by this JVM's user and without any group or other
@@ -138,9 +146,18 @@ final class PrivateDirectories {
 
 	private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
+	/**
+	 * What opens a home to others. Search permission for others alone does not: a command
+	 * user of the seccomp rung needs it (see
+	 * {@link #PrivateDirectories(Path, int, boolean, boolean)}), and without read
+	 * permission nobody can list the randomly named directories, each mode 0700 or 0770
+	 * with the command user's group.
+	 */
 	private static final Set<PosixFilePermission> GROUP_OR_OTHER = EnumSet.of(PosixFilePermission.GROUP_READ,
 			PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
-			PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
+			PosixFilePermission.OTHERS_WRITE);
+
+	private static final Set<PosixFilePermission> SEARCHABLE = PosixFilePermissions.fromString("rwx-----x");
 
 	/**
 	 * Homes refused after a repair because another user had put an entry in them: checked
@@ -159,6 +176,8 @@ final class PrivateDirectories {
 	private final int maxKept;
 
 	private final boolean reuse;
+
+	private final boolean searchable;
 
 	private final Queue<Path> emptied = new ConcurrentLinkedQueue<>();
 
@@ -185,6 +204,22 @@ final class PrivateDirectories {
 	 * execution outlives it (an isolated execution, whose PID namespace is gone)
 	 */
 	PrivateDirectories(Path workDirectory, int maxKept, boolean reuse) {
+		this(workDirectory, maxKept, reuse, false);
+	}
+
+	/**
+	 * Create the directories of one executor and remove the orphaned ones in the work
+	 * directory.
+	 * @param workDirectory where the directories are created
+	 * @param maxKept how many emptied directories are kept at most
+	 * @param reuse whether emptied directories are kept at all: only where nothing of an
+	 * execution outlives it (an isolated execution, whose PID namespace is gone)
+	 * @param searchable whether the home gets search permission for others (mode 0711):
+	 * for a command user of the seccomp rung, another uid of the host, which must reach
+	 * its directory by its path ({@code TMPDIR}, {@code HOME})
+	 */
+	PrivateDirectories(Path workDirectory, int maxKept, boolean reuse, boolean searchable) {
+		this.searchable = searchable;
 		this.workDirectory = workDirectory;
 		this.maxKept = maxKept;
 		this.reuse = reuse;
@@ -237,6 +272,9 @@ final class PrivateDirectories {
 						failure + ": " + WorkDirectoryCheck.describe(this.workDirectory, unusable));
 			}
 			checkHome(own.home, uid(this.workDirectory));
+			if (this.searchable) {
+				makeSearchable(own.home);
+			}
 			Path reused = this.emptied.poll();
 			return (reused != null) ? reused : Files.createTempDirectory(own.home, own.directoryPrefix());
 		}
@@ -607,6 +645,27 @@ final class PrivateDirectories {
 				+ "other local users could reach the private directories while it was. A command of a rung without "
 				+ "a mount namespace can change the mode of its directory's parent (Landlock does not cover metadata)",
 				home, own, mode, PosixFilePermissions.toString(OWNER_ONLY));
+	}
+
+	/**
+	 * Give others search permission on a checked home (mode 0711), through a descriptor
+	 * opened without following a link, where it lacks it.
+	 */
+	private static void makeSearchable(Path home) throws IOException {
+		Path key = home.toAbsolutePath().normalize();
+		try (DirectoryStream<Path> parent = Files.newDirectoryStream(key.getParent())) {
+			if (!(parent instanceof SecureDirectoryStream<Path> secureParent)) {
+				throw new IOException(
+						"cannot open " + home + " for the command user without following links on this " + "platform");
+			}
+			try (SecureDirectoryStream<Path> opened = secureParent.newDirectoryStream(key.getFileName(),
+					LinkOption.NOFOLLOW_LINKS)) {
+				PosixFileAttributeView view = opened.getFileAttributeView(PosixFileAttributeView.class);
+				if (!view.readAttributes().permissions().contains(PosixFilePermission.OTHERS_EXECUTE)) {
+					view.setPermissions(SEARCHABLE);
+				}
+			}
+		}
 	}
 
 	/**

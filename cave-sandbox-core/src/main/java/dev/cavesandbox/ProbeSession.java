@@ -8,7 +8,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,6 +36,12 @@ final class ProbeSession implements AutoCloseable {
 	 * to reach the JVM's memory, environment and signals.
 	 */
 	static final String JVM_VARIABLE = "CAVE_SANDBOX_PROBE_JVM";
+
+	/**
+	 * The variable that gives the child the absolute path of its working directory, which
+	 * a command user of the seccomp rung must reach by that path ({@code TMPDIR}).
+	 */
+	static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_PROBE_DIRECTORY";
 
 	/**
 	 * The suffix of the file that the Linux probe's child tries to write beside its
@@ -126,11 +134,22 @@ final class ProbeSession implements AutoCloseable {
 	 */
 	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
-		return this.runner.run(new ProcessRunner.Spec(
+		ProcessRunner.Spec spec = new ProcessRunner.Spec(
 				mechanism.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
 				Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
-						String.valueOf(ProcessHandle.current().pid())),
-				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true));
+						String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()),
+				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
+		// What an earlier run wrote may be another uid's (a command user's), which a
+		// later run without capabilities could not write again.
+		Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
+		if (group < 0) {
+			return this.runner.run(spec);
+		}
+		// As an execution's: the command user of this rung has no capability.
+		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group)) {
+			return this.runner.run(spec);
+		}
 	}
 
 	/**

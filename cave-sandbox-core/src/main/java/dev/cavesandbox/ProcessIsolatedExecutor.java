@@ -23,6 +23,7 @@ import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.LinuxNamespace;
 import dev.cavesandbox.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,7 +88,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					return thread;
 				});
 		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
-				capability != null);
+				capability != null, commandGroup(capability) >= 0);
 	}
 
 	/**
@@ -190,7 +191,14 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			checkLauncherUnchanged();
-			ProcessRunner.Outcome outcome = this.runner.run(spec);
+			ProcessRunner.Outcome outcome;
+			WorkingDirectoryGrant grant = grantToCommandUser(realDirectory);
+			try {
+				outcome = this.runner.run(spec);
+			}
+			finally {
+				takeBack(grant);
+			}
 			if (this.capability != null) {
 				checkLauncher(outcome, request.argv().get(0), launchToken);
 			}
@@ -212,6 +220,57 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				this.privateDirectories.release(directory);
 			}
 		}
+	}
+
+	/**
+	 * Hand the working directory's group to the command user where the command runs as a
+	 * uid of the host without capabilities (the seccomp rung with a command user), which
+	 * could not write it otherwise; see {@link WorkingDirectoryGrant}.
+	 * @return the grant, or {@code null} where none is needed
+	 */
+	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {
+		long group = commandGroup(this.capability);
+		if (group < 0) {
+			return null;
+		}
+		try {
+			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(realDirectory, group);
+			if (unpassable != null) {
+				throw new InvalidExecutionRequestException("working directory " + realDirectory
+						+ " cannot be reached by the command user " + group + ": it may not pass through " + unpassable
+						+ " (the seccomp rung runs a root JVM's commands as that uid of the host, which reaches its "
+						+ "directory by its path); give others search permission (chmod o+x) on " + unpassable
+						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
+						+ "process limit then does not hold)");
+			}
+			return WorkingDirectoryGrant.grant(realDirectory, group);
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not give the working directory " + realDirectory
+					+ " to the command user's group " + group + ", the command did not run: " + ex.getMessage(), ex);
+		}
+	}
+
+	private static void takeBack(@Nullable WorkingDirectoryGrant grant) {
+		if (grant == null) {
+			return;
+		}
+		try {
+			grant.close();
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("the command ran, but the working directory's group could not be taken "
+					+ "back from the command user: " + ex, ex);
+		}
+	}
+
+	/**
+	 * The gid that must be able to write the working directory, or
+	 * {@link Launcher#CALLER}.
+	 */
+	static long commandGroup(@Nullable IsolationCapability capability) {
+		return (capability != null && capability.mechanism() instanceof SeccompMechanism seccomp)
+				? seccomp.commandGroup() : Launcher.CALLER;
 	}
 
 	/**

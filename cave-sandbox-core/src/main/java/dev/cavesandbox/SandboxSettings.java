@@ -142,11 +142,12 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * {@code false}: a new user namespace would give the command every capability over
 	 * new namespaces of its own, which is kernel attack surface)
 	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
-	 * host's root (uid 0 of the initial user namespace) run as, on the rungs with a user
-	 * namespace, so that the process limit holds (the kernel never applies
-	 * {@code RLIMIT_NPROC} to that root, kernel/fork.c); {@code 0} keeps them root,
-	 * without a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody}).
-	 * Ignored for a JVM of another user, and on the seccomp rung
+	 * host's root (uid 0 of the initial user namespace) run as, so that the process limit
+	 * holds (the kernel never applies {@code RLIMIT_NPROC} to that root, kernel/fork.c):
+	 * in a user namespace of the sandbox's own, or on the seccomp rung, which has none,
+	 * as that uid of the host without capabilities, with the working directory's group
+	 * for the execution; {@code 0} keeps them root, without a process limit. Default
+	 * {@value #DEFAULT_COMMAND_USER} ({@code nobody}). Ignored for a JVM of another user
 	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,

@@ -116,10 +116,14 @@ class ContainerRungsTests {
 			ContainerJvm.Result result = jvm.isolated("id", "-u");
 			assertThat(result.error()).as(result.stderr()).isNull();
 			assertThat(result.exitCode()).as(result.stderr()).isZero();
-			// A root JVM's commands run as the command user where the rung has a user
-			// namespace, so that the process limit holds.
-			String expected = (user == User.ROOT && expectedRung(profile).equals("namespaces"))
-					? Integer.toString(SandboxSettings.Linux.DEFAULT_COMMAND_USER) : uid(user);
+			// A root JVM's commands run as the command user on every rung (Docker's
+			// default
+			// capabilities include CAP_SETUID and CAP_SETGID), so that the process limit
+			// holds: in a user namespace of the sandbox's own, or as that uid of the host
+			// on
+			// the seccomp rung.
+			String expected = (user == User.ROOT) ? Integer.toString(SandboxSettings.Linux.DEFAULT_COMMAND_USER)
+					: uid(user);
 			assertThat(result.stdout()).isEqualTo(expected + "\n");
 			assertThat(result.isolation()).contains(expectedRung(profile));
 		}

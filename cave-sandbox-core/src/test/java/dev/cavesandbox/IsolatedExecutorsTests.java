@@ -27,15 +27,15 @@ class IsolatedExecutorsTests {
 		.build();
 
 	/**
-	 * The command runs as the JVM's uid, except a host root JVM's on the rungs with a
-	 * user namespace: as the command user (65534 by default), so that the process limit
-	 * holds.
+	 * The command runs as the JVM's uid, except a host root JVM's: as the command user
+	 * (65534 by default), so that the process limit holds, on every rung (the default
+	 * work directory, {@code java.io.tmpdir}, is one the command user can reach).
 	 */
 	@ForEachLinuxMechanism
 	void whereIsolationIsVerifiedTheExecutorRunsIsolated(MechanismChoice mechanism) throws IOException {
 		int jvmUid = (int) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-		int expected = (jvmUid == 0 && LinuxProbe.initialUserNamespace() && mechanism != MechanismChoice.SECCOMP)
-				? SandboxSettings.Linux.DEFAULT_COMMAND_USER : jvmUid;
+		int expected = (jvmUid == 0 && LinuxProbe.initialUserNamespace()) ? SandboxSettings.Linux.DEFAULT_COMMAND_USER
+				: jvmUid;
 		try (IsolatedExecutor executor = IsolatedExecutors
 			.create(SandboxSettings.builder().mechanism(mechanism).build())) {
 			ExecutionResult result = executor.execute(READ_UID);

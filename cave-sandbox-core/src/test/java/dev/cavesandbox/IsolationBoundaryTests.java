@@ -396,12 +396,11 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Whether the command runs as the command user: a host root JVM's, on the rungs with
-	 * a user namespace.
+	 * Whether the command runs as the command user: a host root JVM's, on every rung (the
+	 * default work directory is one the seccomp rung's command user can pass).
 	 */
 	private static boolean commandUser(MechanismChoice mechanism) {
-		return "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace()
-				&& mechanism != MechanismChoice.SECCOMP;
+		return "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace();
 	}
 
 	@ForEachLinuxMechanism
@@ -868,16 +867,18 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * No capability, except for a host root JVM's command user, which keeps
-	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files (see
-	 * {@link LauncherCommandUserTests}).
+	 * No capability, except for a host root JVM's command user on the rungs with a user
+	 * namespace, which keeps {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over
+	 * root:root files (see {@link LauncherCommandUserTests}); on the seccomp rung, a uid
+	 * of the host, it has none.
 	 */
 	@ForEachLinuxMechanism
 	void commandHasNoCapabilities(MechanismChoice mechanism) {
 		List<String> read = List.of("grep", "-E", "^Cap(Inh|Prm|Eff|Amb):", "/proc/self/status");
 		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder(read).build());
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		String expected = commandUser(mechanism) ? "\t000000000000000a" : "\t0000000000000000";
+		String expected = (commandUser(mechanism) && mechanism != MechanismChoice.SECCOMP) ? "\t000000000000000a"
+				: "\t0000000000000000";
 		assertThat(result.stdoutText().lines()).hasSize(4).allSatisfy((line) -> assertThat(line).endsWith(expected));
 		if ("root".equals(System.getProperty("user.name"))) {
 			assertThat(unisolated.execute(ExecutionRequest.builder(read).build()).stdoutText())
@@ -1083,8 +1084,7 @@ class IsolationBoundaryTests {
 	 * ({@code bwrap --die-with-parent}, {@code setpriv --pdeathsig KILL}).
 	 */
 	@ForEachLinuxMechanism
-	void sandboxDiesWithTheThreadThatSpawnedIt(MechanismChoice mechanism, @TempDir Path directory)
-			throws InterruptedException {
+	void sandboxDiesWithTheThreadThatSpawnedIt(MechanismChoice mechanism, @TempDir Path directory) throws Exception {
 		String marker = "36" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
 		IsolationCapability capability = LinuxMechanisms.verified(settings(mechanism).build());
 		List<String> commandLine = capability.mechanism()
@@ -1101,12 +1101,14 @@ class IsolationBoundaryTests {
 				throw new UncheckedIOException(ex);
 			}
 		});
-		spawner.start();
-		spawner.join(60_000);
-		assertThat(spawner.isAlive()).isFalse();
-		assertThat(running).as("both sleeps ran in the sandbox").isTrue();
-		await().atMost(Duration.ofSeconds(30))
-			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+		try (java.io.Closeable grant = LinuxMechanisms.forCommandUser(capability.mechanism(), directory)) {
+			spawner.start();
+			spawner.join(60_000);
+			assertThat(spawner.isAlive()).isFalse();
+			assertThat(running).as("both sleeps ran in the sandbox").isTrue();
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
+		}
 	}
 
 	/**

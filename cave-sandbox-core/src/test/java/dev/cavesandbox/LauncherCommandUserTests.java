@@ -22,8 +22,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * command runs as {@code cave.sandbox.linux.command-user} (default 65534) with
  * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
  * process limit holds; it still writes the root JVM's working directories, and gains
- * nothing over files of other owners. On the seccomp rung, and with command user 0, it
- * stays root. Run only where the JVM is the host's root (as in CI).
+ * nothing over files of other owners. On the seccomp rung, which has no user namespace,
+ * it runs as that uid of the host without any capability, and the working directory's
+ * group is its own for the execution. With command user 0 it stays root. Run only where
+ * the JVM is the host's root (as in CI).
  */
 @EnabledOnOs(OS.LINUX)
 class LauncherCommandUserTests {
@@ -40,8 +42,8 @@ class LauncherCommandUserTests {
 	/**
 	 * The command's identity: uid and gid 65534 without supplementary groups, only
 	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (bounding set included), in a user
-	 * namespace that maps only 0 and 65534; on the seccomp rung root without
-	 * capabilities, as before. The probe's facts say which.
+	 * namespace that maps only 0 and 65534; on the seccomp rung, in the host's user
+	 * namespace, without any capability. The probe's facts say which.
 	 */
 	@ForEachLinuxMechanism
 	void aRootJvmsCommandRunsAsTheCommandUserWithOnlyDacOverrideAndFowner(MechanismChoice choice,
@@ -54,9 +56,12 @@ class LauncherCommandUserTests {
 			List<String> facts = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 				.verified();
 			if (choice == MechanismChoice.SECCOMP) {
-				assertThat(lines).startsWith("0", "0", "0", "CapEff: 0000000000000000", "CapBnd: 0000000000000000",
-						"CapAmb: 0000000000000000");
-				assertThat(facts).anyMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+				assertThat(lines).containsExactly(NOBODY, NOBODY, NOBODY, "CapEff: 0000000000000000",
+						"CapBnd: 0000000000000000", "CapAmb: 0000000000000000", " 0 0 4294967295");
+				assertThat(facts).contains("capabilities: none")
+					.anyMatch((fact) -> fact.startsWith("uid 65534: the command user of a root JVM, so that the "
+							+ "process limit holds (a uid of the host"))
+					.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
 				return;
 			}
 			assertThat(lines).containsExactly(NOBODY, NOBODY, NOBODY, "CapEff: 000000000000000a",
@@ -100,6 +105,75 @@ class LauncherCommandUserTests {
 					"echo x > own && stat -c '%u %a' own . && mkdir d && echo y > d/f && cat d/f");
 			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
 			assertThat(privately.stdoutText()).isEqualTo("65534 644\n0 700\ny\n");
+		}
+	}
+
+	/**
+	 * The seccomp rung's command user, a uid of the host without capabilities: the
+	 * application's working directory (root's, 0700) is its group's for the execution
+	 * only, so that it writes it, and reaches it by its path ({@code TMPDIR}); it reads
+	 * the files there that others may read, not root's 0600 one, nor {@code /etc/shadow};
+	 * it cannot change the directory's mode (root stays its owner). Afterwards the
+	 * directory's group and mode are what they were, and what the command made is
+	 * 65534's. A private directory is the same, in a home that others may pass through
+	 * (0711) but not list.
+	 */
+	@org.junit.jupiter.api.Test
+	void onTheSeccompRungTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
+			throws Exception {
+		Path input = Files.writeString(directory.resolve("input"), "for everyone\n");
+		Files.setPosixFilePermissions(input, PosixFilePermissions.fromString("rw-r--r--"));
+		Path secret = Files.writeString(directory.resolve("roots"), "root's\n");
+		Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
+				(settings) -> settings)) {
+			ExecutionResult result = run(executor, directory,
+					"cat input && echo made > made && stat -c '%u %g %a' . made; "
+							+ "cat roots 2>/dev/null || echo roots=refused; "
+							+ "head -c 1 /etc/shadow >/dev/null 2>&1 || echo shadow=refused; "
+							+ "chmod 777 . 2>/dev/null || echo chmod=refused; "
+							+ "/usr/bin/python3 -c 'import tempfile; print(tempfile.mkstemp()[1])'");
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			String real = directory.toRealPath().toString();
+			assertThat(result.stdoutText()).startsWith("for everyone\n0 65534 770\n65534 65534 644\nroots=refused\n"
+					+ "shadow=refused\nchmod=refused\n" + real + "/tmp");
+			assertThat(Files.getAttribute(directory, "unix:gid")).isEqualTo(0);
+			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(directory))).isEqualTo("rwx------");
+			assertThat(Files.getAttribute(directory.resolve("made"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
+				.isEqualTo(65534);
+			ExecutionResult privately = executor.execute("sh", "-c",
+					"echo x > own && stat -c '%u %g %a' own . && /usr/bin/python3 -c "
+							+ "'import tempfile; tempfile.mkstemp()' && ls .. 2>/dev/null || echo home=unlisted");
+			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
+			assertThat(privately.stdoutText()).isEqualTo("65534 65534 644\n0 65534 770\nhome=unlisted\n");
+			Path home = PrivateDirectories.home(SandboxSettings.builder().build().workDirectory());
+			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS)))
+				.isEqualTo("rwx-----x");
+		}
+	}
+
+	/**
+	 * A work directory that the seccomp rung's command user cannot pass through (mode
+	 * 0700): the probe sees it, the commands stay root, and the facts say why the process
+	 * limit does not hold, with the fix.
+	 */
+	@org.junit.jupiter.api.Test
+	void aWorkDirectoryTheCommandUserCannotReachKeepsSeccompCommandsRootAndSaysWhy(@TempDir Path workDirectory)
+			throws Exception {
+		Files.setPosixFilePermissions(workDirectory, PosixFilePermissions.fromString("rwx------"));
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
+				(settings) -> settings.workDirectory(workDirectory))) {
+			ExecutionResult result = executor.execute("id", "-u");
+			assertThat(result.stdoutText()).isEqualTo("0\n");
+			assertThat(LinuxMechanisms.verified(
+					SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(workDirectory).build())
+				.verified())
+				.contains(LinuxProbe.NOT_GIVEN + "the process limit: the command runs as the host's root "
+						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65534 "
+						+ "cannot reach the work directory " + workDirectory + " by its path (give others search "
+						+ "permission, x, on it and its parents, or choose another cave.sandbox.work-directory); a JVM "
+						+ "of another user bounds it");
 		}
 	}
 

@@ -268,8 +268,10 @@ class LauncherConfinementTests {
 		List<String> command = new ArrayList<>(
 				List.of("/usr/bin/keyctl", "session", "cave-test", "/bin/sh", "-c", outer, "sh"));
 		command.addAll(mechanism.commandLine(List.of("/bin/sh", "-c", inside), directory.toRealPath(), false));
-		NobodyCommandLines.Run run = NobodyCommandLines.run(nobody ? NobodyCommandLines.asNobody(command) : command,
-				directory);
+		NobodyCommandLines.Run run;
+		try (java.io.Closeable grant = LinuxMechanisms.forCommandUser(mechanism, directory)) {
+			run = NobodyCommandLines.run(nobody ? NobodyCommandLines.asNobody(command) : command, directory);
+		}
 		assertThat(run.exitCode()).as(run.output()).isZero();
 		String output = run.output();
 		assertThat(output).contains("--- inside", "--- exit=");

@@ -106,8 +106,11 @@ class LauncherExitCodesTests {
 			.satisfies((ex) -> assertThat(ex.code()).isEqualTo(CommandNotExecutableException.CODE));
 		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 			.mechanism();
-		NobodyCommandLines.Run run = NobodyCommandLines
-			.run(mechanism.commandLine(List.of("./plain"), directory.toRealPath(), false), directory);
+		NobodyCommandLines.Run run;
+		try (java.io.Closeable grant = LinuxMechanisms.forCommandUser(mechanism, directory)) {
+			run = NobodyCommandLines.run(mechanism.commandLine(List.of("./plain"), directory.toRealPath(), false),
+					directory);
+		}
 		assertThat(run.exitCode()).as(run.output()).isEqualTo(126);
 		assertThat(run.output()).isEqualTo("cave-sandbox: cannot execute ./plain: Permission denied\n");
 	}

@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -9,6 +12,7 @@ import java.util.stream.Stream;
 
 import dev.cavesandbox.mechanism.LinuxNamespace;
 import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.mechanism.SeccompMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -74,6 +78,24 @@ public final class LinuxMechanisms {
 			UnaryOperator<SandboxSettings.Builder> customizer) {
 		SandboxSettings settings = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
 		return ProcessIsolatedExecutor.isolated(settings, verified(settings));
+	}
+
+	/**
+	 * Give a working directory's group to the command user of the seccomp rung, as the
+	 * executor does for each execution, for a test that runs a verified command line
+	 * itself (a root JVM's command user there is a uid of the host, which could not
+	 * write, or even enter, a directory of mode 0700).
+	 * @param mechanism the mechanism whose command line runs in the directory
+	 * @param directory the directory
+	 * @return what takes the group back when closed (nothing where none was given)
+	 * @throws IOException if the group cannot be given
+	 */
+	public static Closeable forCommandUser(SandboxMechanism mechanism, Path directory) throws IOException {
+		if (mechanism instanceof SeccompMechanism seccomp && seccomp.commandGroup() >= 0) {
+			return WorkingDirectoryGrant.grant(directory.toRealPath(), seccomp.commandGroup());
+		}
+		return () -> {
+		};
 	}
 
 }

@@ -140,9 +140,14 @@ class NetworkIsolationProbeTests {
 		}
 		command.addAll(List.of("--pid", "--fork", "--mount-proc", "perl", "-e", settle));
 		command.addAll(mechanism.commandLine(List.of("true"), directory.toRealPath(), false));
-		Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
-		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		assertThat(process.waitFor()).as(output).isZero();
+		String output;
+		try (java.io.Closeable grant = LinuxMechanisms.forCommandUser(mechanism, directory)) {
+			Process process = new ProcessBuilder(command).directory(directory.toFile())
+				.redirectErrorStream(true)
+				.start();
+			output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(process.waitFor()).as(output).isZero();
+		}
 		List<String> zombies = output.lines().findFirst().map((line) -> List.of(line.split(" ", -1))).orElseThrow();
 		assertThat(zombies).containsExactly("");
 	}

@@ -33,7 +33,10 @@ import static org.awaitility.Awaitility.await;
  * (nobody) planting entries in a shared sticky work directory like {@code /tmp} before a
  * root JVM's executor is created, a sandboxed command leaving state in the private
  * directory it is given, for the next execution that reuses it, and one opening what it
- * creates to other local users. Each test is an attack that must stay stopped.
+ * creates to other local users. Each test is an attack that must stay stopped. The
+ * executors' commands stay root ({@code command-user} 0), the strongest attacker a root
+ * JVM can have: a command user cannot even change the home's mode on the seccomp rung
+ * (root owns it), see {@link #theSeccompRungsCommandUserCannotOpenTheHome}.
  */
 @EnabledOnOs(OS.LINUX)
 class PrivateDirectoriesBreakInTests {
@@ -220,7 +223,7 @@ class PrivateDirectoriesBreakInTests {
 		Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path home = work.resolve("cave-sandbox-0");
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			ExecutionResult first = executor.execute("sh", "-c", "chmod 755 .. 2>/dev/null; echo chmod=$?");
 			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			boolean mount = LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT);
@@ -232,6 +235,26 @@ class PrivateDirectoriesBreakInTests {
 			assertThat(next.exitCode()).as(next.stderrText()).isZero();
 			assertThat(next.stdoutText()).isEqualTo("next\n");
 			assertThat(modeOf(home)).isEqualTo("rwx------");
+		}
+	}
+
+	/**
+	 * On the seccomp rung a root JVM's default command user, a uid of the host, cannot
+	 * open the home ({@code chmod 755 ..}: root owns it), nor its own directory (root
+	 * owns that too; its group is the command user's for the execution).
+	 */
+	@Test
+	void theSeccompRungsCommandUserCannotOpenTheHome() throws Exception {
+		Path work = Files.createDirectory(this.root.resolve("work"));
+		Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path home = work.resolve("cave-sandbox-0");
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
+				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+			ExecutionResult first = executor.execute("sh", "-c",
+					"id -u; chmod 755 .. 2>/dev/null; echo home=$?; chmod 777 . 2>/dev/null; echo own=$?");
+			assertThat(first.exitCode()).as(first.stderrText()).isZero();
+			assertThat(first.stdoutText()).isEqualTo("65534\nhome=1\nown=1\n");
+			assertThat(modeOf(home)).isEqualTo("rwx-----x");
 		}
 	}
 
@@ -318,7 +341,7 @@ class PrivateDirectoriesBreakInTests {
 	void extendedAttributesOnTheDirectoryDoNotReachTheNextExecution(MechanismChoice mechanism) throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			// setxattr(2) is syscall 188 on x86_64
 			ExecutionResult first = executor.execute("sh", "-c",
 					"pwd; perl -e '($p, $n, $v) = (\".\", \"user.leak\", \"secret\");"
@@ -336,7 +359,7 @@ class PrivateDirectoriesBreakInTests {
 	void defaultAclOnTheDirectoryDoesNotReachTheNextExecution(MechanismChoice mechanism) throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			// A default ACL (user::rwx, user:<self>:rwx, group::---, mask::rwx,
 			// other::---) in the kernel's xattr format, set with setxattr(2) (188 on
 			// x86_64).
@@ -358,7 +381,7 @@ class PrivateDirectoriesBreakInTests {
 	void timestampsOfTheDirectoryDoNotReachTheNextExecution(MechanismChoice mechanism) throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			ExecutionResult first = executor.execute("sh", "-c", "pwd; touch -d @1000000007 .; stat -c %Y .");
 			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			assertThat(first.stdoutText()).endsWith("\n1000000007\n");
@@ -371,7 +394,7 @@ class PrivateDirectoriesBreakInTests {
 	void immutableOrUnremovableEntriesDoNotReachTheNextExecution(MechanismChoice mechanism) throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			ExecutionResult first = executor.execute("sh", "-c",
 					"pwd; echo secret > kept; chattr +i kept 2>/dev/null; chattr +a . 2>/dev/null;"
 							+ " mkfifo fifo; ln -s / root; ln kept hard; mkdir -p deep/er; chmod 000 deep; true");
@@ -422,7 +445,7 @@ class PrivateDirectoriesBreakInTests {
 		boolean mount = LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT);
 		Path home = work.resolve("cave-sandbox-0");
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.maxConcurrent(1).workDirectory(work))) {
+				(settings) -> settings.maxConcurrent(1).workDirectory(work).commandUser(0))) {
 			java.util.concurrent.CompletableFuture<ExecutionResult> running = java.util.concurrent.CompletableFuture
 				.supplyAsync(() -> executor
 					.execute("sh", "-c", "cp /usr/bin/id ./id && { chmod 4755 id; echo chmod=$?; } "

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -388,6 +389,9 @@ class ProcessIsolatedExecutorTests {
 		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
 		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
 		script.toFile().setExecutable(true);
+		// Reachable by every uid, so that only hiding can stop it (a root JVM's command
+		// user on the seccomp rung is another uid of the host).
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
 			assertThatExceptionOfType(CommandNotFoundException.class)
 				.isThrownBy(() -> executor.execute(script.toString()))

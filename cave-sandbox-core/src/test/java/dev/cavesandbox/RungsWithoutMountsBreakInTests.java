@@ -448,13 +448,15 @@ class RungsWithoutMountsBreakInTests {
 			.concat(Stream.of(PYTHON, terminalScript.toString(), work.toString(), typed.toString()), command.stream())
 			.toList()).redirectErrorStream(true);
 		builder.environment().put("TYPED", typed.toString());
-		Process process = builder.start();
-		process.getOutputStream().close();
 		String output;
-		try (InputStream stream = process.getInputStream()) {
-			output = new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+		try (java.io.Closeable grant = LinuxMechanisms.forCommandUser(verified, work)) {
+			Process process = builder.start();
+			process.getOutputStream().close();
+			try (InputStream stream = process.getInputStream()) {
+				output = new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+			}
+			assertThat(process.waitFor(90, TimeUnit.SECONDS)).as(output).isTrue();
 		}
-		assertThat(process.waitFor(90, TimeUnit.SECONDS)).as(output).isTrue();
 		assertThat(Files.exists(work.resolve("done"))).as(output).isTrue();
 		assertThat(Files.readString(typed)).as(output).isEqualTo("typed by the test");
 	}

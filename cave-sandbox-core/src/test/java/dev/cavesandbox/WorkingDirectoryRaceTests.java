@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +88,8 @@ class WorkingDirectoryRaceTests {
 	}
 
 	private static void race(MechanismChoice mechanism, Path root) throws Exception {
+		// Passable by a root JVM's command user on the seccomp rung, a uid of the host.
+		Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path jobs = Files.createDirectory(root.resolve("jobs"));
 		Path work = Files.createDirectories(jobs.resolve("a").resolve("work"));
 		// Where the symbolic link points: a directory outside the tree, with a "work" of
@@ -96,6 +99,7 @@ class WorkingDirectoryRaceTests {
 		Files.createSymbolicLink(jobs.resolve("link"), outside.getParent());
 		Files.writeString(jobs.resolve("exchange.py"), EXCHANGE);
 		String realInode = inode(work);
+		String ownership = ownership(work);
 		String outsideInode = inode(outside);
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
 				(settings) -> settings.timeout(Duration.ofSeconds(120)).maxConcurrent(THREADS + 1))) {
@@ -187,12 +191,21 @@ class WorkingDirectoryRaceTests {
 					refusedByTheLauncher.get() + changedDuringSetUp.get() + notSetUp.get() + refusedByTheExecutor.get())
 				.as(counts)
 				.isPositive();
+			// The seccomp rung's command user had the directory's group only while it
+			// ran.
+			assertThat(ownership(work)).as(counts).isEqualTo(ownership);
 			System.out.println(mechanism + ": " + counts);
 		}
 	}
 
 	private static String inode(Path path) throws IOException {
 		return String.valueOf(Files.getAttribute(path, "unix:ino"));
+	}
+
+	/** Group and mode, as the executor gives and takes back for a command user. */
+	private static String ownership(Path directory) throws IOException {
+		return Files.getAttribute(directory, "unix:gid") + " "
+				+ PosixFilePermissions.toString(Files.getPosixFilePermissions(directory));
 	}
 
 }

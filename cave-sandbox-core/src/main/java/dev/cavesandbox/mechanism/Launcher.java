@@ -56,8 +56,11 @@ import dev.cavesandbox.ResourceLimits;
  * that namespace apply only to files owned by root:root (the kernel's
  * capable_wrt_inode_uidgid): the command reads, writes and changes the mode of a root
  * JVM's working directory as its owner could, and its processes count against the process
- * limit as {@code UID}'s in a namespace of the execution's own. Not with {@code contain},
- * which has no user namespace to bound those capabilities.
+ * limit as {@code UID}'s in a namespace of the execution's own. With {@code contain} (the
+ * seccomp rung, no namespace at all) {@code outer} prepares nothing
+ * ({@link #outer(Path, boolean)}); the command switches to {@code UID}, a uid of the
+ * host, without any capability, and its working directory must be writable by group
+ * {@code UID} (the executor hands it over for the execution).
  *
  * @param path the launcher binary on the host, verified against the SHA-256 recorded at
  * build time
@@ -155,9 +158,22 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 * wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory) {
+		return outer(workingDirectory, true);
+	}
+
+	/**
+	 * Return the argv prefix that runs the wrapper through {@code outer}.
+	 * @param workingDirectory the working directory, absolute
+	 * @param commandUserNamespace whether {@code outer} prepares the command user's user
+	 * namespace (where there is a command user); not for {@value #CONTAIN}, whose command
+	 * switches to the command user on the host
+	 * @return {@code [path, outer, --workdir, DIR, [--command-user, UID,] --]}; the
+	 * wrapper's argv follows
+	 */
+	public List<String> outer(Path workingDirectory, boolean commandUserNamespace) {
 		List<String> command = new ArrayList<>(
 				List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString()));
-		if (hasCommandUser()) {
+		if (hasCommandUser() && commandUserNamespace) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
 		command.add("--");
@@ -224,9 +240,6 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			ResourceLimits limits, List<String> argv) {
 		Objects.requireNonNull(limits, "limits must not be null");
-		if (hasCommandUser() && CONTAIN.equals(mode)) {
-			throw new IllegalArgumentException("a command user needs the sandbox's user namespace: not for " + CONTAIN);
-		}
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");

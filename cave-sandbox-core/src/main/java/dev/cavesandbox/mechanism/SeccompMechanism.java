@@ -29,6 +29,10 @@ import dev.cavesandbox.ResourceLimits;
  * the working directory, refuses TCP bind and connect as a second layer, and keeps the
  * command from the memory, environment and signals of every process outside its domain,
  * the JVM's included.</li>
+ * <li>With a {@linkplain Launcher#hasCommandUser() command user} (a JVM running as the
+ * host's root, whose commands the kernel would exempt from {@code RLIMIT_NPROC}) the
+ * command switches to that uid of the host, without any capability; the executor gives
+ * the working directory's group to it for the execution ({@link #commandGroup()}).</li>
  * <li>What it does not give: a private loopback, hidden directories, a read-only view of
  * the host's files (only writes are limited), a PID or IPC namespace. The probe lists
  * them in its facts; a request for a private loopback is refused.</li>
@@ -56,7 +60,7 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 		if (loopback) {
 			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
 		}
-		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, false));
 		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, limits, argv));
 		return command;
 	}
@@ -64,6 +68,16 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 	@Override
 	public List<Path> binaries() {
 		return List.of(this.launcher.path());
+	}
+
+	/**
+	 * The group that must be able to write the working directory: the command user's,
+	 * whose uid has no capability on this rung and would not be able to write a root
+	 * JVM's directory otherwise.
+	 * @return the gid, or {@link Launcher#CALLER} without a command user
+	 */
+	public long commandGroup() {
+		return this.launcher.commandUser();
 	}
 
 	@Override

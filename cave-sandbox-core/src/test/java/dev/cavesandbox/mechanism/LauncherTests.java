@@ -72,16 +72,16 @@ class LauncherTests {
 	}
 
 	@Test
-	void commandUserGoesToOuterAndInsideButNeverToContain() {
+	void commandUserGoesToOuterOnlyWhereItPreparesTheNamespaceAndAlwaysInside() {
 		Launcher launcher = new Launcher(Path.of("/l"), false, 1234);
 		assertThat(launcher.hasCommandUser()).isTrue();
 		assertThat(launcher.outer(Path.of("/w"))).containsExactly("/l", "outer", "--workdir", "/w", "--command-user",
 				"1234", "--");
+		assertThat(launcher.outer(Path.of("/w"), false)).containsExactly("/l", "outer", "--workdir", "/w", "--");
 		assertThat(launcher.inside(Launcher.EXEC, false, false, List.of("cmd"))).containsExactly(Launcher.INSIDE,
 				"exec", "--command-user", "1234", "--", "cmd");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))
-			.withMessageContaining("not for contain");
+		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))
+			.containsExactly(Launcher.INSIDE, "contain", "--no-mount-namespace", "--command-user", "1234", "--", "cmd");
 		assertThat(this.launcher.hasCommandUser()).isFalse();
 		assertThat(this.launcher.outer(Path.of("/w"))).containsExactly("/opt/cave-sandbox-launcher", "outer",
 				"--workdir", "/w", "--");

@@ -31,6 +31,16 @@ class SeccompMechanismTests {
 	}
 
 	@Test
+	void commandUserGoesToContainNotToOuterAndNamesTheWorkingDirectorysGroup() {
+		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534));
+		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false)).containsExactly(
+				"/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--", "/proc/self/fd/4",
+				"contain", "--no-mount-namespace", "--command-user", "65534", "--", "true");
+		assertThat(mechanism.commandGroup()).isEqualTo(65534);
+		assertThat(new SeccompMechanism(LAUNCHER).commandGroup()).isEqualTo(Launcher.CALLER);
+	}
+
+	@Test
 	void hasNoNetworkNamespaceSoNoPrivateLoopback() {
 		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER);
 		assertThat(mechanism.namespaces()).isEmpty();

@@ -142,9 +142,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * default: the launcher's seccomp filter refuses them, since a new user namespace
 	 * opens kernel attack surface.
 	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as,
-	 * on the rungs with a user namespace, so that the process limit holds: the kernel
-	 * never applies RLIMIT_NPROC to the host's root. 0 keeps them root, without a process
-	 * limit. Ignored for a JVM of another user and on the seccomp rung.
+	 * so that the process limit holds: the kernel never applies RLIMIT_NPROC to the
+	 * host's root. On the seccomp rung it is a uid of the host, without capabilities, and
+	 * the working directory's group is its own for the execution. 0 keeps them root,
+	 * without a process limit. Ignored for a JVM of another user.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,

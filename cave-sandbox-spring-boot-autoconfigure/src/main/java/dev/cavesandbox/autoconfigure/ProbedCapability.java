@@ -42,11 +42,14 @@ final class ProbedCapability {
 	}
 
 	/**
-	 * The fix for a process limit that a root JVM does not get: on the seccomp rung only
-	 * a JVM of another user; elsewhere also a command user.
+	 * The fix for a process limit that a root JVM does not get: a work directory that the
+	 * command user can reach, where that was missing (the seccomp rung); else a JVM of
+	 * another user, or a command user.
 	 */
 	static String processLimitFix(String fact) {
-		return fact.contains("seccomp rung") ? "run the JVM as a non-root user"
+		return fact.contains("cannot reach the work directory")
+				? "give others search permission (x) on the work directory and its parents, or choose another "
+						+ "cave.sandbox.work-directory"
 				: "run the JVM as a non-root user, or keep cave.sandbox.linux.command-user at its default (65534) and "
 						+ "give the JVM CAP_SETUID and CAP_SETGID";
 	}
