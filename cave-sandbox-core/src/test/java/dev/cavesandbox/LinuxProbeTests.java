@@ -144,6 +144,40 @@ class LinuxProbeTests {
 					+ "readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same");
 	}
 
+	/**
+	 * The seccomp rung's command user, a uid of the host: verified only as that uid,
+	 * without any capability, and able to reach its directory by its path; the facts say
+	 * what a uid of the host means.
+	 */
+	@org.junit.jupiter.api.Test
+	void theSeccompRungsCommandUserIsVerifiedAsAUidOfTheHostWithoutCapabilities() {
+		String asCommandUser = seccompReport().replace("uid=1000\n", "uid=65534\n") + "path=ok\n";
+		IsolationCapability verdict = commandUserVerdict(asCommandUser);
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.verified()).contains("capabilities: none",
+				"uid 65534: the command user of a root JVM, so that the process limit holds (a uid of the host: its "
+						+ "other processes count against the limit and can signal and ptrace the command; choose a uid "
+						+ "that nothing else uses)",
+				"working directory: reachable by its path for the command user, whose group it is during the "
+						+ "execution");
+		assertThat(commandUserVerdict(asCommandUser.replace("caps=0000000000000000", "caps=000000000000000a")).detail())
+			.isEqualTo("the child holds capabilities (CapEff=000000000000000a)");
+		assertThat(commandUserVerdict(seccompReport() + "path=ok\n").detail())
+			.isEqualTo("the child runs as uid 1000, not as the command user 65534");
+		assertThat(commandUserVerdict(asCommandUser.replace("path=ok", "path=unreachable")).detail())
+			.startsWith("the command user 65534 cannot reach the working directory by its path: give others search "
+					+ "permission (x) on the work directory and its parents");
+	}
+
+	private static IsolationCapability commandUserVerdict(String report) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 0, 0,
+				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
+		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
+				new byte[0], false, false, false, Duration.ofMillis(5));
+		return LinuxProbe.verdict(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534)), outcome, host,
+				false, ResourceLimits.NONE, true, Duration.ofMillis(5));
+	}
+
 	private static IsolationCapability seccompVerdict(String report) {
 		return seccompVerdict(report, true);
 	}
@@ -241,7 +275,7 @@ class LinuxProbeTests {
 			.filteredOn((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN))
 			.containsExactly("not given: the process limit: the command runs as the host's root (uid 0), which the "
 					+ "kernel exempts from RLIMIT_NPROC (kernel/fork.c); no command user (cave.sandbox.linux.command-user "
-					+ "is 0, or the JVM lacks CAP_SETUID and CAP_SETGID to map one); a "
+					+ "is 0, or the JVM lacks CAP_SETUID and CAP_SETGID to switch to one); a "
 					+ "JVM of another user bounds it");
 		assertThat(limitedVerdict(limitedReport(), ResourceLimits.defaults(), true).verified())
 			.anyMatch((fact) -> fact.startsWith("limits: memory 4 GiB, processes 512 (set, not enforced for root), "));

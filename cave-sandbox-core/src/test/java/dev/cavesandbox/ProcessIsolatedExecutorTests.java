@@ -388,9 +388,9 @@ class ProcessIsolatedExecutorTests {
 		ProcessIsolatedExecutor executor = isolated(mechanism);
 		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
 		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
-		script.toFile().setExecutable(true);
-		// Reachable by every uid, so that only hiding can stop it (a root JVM's command
-		// user on the seccomp rung is another uid of the host).
+		// Reachable and executable by every uid, so that only hiding can stop it (a root
+		// JVM's command user on the seccomp rung is another uid of the host).
+		Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
 			assertThatExceptionOfType(CommandNotFoundException.class)
@@ -402,7 +402,9 @@ class ProcessIsolatedExecutorTests {
 			// executor must not refuse the command as if it were.
 			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(mechanism).build()).verified())
 				.anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
-			assertThat(executor.execute(script.toString()).stdoutText()).isEqualTo("ran\n");
+			ExecutionResult hidden = executor.execute(script.toString());
+			assertThat(hidden.stdoutText()).as("exit %d: %s", hidden.exitCode(), hidden.stderrText())
+				.isEqualTo("ran\n");
 		}
 		ExecutionResult inWorkingDirectory = executor
 			.execute(ExecutionRequest.builder("./tool.sh").workingDirectory(directory).build());

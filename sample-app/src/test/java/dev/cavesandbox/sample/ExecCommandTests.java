@@ -78,7 +78,7 @@ class ExecCommandTests {
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		assertThat(result.stdout()).isEqualTo("0\n");
 		assertThat(result.stderr()).contains("not given: the process limit")
-			.contains("the JVM lacks CAP_SETUID and CAP_SETGID to map one");
+			.contains("the JVM lacks CAP_SETUID and CAP_SETGID to switch to one");
 	}
 
 	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
