@@ -140,7 +140,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "5"
+#define LAUNCHER_VERSION "6"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -414,6 +414,14 @@ static void add_other_processes(scmp_filter_ctx filter, const struct options *op
 	struct scmp_arg_cmp not_io_process = SCMP_A0_32(SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, &not_io_process);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, &not_self);
+	/* The scheduling policy and its parameters, by the same rule (sched_setscheduler(2),
+	 * sched_setattr(2)): SCHED_IDLE on the JVM would starve it as surely as a nice value.
+	 * Only the calling thread (0) may be named, so a program that sets another of its
+	 * own threads' policy by thread id (pthread_setschedparam(3)) gets EPERM, as it does
+	 * without CAP_SYS_NICE for a real-time policy. */
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setscheduler), 1, &other);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setparam), 1, &other);
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setattr), 1, &other);
 }
 
 static void add_user_namespaces(scmp_filter_ctx filter, const struct options *options)
@@ -559,6 +567,22 @@ static long attempt_setpriority_user(void)
 	return syscall(SYS_setpriority, 99, 0, 0);
 }
 
+static long attempt_sched_setscheduler_other(void)
+{
+	/* Its own pid, not 0, and no parameters: EINVAL without the filter, nothing changed. */
+	return syscall(SYS_sched_setscheduler, getpid(), 0, NULL);
+}
+
+static long attempt_sched_setparam_other(void)
+{
+	return syscall(SYS_sched_setparam, getpid(), NULL);
+}
+
+static long attempt_sched_setattr_other(void)
+{
+	return syscall(SYS_sched_setattr, getpid(), NULL, 0);
+}
+
 static long attempt_unshare_user(void)
 {
 	/* CLONE_PARENT is invalid for unshare(2): EINVAL without the filter. */
@@ -651,6 +675,9 @@ static const struct refusal REFUSALS[] = {
 	REFUSAL("userfaultfd", EPERM, 0, NULL, attempt_userfaultfd),
 	REFUSAL("prlimit64(pid)", EPERM, 0, add_other_processes, attempt_prlimit_other),
 	REFUSAL("setpriority(PRIO_USER)", EPERM, 0, NULL, attempt_setpriority_user),
+	REFUSAL("sched_setscheduler(pid)", EPERM, 0, NULL, attempt_sched_setscheduler_other),
+	REFUSAL("sched_setparam(pid)", EPERM, 0, NULL, attempt_sched_setparam_other),
+	REFUSAL("sched_setattr(pid)", EPERM, 0, NULL, attempt_sched_setattr_other),
 	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),
 	REFUSAL("clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user),
 	REFUSAL("clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3),

@@ -14,6 +14,7 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -36,23 +37,29 @@ import org.jspecify.annotations.Nullable;
  * makes the grant fail instead of giving the group another directory. The directory's
  * descriptor stays open until the grant is taken back through it, so that a path swapped
  * meanwhile can neither keep the group on the directory nor move it to another one.
+ * <p>
+ * Executions that overlap in one directory (a request's working directory used by several
+ * at once) share one grant: the first saves the group and mode, the last to end puts them
+ * back; the directory is known by its device and inode
+ * ({@link java.nio.file.attribute.BasicFileAttributes#fileKey()}), which cannot be reused
+ * while a grant holds it open. This holds within one JVM: grants of two JVMs on one
+ * directory do not know each other.
  */
 final class WorkingDirectoryGrant implements Closeable {
 
 	private static final Set<PosixFilePermission> GROUP_ALL = EnumSet.of(PosixFilePermission.GROUP_READ,
 			PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE);
 
+	/** The directories granted now, by file key, guarded by itself. */
+	private static final Map<Object, Shared> GRANTED = new HashMap<>();
+
 	private final SecureDirectoryStream<Path> opened;
 
-	private final GroupPrincipal group;
+	private final Object key;
 
-	private final Set<PosixFilePermission> permissions;
-
-	private WorkingDirectoryGrant(SecureDirectoryStream<Path> opened, GroupPrincipal group,
-			Set<PosixFilePermission> permissions) {
+	private WorkingDirectoryGrant(SecureDirectoryStream<Path> opened, Object key) {
 		this.opened = opened;
-		this.group = group;
-		this.permissions = permissions;
+		this.key = key;
 	}
 
 	/**
@@ -62,48 +69,99 @@ final class WorkingDirectoryGrant implements Closeable {
 	 * @param gid the command user's gid
 	 * @return the grant, to be closed after the execution
 	 * @throws IOException if the directory cannot be reached without following a link or
-	 * cannot be changed
+	 * cannot be changed, or if it is granted to another gid at the moment
 	 */
 	static WorkingDirectoryGrant grant(Path directory, long gid) throws IOException {
 		GroupPrincipal commandGroup = FileSystems.getDefault()
 			.getUserPrincipalLookupService()
 			.lookupPrincipalByGroupName(String.valueOf(gid));
 		SecureDirectoryStream<Path> opened = open(directory);
-		WorkingDirectoryGrant grant;
-		Set<PosixFilePermission> granted;
 		try {
-			PosixFileAttributes before = opened.getFileAttributeView(PosixFileAttributeView.class).readAttributes();
-			granted = EnumSet.copyOf(before.permissions());
-			granted.addAll(GROUP_ALL);
-			grant = new WorkingDirectoryGrant(opened, before.group(), Set.copyOf(before.permissions()));
+			PosixFileAttributeView view = opened.getFileAttributeView(PosixFileAttributeView.class);
+			synchronized (GRANTED) {
+				PosixFileAttributes before = view.readAttributes();
+				Object key = before.fileKey();
+				if (key == null) {
+					throw new IOException("cannot tell " + directory + " apart from other directories (no file key)");
+				}
+				Shared shared = GRANTED.get(key);
+				if (shared == null) {
+					shared = new Shared(before.group(), Set.copyOf(before.permissions()), commandGroup);
+				}
+				else if (!shared.granted.equals(commandGroup)) {
+					throw new IOException(directory + " is given to the group " + shared.granted.getName()
+							+ " for another execution at the moment");
+				}
+				Set<PosixFilePermission> granted = EnumSet.copyOf(shared.permissions);
+				granted.addAll(GROUP_ALL);
+				try {
+					view.setGroup(commandGroup);
+					view.setPermissions(granted);
+				}
+				catch (IOException | RuntimeException ex) {
+					if (shared.users == 0) {
+						restore(view, shared);
+					}
+					throw ex;
+				}
+				shared.users++;
+				GRANTED.put(key, shared);
+				return new WorkingDirectoryGrant(opened, key);
+			}
 		}
 		catch (IOException | RuntimeException ex) {
 			opened.close();
 			throw ex;
 		}
-		try {
-			PosixFileAttributeView view = opened.getFileAttributeView(PosixFileAttributeView.class);
-			view.setGroup(commandGroup);
-			view.setPermissions(granted);
-			return grant;
-		}
-		catch (IOException | RuntimeException ex) {
-			grant.close();
-			throw ex;
-		}
 	}
 
 	/**
-	 * Put the group and mode back, through the directory's own descriptor, and close it.
+	 * Put the group and mode back, through the directory's own descriptor, and close it;
+	 * where other executions in the directory still hold a grant, leave that to the last
+	 * of them.
 	 * @throws IOException if they cannot be changed
 	 */
 	@Override
 	public void close() throws IOException {
 		try (SecureDirectoryStream<Path> directory = this.opened) {
-			PosixFileAttributeView view = directory.getFileAttributeView(PosixFileAttributeView.class);
-			view.setPermissions(this.permissions);
-			view.setGroup(this.group);
+			synchronized (GRANTED) {
+				Shared shared = GRANTED.get(this.key);
+				if (shared == null) {
+					return;
+				}
+				if (--shared.users > 0) {
+					return;
+				}
+				GRANTED.remove(this.key);
+				restore(directory.getFileAttributeView(PosixFileAttributeView.class), shared);
+			}
 		}
+	}
+
+	private static void restore(PosixFileAttributeView view, Shared shared) throws IOException {
+		view.setPermissions(shared.permissions);
+		view.setGroup(shared.group);
+	}
+
+	/**
+	 * What the first grant of a directory found there, and how many grants hold it.
+	 */
+	private static final class Shared {
+
+		private final GroupPrincipal group;
+
+		private final Set<PosixFilePermission> permissions;
+
+		private final GroupPrincipal granted;
+
+		private int users;
+
+		Shared(GroupPrincipal group, Set<PosixFilePermission> permissions, GroupPrincipal granted) {
+			this.group = group;
+			this.permissions = permissions;
+			this.granted = granted;
+		}
+
 	}
 
 	/**

@@ -151,10 +151,12 @@ class RungsWithoutMountsBreakInTests {
 	/**
 	 * For a JVM of an unprivileged user the command's Landlock domain leaves more than
 	 * {@code prlimit(2)}: the nice value and the I/O priority of a process of the same
-	 * user outside the domain (the JVM: starved, idle I/O), which the launcher's filter
-	 * refuses beyond the caller itself. A {@code sleep} of nobody stands in for nobody's
-	 * JVM; the command runs as nobody on the rung's real command line. The CPU affinity
-	 * stays open (programs pin their own threads by thread id): a documented gap.
+	 * user outside the domain (the JVM: starved, idle I/O) and its scheduling policy
+	 * ({@code SCHED_IDLE}: starved too; found by a break-in attempt), which the
+	 * launcher's filter refuses beyond the caller itself. A {@code sleep} of nobody
+	 * stands in for nobody's JVM; the command runs as nobody on the rung's real command
+	 * line. The CPU affinity stays open (programs pin their own threads by thread id): a
+	 * documented gap.
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
@@ -172,13 +174,20 @@ class RungsWithoutMountsBreakInTests {
 				.until(() -> Files.readString(Path.of("/proc/" + pid + "/status")).contains("\nUid:\t65534"));
 			String before = schedulingAndLimits(pid);
 			String script = "renice -n 10 -p " + pid + "; echo renice $?; ionice -c 3 -p " + pid
-					+ "; echo ionice $?; prlimit --pid " + pid + " --msgqueue=100:; echo prlimit $?";
+					+ "; echo ionice $?; chrt -i -p 0 " + pid + "; echo chrt $?; prlimit --pid " + pid
+					+ " --msgqueue=100:; echo prlimit $?";
 			NobodyCommandLines.Run run = NobodyCommandLines.run(
 					NobodyCommandLines.asNobody(
 							nobody.commandLine(List.of("/bin/sh", "-c", script), work.toRealPath(), false, false)),
 					work);
 			assertThat(run.output()).contains("prlimit ");
 			assertThat(schedulingAndLimits(pid)).as(run.output()).isEqualTo(before);
+			NobodyCommandLines.Run control = NobodyCommandLines
+				.run(NobodyCommandLines.asNobody(List.of("/bin/sh", "-c", script)), work);
+			assertThat(schedulingAndLimits(pid))
+				.as("control: the same script without the sandbox; %s", control.output())
+				.contains("nice 10, policy 5, ")
+				.isNotEqualTo(before);
 		}
 		finally {
 			victim.destroyForcibly();
@@ -186,11 +195,14 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
-	 * The nice value, CPU affinity, I/O priority and message-queue limit of a process.
+	 * The nice value, scheduling policy, CPU affinity, I/O priority and message-queue
+	 * limit of a process.
 	 */
 	private static String schedulingAndLimits(long pid) throws IOException, InterruptedException {
 		String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-		String nice = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16];
+		String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+		String nice = fields[16];
+		String policy = fields[38];
 		String affinity = Files.readAllLines(Path.of("/proc/" + pid + "/status"))
 			.stream()
 			.filter((line) -> line.startsWith("Cpus_allowed_list"))
@@ -204,7 +216,7 @@ class RungsWithoutMountsBreakInTests {
 			.filter((line) -> line.startsWith("Max msgqueue size"))
 			.findFirst()
 			.orElseThrow();
-		return "nice " + nice + ", " + affinity + ", io " + priority + ", " + limit;
+		return "nice " + nice + ", policy " + policy + ", " + affinity + ", io " + priority + ", " + limit;
 	}
 
 	private static String messageQueueLimit() throws IOException {

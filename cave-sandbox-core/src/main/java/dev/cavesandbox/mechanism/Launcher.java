@@ -299,7 +299,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		}
 		names.addAll(List.of("socket(AF_NETLINK)", "socket(AF_PACKET)", "socket(AF_VSOCK)", "socket(AF_VSOCK|1<<32)",
 				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
-				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)"));
+				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)", "sched_setscheduler(pid)",
+				"sched_setparam(pid)", "sched_setattr(pid)"));
 		if (!this.userNamespaces) {
 			names.addAll(List.of("unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3"));
 		}
