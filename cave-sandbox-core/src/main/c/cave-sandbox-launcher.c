@@ -1121,6 +1121,9 @@ struct task_entry {
 	long ppid;
 	unsigned long uid;
 	unsigned long long threads;
+	char state;
+	/* Set by descendants_of_self(): its chain of parents leads to this process. */
+	int descendant;
 };
 
 static int by_pid(const void *left, const void *right)
@@ -1148,23 +1151,16 @@ static long parent_of(long pid)
 }
 
 /*
- * The tasks (threads included) of this process's real uid that RLIMIT_NPROC counts
- * beside the command's own, as /proc shows them: the JVM's threads and the uid's
- * processes outside the JVM's tree. The JVM is the parent of outer (contain's parent; this
- * process is contain's child). The JVM's other descendants (other executions, still
- * running) are not added: their tasks take this command's room rather than add to it,
- * or an execution started while another holds its processes would get that room too
- * once the other ends, and a chain of executions would grow without bound.
+ * Every process of the host as /proc shows it (pid, parent, real uid, threads, state),
+ * sorted by pid for bsearch with by_pid; NULL if /proc cannot be read or memory runs out.
  */
-static unsigned long long tasks_of_real_uid(void)
+static struct task_entry *read_tasks(size_t *count)
 {
-	long jvm = parent_of(parent_of(getppid()));
 	DIR *proc = opendir("/proc");
-	if (proc == NULL || jvm <= 0) {
-		fail("cannot count the tasks of uid %u for RLIMIT_NPROC: %s", (unsigned) getuid(),
-		     (proc == NULL) ? strerror(errno) : "the JVM's process is gone");
+	if (proc == NULL) {
+		return NULL;
 	}
-	size_t count = 0;
+	size_t used = 0;
 	size_t capacity = 0;
 	struct task_entry *entries = NULL;
 	struct dirent *entry;
@@ -1180,25 +1176,54 @@ static unsigned long long tasks_of_real_uid(void)
 		if (status == NULL) {
 			continue;
 		}
-		struct task_entry task = { pid, 0, ~0UL, 0 };
+		struct task_entry task = { pid, 0, ~0UL, 0, '?', 0 };
 		char line[256];
 		while (fgets(line, sizeof line, status) != NULL) {
-			if (sscanf(line, "Uid: %lu", &task.uid) != 1 && sscanf(line, "PPid: %ld", &task.ppid) != 1) {
+			if (sscanf(line, "Uid: %lu", &task.uid) != 1 && sscanf(line, "PPid: %ld", &task.ppid) != 1
+			    && sscanf(line, "State: %c", &task.state) != 1) {
 				(void) sscanf(line, "Threads: %llu", &task.threads);
 			}
 		}
 		fclose(status);
-		if (count == capacity) {
+		if (used == capacity) {
 			capacity = (capacity == 0) ? 256 : capacity * 2;
-			entries = realloc(entries, capacity * sizeof *entries);
-			if (entries == NULL) {
-				fail("cannot count the tasks of uid %u for RLIMIT_NPROC: out of memory", (unsigned) getuid());
+			struct task_entry *larger = realloc(entries, capacity * sizeof *entries);
+			if (larger == NULL) {
+				free(entries);
+				closedir(proc);
+				return NULL;
 			}
+			entries = larger;
 		}
-		entries[count++] = task;
+		entries[used++] = task;
 	}
 	closedir(proc);
-	qsort(entries, count, sizeof *entries, by_pid);
+	if (entries == NULL) {
+		entries = malloc(sizeof *entries);
+	}
+	qsort(entries, used, sizeof *entries, by_pid);
+	*count = used;
+	return entries;
+}
+
+/*
+ * The tasks (threads included) of this process's real uid that RLIMIT_NPROC counts
+ * beside the command's own, as /proc shows them: the JVM's threads and the uid's
+ * processes outside the JVM's tree. The JVM is the parent of outer (contain's parent; this
+ * process is contain's child). The JVM's other descendants (other executions, still
+ * running) are not added: their tasks take this command's room rather than add to it,
+ * or an execution started while another holds its processes would get that room too
+ * once the other ends, and a chain of executions would grow without bound.
+ */
+static unsigned long long tasks_of_real_uid(void)
+{
+	long jvm = parent_of(parent_of(getppid()));
+	size_t count = 0;
+	struct task_entry *entries = (jvm > 0) ? read_tasks(&count) : NULL;
+	if (entries == NULL) {
+		fail("cannot count the tasks of uid %u for RLIMIT_NPROC: %s", (unsigned) getuid(),
+		     (jvm <= 0) ? "the JVM's process is gone" : "cannot read /proc");
+	}
 	unsigned long long tasks = 0;
 	uid_t self = getuid();
 	for (size_t i = 0; i < count; i++) {
@@ -1213,7 +1238,7 @@ static unsigned long long tasks_of_real_uid(void)
 				descendant = 1;
 				break;
 			}
-			struct task_entry key = { ancestor, 0, 0, 0 };
+			struct task_entry key = { ancestor, 0, 0, 0, 0, 0 };
 			struct task_entry *parent = bsearch(&key, entries, count, sizeof *entries, by_pid);
 			ancestor = (parent != NULL) ? parent->ppid : 0;
 		}
@@ -1560,48 +1585,126 @@ static void request_stop(int signal)
 }
 
 /*
- * SIGKILL every child of this process, found by its PPid in /proc/PID/stat (kernels
+ * SIGKILL every child of this process, found by its PPid in /proc/PID/status (kernels
  * without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children). A child stays ours
  * until this process reaps it, so its pid cannot name another process meanwhile.
  */
 static void kill_children(void)
 {
-	DIR *proc = opendir("/proc");
-	if (proc == NULL) {
+	size_t count;
+	struct task_entry *entries = read_tasks(&count);
+	if (entries == NULL) {
 		/* Never give up on the tree (its orphans would go to init): the caller looks
 		 * again shortly. */
 		return;
 	}
-	pid_t self = getpid();
-	struct dirent *entry;
-	while ((entry = readdir(proc)) != NULL) {
-		char *end;
-		long pid = strtol(entry->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0 || pid == self) {
-			continue;
-		}
-		char path[64];
-		char stat[512];
-		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			continue;
-		}
-		ssize_t length = read(fd, stat, sizeof stat - 1);
-		close(fd);
-		if (length <= 0) {
-			continue;
-		}
-		stat[length] = '\0';
-		/* pid (comm) state ppid ...: comm may hold anything, ')' included. */
-		char *after = strrchr(stat, ')');
-		char state;
-		int parent;
-		if (after != NULL && sscanf(after + 1, " %c %d", &state, &parent) == 2 && parent == self) {
-			kill((pid_t) pid, SIGKILL);
+	long self = getpid();
+	for (size_t i = 0; i < count; i++) {
+		if (entries[i].ppid == self) {
+			kill((pid_t) entries[i].pid, SIGKILL);
 		}
 	}
-	closedir(proc);
+	free(entries);
+}
+
+/*
+ * Every process of the host, the descendants of this process marked (their chain of
+ * parents leads here); NULL if /proc cannot be read.
+ */
+static struct task_entry *descendants_of_self(size_t *count)
+{
+	struct task_entry *entries = read_tasks(count);
+	if (entries == NULL) {
+		return NULL;
+	}
+	long self = getpid();
+	/* Mark until nothing changes: children of this process, then of marked ones. */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < *count; i++) {
+			if (entries[i].descendant || entries[i].pid == self) {
+				continue;
+			}
+			struct task_entry key = { entries[i].ppid, 0, 0, 0, 0, 0 };
+			struct task_entry *parent = bsearch(&key, entries, *count, sizeof *entries, by_pid);
+			if (entries[i].ppid == self || (parent != NULL && parent->descendant)) {
+				entries[i].descendant = 1;
+				changed = 1;
+			}
+		}
+	}
+	return entries;
+}
+
+/*
+ * Send a signal to a descendant found by a scan. A child of this process stays ours
+ * until reaped, so its pid is safe to use; a deeper one could be reaped by its own
+ * parent and its pid reused, so it is opened as a pidfd first and its parent read again:
+ * the pidfd then names that process for good.
+ */
+static void signal_descendant(const struct task_entry *process, int signal)
+{
+	if (process->ppid == getpid()) {
+		kill((pid_t) process->pid, signal);
+		return;
+	}
+	int pidfd = (int) syscall(SYS_pidfd_open, (pid_t) process->pid, 0);
+	if (pidfd < 0) {
+		if (errno == ENOSYS && parent_of(process->pid) == process->ppid) {
+			kill((pid_t) process->pid, signal);
+		}
+		return;
+	}
+	if (parent_of(process->pid) == process->ppid) {
+		syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+	}
+	close(pidfd);
+}
+
+/*
+ * Stop the whole tree below this process, then kill it. Killing one generation at a
+ * time, as children appear, loses against a chain whose every process forks the next:
+ * the newest generation is always a step ahead, and whatever is alive when this process
+ * is killed in turn goes to init. A stopped process cannot fork, so SIGSTOP to every
+ * descendant until a scan finds all of them stopped (or dead) leaves a tree that no
+ * longer changes; then SIGKILL reaches all of it. The rounds are bounded (a process in
+ * an uninterruptible sleep stops only when it wakes): the caller's loop kills what is
+ * left.
+ */
+static void stop_and_kill_descendants(void)
+{
+	size_t count;
+	struct task_entry *entries;
+	for (int round = 0; round < 200; round++) {
+		entries = descendants_of_self(&count);
+		if (entries == NULL) {
+			return;
+		}
+		int running = 0;
+		for (size_t i = 0; i < count; i++) {
+			char state = entries[i].state;
+			if (entries[i].descendant && state != 'T' && state != 'Z' && state != 'X') {
+				running++;
+				signal_descendant(&entries[i], SIGSTOP);
+			}
+		}
+		free(entries);
+		if (running == 0) {
+			break;
+		}
+		struct timespec pause = { 0, 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	entries = descendants_of_self(&count);
+	if (entries == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (entries[i].descendant) {
+			signal_descendant(&entries[i], SIGKILL);
+		}
+	}
+	free(entries);
 }
 
 /*
@@ -1668,11 +1771,21 @@ static int contain(const struct options *options, char **argv)
 	}
 	int result = -1;
 	int killing = 0;
+	int stopped = 0;
 	for (;;) {
 		if (stop_requested && !killing) {
 			killing = 1;
 		}
 		int status;
+		if (killing && !stopped) {
+			stopped = 1;
+			/* No child, no descendant (see below): most commands leave nothing, and
+			 * then /proc is not read at all. */
+			siginfo_t child;
+			if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) == 0) {
+				stop_and_kill_descendants();
+			}
+		}
 		if (killing) {
 			/* No child left means no descendant left: a dying process's orphans are
 			 * reparented to this subreaper before it can be reaped. So scan /proc (a read

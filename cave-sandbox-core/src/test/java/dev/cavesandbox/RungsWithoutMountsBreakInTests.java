@@ -372,20 +372,44 @@ class RungsWithoutMountsBreakInTests {
 	@MethodSource("rungs")
 	void aChainThatRespawnsOnItsParentsDeathDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
-		String marker = "cave-phoenix-" + UUID.randomUUID();
-		copyResource("phoenix.py", work);
+		chainDiesWithItsExecution(mechanism, work, "phoenix.py", "500", "spare forked");
+	}
+
+	/**
+	 * Found by a break-in attempt: a chain in which every process forks the next, ignores
+	 * SIGTERM and waits outran the seccomp rung's subreaper, which killed one generation
+	 * at a time as each became its child; at the timeout the executor killed the
+	 * subreaper after the grace period, and hundreds of the chain's processes were left
+	 * to init. The subreaper now stops the whole tree before it kills any of it. The
+	 * chain ends itself two minutes after it starts, whatever the outcome.
+	 */
+	@ParameterizedTest
+	@MethodSource("rungs")
+	void aForkChainThatIgnoresTermDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
+			throws IOException, InterruptedException {
+		chainDiesWithItsExecution(mechanism, work, "fork-chain.py", "400", "chain started");
+	}
+
+	/**
+	 * Run a chain script (its arguments: a marker, the second since the epoch at which it
+	 * ends itself, and its own) with a 5 s timeout, and show that none of it is left.
+	 */
+	private void chainDiesWithItsExecution(MechanismChoice mechanism, Path work, String script, String argument,
+			String started) throws IOException, InterruptedException {
+		String marker = "cave-chain-" + UUID.randomUUID();
+		copyResource(script, work);
 		long end = System.currentTimeMillis() / 1000 + 120;
 		try {
 			ExecutionResult result = isolated(mechanism)
-				.execute(ExecutionRequest.builder(PYTHON, "phoenix.py", marker, String.valueOf(end), "500")
+				.execute(ExecutionRequest.builder(PYTHON, script, marker, String.valueOf(end), argument)
 					.workingDirectory(work)
 					.timeout(Duration.ofSeconds(5))
 					.build());
-			assertThat(result.stdoutText()).contains("spare forked");
+			assertThat(result.stdoutText()).as(result.stderrText()).contains(started);
 			await().atMost(Duration.ofSeconds(30))
 				.pollInterval(Duration.ofMillis(200))
 				.untilAsserted(() -> assertThat(processesNamed(marker))
-					.as("exit %d, timed out %s", result.exitCode(), result.timedOut())
+					.as("left behind: exit %d, timed out %s", result.exitCode(), result.timedOut())
 					.isEmpty());
 		}
 		finally {
