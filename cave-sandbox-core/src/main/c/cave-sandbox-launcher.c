@@ -45,9 +45,9 @@
  * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) and
  * non-dumpable, asks for SIGHUP when outer dies, and forks the command, which does the
  * set-up of exec and writes the start byte. When the command exits, or on SIGHUP or
- * SIGINT, contain kills every process left in the command's tree (the orphans it has
- * adopted, found by their PPid in /proc) until it has no child left, then exits with the
- * command's status.
+ * SIGINT, contain stops every process left in the command's tree (found by their chain
+ * of PPids in /proc) with SIGSTOP until none runs, then kills them all, again and again
+ * until it has no child left, then exits with the command's status.
  *
  * --command-user UID (a JVM running as root in the initial user namespace, whose commands
  * the kernel would not hold to RLIMIT_NPROC: copy_process() exempts the real uid 0 of
@@ -1585,29 +1585,6 @@ static void request_stop(int signal)
 }
 
 /*
- * SIGKILL every child of this process, found by its PPid in /proc/PID/status (kernels
- * without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children). A child stays ours
- * until this process reaps it, so its pid cannot name another process meanwhile.
- */
-static void kill_children(void)
-{
-	size_t count;
-	struct task_entry *entries = read_tasks(&count);
-	if (entries == NULL) {
-		/* Never give up on the tree (its orphans would go to init): the caller looks
-		 * again shortly. */
-		return;
-	}
-	long self = getpid();
-	for (size_t i = 0; i < count; i++) {
-		if (entries[i].ppid == self) {
-			kill((pid_t) entries[i].pid, SIGKILL);
-		}
-	}
-	free(entries);
-}
-
-/*
  * Every process of the host, the descendants of this process marked (their chain of
  * parents leads here); NULL if /proc cannot be read.
  */
@@ -1662,49 +1639,49 @@ static void signal_descendant(const struct task_entry *process, int signal)
 }
 
 /*
- * Stop the whole tree below this process, then kill it. Killing one generation at a
- * time, as children appear, loses against a chain whose every process forks the next:
- * the newest generation is always a step ahead, and whatever is alive when this process
- * is killed in turn goes to init. A stopped process cannot fork, so SIGSTOP to every
- * descendant until a scan finds all of them stopped (or dead) leaves a tree that no
- * longer changes; then SIGKILL reaches all of it. The rounds are bounded (a process in
- * an uninterruptible sleep stops only when it wakes): the caller's loop kills what is
- * left.
+ * Send a signal to every descendant a scan of /proc finds (with running_only, to those
+ * neither stopped nor dead); return how many, or -1 when /proc cannot be read (the
+ * caller looks again shortly: its orphans would go to init if it gave up on the tree).
+ * Kernels without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children, hence the
+ * PPid of every process.
  */
-static void stop_and_kill_descendants(void)
+static int signal_descendants(int signal, int running_only)
 {
 	size_t count;
-	struct task_entry *entries;
-	for (int round = 0; round < 200; round++) {
-		entries = descendants_of_self(&count);
-		if (entries == NULL) {
-			return;
+	struct task_entry *entries = descendants_of_self(&count);
+	if (entries == NULL) {
+		return -1;
+	}
+	int sent = 0;
+	for (size_t i = 0; i < count; i++) {
+		char state = entries[i].state;
+		if (!entries[i].descendant || (running_only && (state == 'T' || state == 'Z' || state == 'X'))) {
+			continue;
 		}
-		int running = 0;
-		for (size_t i = 0; i < count; i++) {
-			char state = entries[i].state;
-			if (entries[i].descendant && state != 'T' && state != 'Z' && state != 'X') {
-				running++;
-				signal_descendant(&entries[i], SIGSTOP);
-			}
-		}
-		free(entries);
-		if (running == 0) {
-			break;
-		}
+		signal_descendant(&entries[i], signal);
+		sent++;
+	}
+	free(entries);
+	return sent;
+}
+
+/*
+ * Stop the whole tree below this process before it is killed. Killing one generation at
+ * a time, as children appear, loses against a chain whose every process forks the next:
+ * the newest generation is always a step ahead, and whatever is alive when this process
+ * is killed in turn goes to init. A stopped process can neither fork nor continue
+ * another, so SIGSTOP to every descendant until a scan finds all of them stopped (or
+ * dead) leaves a tree that no longer changes, which one SIGKILL to each then ends. The
+ * rounds are bounded (a process in an uninterruptible sleep stops only when it wakes;
+ * descendants that keep continuing each other): the kill rounds that follow reach what
+ * still runs, the whole tree each time.
+ */
+static void stop_descendants(void)
+{
+	for (int round = 0; round < 200 && signal_descendants(SIGSTOP, 1) > 0; round++) {
 		struct timespec pause = { 0, 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
-	entries = descendants_of_self(&count);
-	if (entries == NULL) {
-		return;
-	}
-	for (size_t i = 0; i < count; i++) {
-		if (entries[i].descendant) {
-			signal_descendant(&entries[i], SIGKILL);
-		}
-	}
-	free(entries);
 }
 
 /*
@@ -1783,13 +1760,14 @@ static int contain(const struct options *options, char **argv)
 			 * then /proc is not read at all. */
 			siginfo_t child;
 			if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) == 0) {
-				stop_and_kill_descendants();
+				stop_descendants();
 			}
 		}
 		if (killing) {
 			/* No child left means no descendant left: a dying process's orphans are
 			 * reparented to this subreaper before it can be reaped. So scan /proc (a read
-			 * of every process's stat) only while children remain. */
+			 * of every process's status) only while children remain, and then kill every
+			 * descendant the scan finds, not only the children. */
 			pid_t left = waitpid(-1, &status, WNOHANG);
 			if (left < 0 && errno == ECHILD) {
 				break;
@@ -1800,7 +1778,7 @@ static int contain(const struct options *options, char **argv)
 				}
 				continue;
 			}
-			kill_children();
+			signal_descendants(SIGKILL, 0);
 		}
 		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
 		if (pid < 0 && errno == EINTR) {

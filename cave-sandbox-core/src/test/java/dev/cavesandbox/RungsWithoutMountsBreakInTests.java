@@ -361,12 +361,13 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
-	 * A chain that forks a new process whenever its parent dies keeps the seccomp rung's
-	 * subreaper busy for ever: it kills its children one generation at a time, and there
-	 * is always a newborn one generation below. The execution runs into its timeout, the
-	 * executor kills the subreaper after the grace period, and the newborn of that moment
-	 * is left to init. A PID namespace (the namespaces rung) dies as a whole. The chain
-	 * ends itself two minutes after it starts, whatever the outcome.
+	 * A chain that forks a new process whenever its parent dies would keep a subreaper
+	 * that kills one generation at a time busy for ever, with a newborn always one
+	 * generation below, until the executor killed the subreaper and left the newborn of
+	 * that moment to init. The seccomp rung's subreaper stops the whole tree before it
+	 * kills any of it, so no process of the chain sees its parent die while it can still
+	 * fork; a PID namespace (the namespaces rung) dies as a whole. The chain ends itself
+	 * two minutes after it starts, whatever the outcome.
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
