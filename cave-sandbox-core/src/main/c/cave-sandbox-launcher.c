@@ -1639,30 +1639,34 @@ static void signal_descendant(const struct task_entry *process, int signal)
 }
 
 /*
- * Send a signal to every descendant a scan of /proc finds (with running_only, to those
- * neither stopped nor dead); return how many, or -1 when /proc cannot be read (the
+ * Send a signal to every descendant a scan of /proc finds, whatever its state: a process
+ * whose thread-group leader has exited shows the leader's state Z while its other
+ * threads run (found by a break-in attempt), and a signal to it reaches them. Return how
+ * many were neither stopped nor dead when seen, or -1 when /proc cannot be read (the
  * caller looks again shortly: its orphans would go to init if it gave up on the tree).
  * Kernels without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children, hence the
  * PPid of every process.
  */
-static int signal_descendants(int signal, int running_only)
+static int signal_descendants(int signal)
 {
 	size_t count;
 	struct task_entry *entries = descendants_of_self(&count);
 	if (entries == NULL) {
 		return -1;
 	}
-	int sent = 0;
+	int running = 0;
 	for (size_t i = 0; i < count; i++) {
-		char state = entries[i].state;
-		if (!entries[i].descendant || (running_only && (state == 'T' || state == 'Z' || state == 'X'))) {
+		if (!entries[i].descendant) {
 			continue;
 		}
+		char state = entries[i].state;
+		if (state != 'T' && state != 'Z' && state != 'X') {
+			running++;
+		}
 		signal_descendant(&entries[i], signal);
-		sent++;
 	}
 	free(entries);
-	return sent;
+	return running;
 }
 
 /*
@@ -1678,7 +1682,7 @@ static int signal_descendants(int signal, int running_only)
  */
 static void stop_descendants(void)
 {
-	for (int round = 0; round < 200 && signal_descendants(SIGSTOP, 1) > 0; round++) {
+	for (int round = 0; round < 200 && signal_descendants(SIGSTOP) > 0; round++) {
 		struct timespec pause = { 0, 1000 * 1000 };
 		nanosleep(&pause, NULL);
 	}
@@ -1778,7 +1782,7 @@ static int contain(const struct options *options, char **argv)
 				}
 				continue;
 			}
-			signal_descendants(SIGKILL, 0);
+			signal_descendants(SIGKILL);
 		}
 		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
 		if (pid < 0 && errno == EINTR) {

@@ -72,27 +72,26 @@ class SeccompContainBreakInTests {
 	}
 
 	/**
-	 * {@code contain} reads each process's state from /proc/PID/status, which shows the
-	 * thread-group leader's, and its stop rounds skip a "Z". A process whose leader
-	 * thread has exited while another thread runs on shows "Z": it is never stopped. Its
-	 * thread continues the command's process group every millisecond, so the stop rounds
-	 * run to their bound of 200, each a scan of /proc made longer by 300 zombies, and it
-	 * forks a successor every 0.2 s. At the timeout the executor kills the wrapper, waits
-	 * the grace period (1 s) for {@code contain}, then kills it and the processes it had
-	 * listed: the successor forked since is left to init, running as the command user,
-	 * and keeps writing to its working directory through a descriptor it holds. Its
-	 * Landlock domain allows writes beneath that directory: while a later execution in
-	 * the same directory holds the grant, it creates files there. Observed (2 CPUs, about
-	 * 130 host processes): the execution returned 5.1 s after it started, and 3 s later
-	 * one process (state Z, PPid 1, uid 65534) still ran and had written 14 heartbeat
-	 * lines; during a later 2 s execution in the same directory it created 10 files
-	 * there. Without the 300 zombies (each scan shorter) the tree was taken down on this
-	 * host.
+	 * Found by a break-in attempt, now held: {@code contain} reads each process's state
+	 * from /proc/PID/status, which shows the thread-group leader's, and its stop rounds
+	 * skipped a "Z". A process whose leader thread has exited while another thread runs
+	 * on shows "Z": it was never stopped (now every descendant gets SIGSTOP in every
+	 * round, whatever its state). Its thread continues the command's process group every
+	 * millisecond, so the stop rounds run to their bound of 200, each a scan of /proc
+	 * made longer by 300 zombies, and it forks a successor every 0.2 s. At the timeout
+	 * the executor kills the wrapper, waits the grace period (1 s) for {@code contain},
+	 * then kills it and the processes it had listed: the successor forked since is left
+	 * to init, running as the command user, and keeps writing to its working directory
+	 * through a descriptor it holds. Its Landlock domain allows writes beneath that
+	 * directory: while a later execution in the same directory holds the grant, it
+	 * creates files there. Observed (2 CPUs, about 130 host processes): the execution
+	 * returned 5.1 s after it started, and 3 s later one process (state Z, PPid 1, uid
+	 * 65534) still ran and had written 14 heartbeat lines; during a later 2 s execution
+	 * in the same directory it created 10 files there. Without the 300 zombies (each scan
+	 * shorter) the tree was taken down on this host. Those observations are from before
+	 * the fix.
 	 */
 	@Test
-	@Disabled("open finding: a process whose thread-group leader has exited shows state Z, contain's stop rounds "
-			+ "skip it, it keeps the rounds going until the executor kills contain, and its newest successor "
-			+ "outlives the timed-out execution")
 	void aProcessWithAnExitedLeaderDiesWithItsTimedOutExecution(@TempDir Path work)
 			throws IOException, InterruptedException {
 		leaderlessChainDiesWithItsExecution(work, "stay", Duration.ofSeconds(3), 300);
@@ -113,12 +112,11 @@ class SeccompContainBreakInTests {
 
 	/**
 	 * The same tree, its execution cancelled instead of timed out: the same teardown.
-	 * Observed in one of two runs: one process (state Z, PPid 1) wrote 15 heartbeat lines
-	 * between 3 s and 6 s after the cancel; in the other nothing was left.
+	 * Observed before the fix in one of two runs: one process (state Z, PPid 1) wrote 15
+	 * heartbeat lines between 3 s and 6 s after the cancel; in the other nothing was
+	 * left.
 	 */
 	@Test
-	@Disabled("open finding: a process whose thread-group leader has exited outlives its cancelled execution "
-			+ "(see aProcessWithAnExitedLeaderDiesWithItsTimedOutExecution)")
 	void aProcessWithAnExitedLeaderDiesWithItsCancelledExecution(@TempDir Path work)
 			throws IOException, InterruptedException {
 		String marker = "cave-leaderless-" + UUID.randomUUID();
