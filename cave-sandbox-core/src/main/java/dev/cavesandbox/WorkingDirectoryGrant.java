@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
@@ -26,8 +27,9 @@ import org.jspecify.annotations.Nullable;
  * capability ({@code cave.sandbox.linux.command-user}), so it could not write the JVM's
  * directory (owned by root, mode 0700): for the execution the directory's group becomes
  * the command user's gid, with read, write and search permission for the group; then the
- * group and mode it had are put back. The owner stays root, so the command cannot change
- * the directory's mode or hand it on. What the command creates in it stays the command
+ * group and mode it had are put back (its set-group-ID and sticky bits too, which are off
+ * during the execution). The owner stays root, so the command cannot change the
+ * directory's mode or hand it on. What the command creates in it stays the command
  * user's.
  * <p>
  * The directory is reached from {@code /} one component at a time, each opened without
@@ -86,7 +88,8 @@ final class WorkingDirectoryGrant implements Closeable {
 				}
 				Shared shared = GRANTED.get(key);
 				if (shared == null) {
-					shared = new Shared(before.group(), Set.copyOf(before.permissions()), commandGroup);
+					shared = new Shared(directory, key, before.group(), Set.copyOf(before.permissions()),
+							specialBits(directory, key), commandGroup);
 				}
 				else if (!shared.granted.equals(commandGroup)) {
 					throw new IOException(directory + " is given to the group " + shared.granted.getName()
@@ -141,6 +144,38 @@ final class WorkingDirectoryGrant implements Closeable {
 	private static void restore(PosixFileAttributeView view, Shared shared) throws IOException {
 		view.setPermissions(shared.permissions);
 		view.setGroup(shared.group);
+		if (shared.special != 0) {
+			// PosixFilePermission has no set-user-ID, set-group-ID or sticky bit, and a
+			// SecureDirectoryStream offers no other view: the whole mode goes back by the
+			// path (its last component not followed), once the path is shown to still
+			// name the directory. The command, which can write the directory but not its
+			// parent, cannot swap it.
+			if (!shared.key.equals(fileKey(shared.directory))) {
+				throw new IOException(shared.directory + " was replaced during the execution: its set-user-ID, "
+						+ "set-group-ID or sticky bit (" + Integer.toOctalString(shared.special)
+						+ ") was not put back");
+			}
+			int mode = (Integer) Files.getAttribute(shared.directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+			Files.setAttribute(shared.directory, "unix:mode", (mode & 0777) | shared.special,
+					LinkOption.NOFOLLOW_LINKS);
+		}
+	}
+
+	/**
+	 * The set-user-ID, set-group-ID and sticky bits of a directory (which the nine
+	 * permission bits of a grant would drop), read by its path once the path is shown to
+	 * name the directory already opened.
+	 */
+	private static int specialBits(Path directory, Object key) throws IOException {
+		int mode = (Integer) Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+		if (!key.equals(fileKey(directory))) {
+			throw new IOException(directory + " changed while it was opened");
+		}
+		return mode & 07000;
+	}
+
+	private static @Nullable Object fileKey(Path directory) throws IOException {
+		return Files.readAttributes(directory, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
 	}
 
 	/**
@@ -148,17 +183,28 @@ final class WorkingDirectoryGrant implements Closeable {
 	 */
 	private static final class Shared {
 
+		private final Path directory;
+
+		private final Object key;
+
 		private final GroupPrincipal group;
 
 		private final Set<PosixFilePermission> permissions;
+
+		/** Set-user-ID, set-group-ID and sticky bits, as in {@code st_mode}. */
+		private final int special;
 
 		private final GroupPrincipal granted;
 
 		private int users;
 
-		Shared(GroupPrincipal group, Set<PosixFilePermission> permissions, GroupPrincipal granted) {
+		Shared(Path directory, Object key, GroupPrincipal group, Set<PosixFilePermission> permissions, int special,
+				GroupPrincipal granted) {
+			this.directory = directory;
+			this.key = key;
 			this.group = group;
 			this.permissions = permissions;
+			this.special = special;
 			this.granted = granted;
 		}
 

@@ -66,6 +66,22 @@ class WorkingDirectoryGrantTests {
 		assertThat(state(this.directory)).isEqualTo("0 rwx------");
 	}
 
+	/**
+	 * Found by a break-in attempt: the nine permission bits of
+	 * {@link java.nio.file.attribute.PosixFilePermission} dropped a set-group-ID or
+	 * sticky bit for good.
+	 */
+	@Test
+	void setGroupIdAndStickyBitsArePutBack() throws IOException {
+		Files.setAttribute(this.directory, "unix:mode", 03750);
+		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, NOBODY)) {
+			assertThat(state(this.directory)).isEqualTo("65534 rwxrwx---");
+		}
+		assertThat(Integer.toOctalString((Integer) Files.getAttribute(this.directory, "unix:mode") & 07777))
+			.isEqualTo("3750");
+		assertThat(state(this.directory)).isEqualTo("0 rwxr-x---");
+	}
+
 	@Test
 	void aDirectoryGivenToOneGroupIsNotGivenToAnotherMeanwhile() throws IOException {
 		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, NOBODY)) {
