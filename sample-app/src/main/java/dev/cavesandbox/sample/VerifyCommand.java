@@ -19,6 +19,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -167,6 +168,10 @@ final class VerifyCommand {
 	private boolean attempt() throws IOException {
 		Path base = Files.createTempDirectory(this.settings.workDirectory(), "cave-sandbox-verify-");
 		try {
+			// Passable, not listable, by other uids: on the seccomp rung a root JVM's
+			// commands run as the command user, a uid of the host, which reaches its
+			// working directory by its path.
+			Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x"));
 			// The command's working directory is shared with it by design; the socket
 			// lies beside it, where the rungs with a mount namespace hide it and the
 			// others refuse socket(AF_UNIX).
