@@ -169,7 +169,9 @@ final class WorkingDirectoryGrant implements Closeable {
 	private static int specialBits(Path directory, Object key) throws IOException {
 		int mode = (Integer) Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
 		if (!key.equals(fileKey(directory))) {
-			throw new IOException(directory + " changed while it was opened");
+			// The same refusal as a link met on the way: the path was swapped meanwhile.
+			throw new IOException("cannot open " + directory + " without following symbolic links (a component was "
+					+ "swapped while it was opened)");
 		}
 		return mode & 07000;
 	}
