@@ -559,7 +559,8 @@ class RungsWithoutMountsBreakInTests {
 		}
 	}
 
-	private static void copyResource(String name, Path work) throws IOException {
+	/** Copy a script of the test resources into a working directory. */
+	static void copyResource(String name, Path work) throws IOException {
 		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
 			assertThat(script).as(name).isNotNull();
 			Files.copy(script, work.resolve(name), StandardCopyOption.REPLACE_EXISTING);

@@ -1,11 +1,9 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -120,7 +118,7 @@ class SeccompContainBreakInTests {
 	void aProcessWithAnExitedLeaderDiesWithItsCancelledExecution(@TempDir Path work)
 			throws IOException, InterruptedException {
 		String marker = "cave-leaderless-" + UUID.randomUUID();
-		copyResource("zombie-leader-chain.py", work);
+		RungsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
 		long end = System.currentTimeMillis() / 1000 + 90;
 		Path heartbeat = work.resolve("heartbeat");
 		try {
@@ -152,7 +150,7 @@ class SeccompContainBreakInTests {
 	private void leaderlessChainDiesWithItsExecution(Path work, String ending, Duration timeout, int zombies)
 			throws IOException, InterruptedException {
 		String marker = "cave-leaderless-" + UUID.randomUUID();
-		copyResource("zombie-leader-chain.py", work);
+		RungsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
 		long end = System.currentTimeMillis() / 1000 + 90;
 		try {
 			long start = System.nanoTime();
@@ -332,8 +330,8 @@ class SeccompContainBreakInTests {
 			throws IOException, InterruptedException {
 		Path first = Files.createDirectory(base.resolve("first"));
 		Path second = Files.createDirectory(base.resolve("second"));
-		copyResource("sysv-ipc.py", first);
-		copyResource("sysv-ipc.py", second);
+		RungsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", first);
+		RungsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", second);
 		String key = String.valueOf(ThreadLocalRandom.current().nextInt(0x10000000, 0x7fffffff));
 		try {
 			ExecutionResult plant = seccomp
@@ -374,7 +372,7 @@ class SeccompContainBreakInTests {
 	@Test
 	void anotherProcessOfTheCommandUserCannotBeChangedWithoutASignal(@TempDir Path work)
 			throws IOException, InterruptedException {
-		copyResource("same-uid-interference.py", work);
+		RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", work);
 		Process victim = new ProcessBuilder(NobodyCommandLines.asNobody(List.of("sleep", "120"))).start();
 		try {
 			await().atMost(Duration.ofSeconds(10))
@@ -394,7 +392,7 @@ class SeccompContainBreakInTests {
 			assertThat(after).isEqualTo(before);
 			assertThat(victim.isAlive()).isTrue();
 			Path controlDirectory = Files.createDirectory(work.resolve("control"));
-			copyResource("same-uid-interference.py", controlDirectory);
+			RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", controlDirectory);
 			NobodyCommandLines.giveToNobody(controlDirectory);
 			String control = run(NobodyCommandLines.asNobody(List.of(PYTHON,
 					controlDirectory.resolve("same-uid-interference.py").toString(), String.valueOf(victim.pid()))));
@@ -501,13 +499,6 @@ class SeccompContainBreakInTests {
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		assertThat(process.waitFor(60, TimeUnit.SECONDS)).as(output).isTrue();
 		return output;
-	}
-
-	private static void copyResource(String name, Path work) throws IOException {
-		try (InputStream script = SeccompContainBreakInTests.class.getResourceAsStream(name)) {
-			assertThat(script).as(name).isNotNull();
-			Files.copy(script, work.resolve(name), StandardCopyOption.REPLACE_EXISTING);
-		}
 	}
 
 }
