@@ -3,6 +3,7 @@ package dev.cavesandbox.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -58,6 +59,11 @@ public class LadderBenchmark {
 	@Setup
 	public void setUp() throws IOException {
 		this.directory = Files.createTempDirectory("cave-sandbox-ladder-").toRealPath();
+		// Passable by others: for a root JVM the seccomp rung's raw line runs the command
+		// as
+		// the command user (65534), which must enter the directory (the executor grants
+		// its own working directories; the raw line gets none).
+		Files.setPosixFilePermissions(this.directory, PosixFilePermissions.fromString("rwx--x--x"));
 		this.commandLines.put("plain", List.of("/bin/true"));
 		for (String rung : RUNGS) {
 			try {
