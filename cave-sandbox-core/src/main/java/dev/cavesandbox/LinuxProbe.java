@@ -61,9 +61,15 @@ final class LinuxProbe {
 			  if kill -0 $j 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
 			else echo jvm=invisible; fi
 			if (echo x > "../${PWD##*/}%s") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
+			if l=$(ls -A / 2>/dev/null); then echo "rootlist="$l; else echo rootlist=refused; fi
+			if head -c 1 "../${PWD##*/}%s" >/dev/null 2>&1; then echo planted=readable; else echo planted=refused; fi
+			if [ -e /etc/shadow ]; then
+			  if [ -s /etc/shadow ] && head -c 1 /etc/shadow >/dev/null 2>&1; then echo shadow=readable; else echo shadow=refused; fi
+			else echo shadow=absent; fi
 			"""
 		.formatted(ProbeSession.MARKER_FILE, ProbeSession.DIRECTORY_VARIABLE, ProbeSession.DIRECTORY_VARIABLE,
-				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX);
+				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX,
+				ProbeSession.PLANTED_SUFFIX);
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
@@ -450,6 +456,10 @@ final class LinuxProbe {
 			return ProbeSession.notVerified("the working directory is not visible and writable in the child", took);
 		}
 		verified.add("working directory: visible and writable");
+		String viewFailure = FilesystemViewCheck.check(facts, host, mountNamespace, verified);
+		if (viewFailure != null) {
+			return ProbeSession.notVerified(viewFailure, took);
+		}
 		if (!mountNamespace) {
 			verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay readable "
 					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "

@@ -401,7 +401,7 @@ class ProcessIsolatedExecutorTests {
 		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
 			assertThatExceptionOfType(CommandNotFoundException.class)
 				.isThrownBy(() -> executor.execute(script.toString()))
-				.withMessageContaining("lies in a directory that the sandbox hides");
+				.withMessageContaining("lies outside what the sandbox shows the command");
 		}
 		else {
 			// Without a mount namespace nothing is hidden, as the probe's facts say: the

@@ -135,12 +135,18 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 
 	@Override
 	public boolean hides(Path path) {
-		return this.filesystem.covers(path);
+		return this.filesystem.hides(path);
 	}
 
 	@Override
 	public boolean supportsPrivateLoopback() {
 		return true;
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new BubblewrapMechanism(this.bwrap, this.launcher, this.filesystem.withPaths(readable, writable));
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * What the command sees of the host's filesystem, shared by the Linux mechanisms. A pure
@@ -203,6 +204,28 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 	 */
 	public boolean covers(Path directory) {
 		return this.hiddenDirectories.stream().anyMatch(directory::startsWith);
+	}
+
+	/**
+	 * Return whether a host path is out of the command's sight in this view: in a host
+	 * view, when a hidden directory covers it; in a system view, unless it lies in a
+	 * system directory (and not in a masked path) or is a system link. A listed path and
+	 * what lies in it is always in sight. The working directory is the caller's to check.
+	 * @param path an absolute real path
+	 * @return whether the command cannot see it at this path
+	 */
+	public boolean hides(Path path) {
+		if (Stream.concat(this.readablePaths.stream(), this.writablePaths.stream()).anyMatch(path::startsWith)) {
+			return false;
+		}
+		if (this.kind == Kind.HOST) {
+			return covers(path);
+		}
+		if (covers(path) || Stream.concat(this.maskedFiles.stream(), this.maskedDirectories.stream())
+			.anyMatch(path::startsWith)) {
+			return true;
+		}
+		return this.systemDirectories.stream().noneMatch(path::startsWith) && !this.systemLinks.containsKey(path);
 	}
 
 	private static void requireAbsolute(String what, Path path) {

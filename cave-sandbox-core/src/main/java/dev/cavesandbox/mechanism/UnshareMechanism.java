@@ -204,7 +204,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 
 	@Override
 	public boolean hides(Path path) {
-		return this.filesystem.covers(path);
+		return this.filesystem.hides(path);
 	}
 
 	@Override
@@ -220,6 +220,13 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	@Override
 	public boolean supportsPrivateLoopback() {
 		return this.ip != null;
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new UnshareMechanism(this.setpriv, this.unshare, this.ip, this.launcher,
+						this.filesystem.withPaths(readable, writable), this.uid, this.gid, this.keepUid);
 	}
 
 }
