@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 import dev.cavesandbox.ResourceLimits;
 
@@ -45,6 +46,20 @@ import dev.cavesandbox.ResourceLimits;
  * working directory bound writable on top through the descriptor the launcher opened
  * ({@code --bind-fd}, always {@code nosuid} and {@code nodev}), never by its path on the
  * host.</li>
+ * <li>A {@linkplain FilesystemView#isSystem() system view} starts from an empty root
+ * ({@code --tmpfs /}) instead of the host's: each system directory {@code --ro-bind}
+ * (recursive, every mount below read-only too), each system link {@code --symlink}, then
+ * {@code /dev}, {@code /proc} and the hidden directories as above, and at the very end
+ * {@code --remount-ro /} (which is not recursive: the working directory, the hidden
+ * directories and the writable paths stay writable). Nothing else of the host exists
+ * inside.</li>
+ * <li>In either view, each masked file is the host's {@code /dev/null} bound over it with
+ * {@code --dev-bind} (it reads as empty; a plain {@code --ro-bind} is {@code nodev}, and
+ * opening the file would fail with {@code EACCES}), as container runtimes mask paths;
+ * each masked directory an empty tmpfs made read-only. Then the listed paths, after the
+ * hidden directories (so that one inside them is visible), parents first
+ * ({@link FilesystemView#listedPaths()}): readable ones {@code --ro-bind}, writable ones
+ * {@code --bind} (bwrap resolves each source on the host, following symbolic links).</li>
  * <li>The whole command line runs behind {@link Launcher#outer(Path)}, and the command
  * behind the launcher's {@code init}.</li>
  * </ul>
@@ -99,7 +114,21 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 				command.addAll(List.of("--cap-add", capability));
 			}
 		}
-		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
+		FilesystemView view = this.filesystem;
+		if (view.isSystem()) {
+			// An empty root of bwrap's own, read-only at the end: only what is bound into
+			// it
+			// exists for the command.
+			command.addAll(List.of("--tmpfs", "/"));
+			for (Path system : view.systemDirectories()) {
+				command.addAll(List.of("--ro-bind", system.toString(), system.toString()));
+			}
+			new TreeMap<>(view.systemLinks())
+				.forEach((link, target) -> command.addAll(List.of("--symlink", target.toString(), link.toString())));
+		}
+		else {
+			command.addAll(List.of(view.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
+		}
 		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
 		// The kernel's key lists are not namespaced: /proc/keys would show the JVM's keys
@@ -107,18 +136,35 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		for (String keys : Launcher.KEY_LISTS) {
 			command.addAll(List.of("--dev-bind-try", "/dev/null", keys));
 		}
-		for (Path hidden : this.filesystem.hiddenDirectories()) {
+		// A masked file reads as empty: the host's /dev/null, bound with its device
+		// access (a plain --ro-bind is nodev, and opening it would fail with EACCES). A
+		// masked directory is an empty read-only tmpfs.
+		for (Path file : view.maskedFiles()) {
+			command.addAll(List.of("--dev-bind", "/dev/null", file.toString()));
+		}
+		for (Path masked : view.maskedDirectories()) {
+			command.addAll(List.of("--tmpfs", masked.toString(), "--remount-ro", masked.toString()));
+		}
+		for (Path hidden : view.hiddenDirectories()) {
 			if (limits.tmpfsSize() != null) {
 				command.addAll(List.of("--size", limits.tmpfsSize().toString()));
 			}
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
+		for (FilesystemView.Listed listed : view.listedPaths()) {
+			command.addAll(List.of(listed.writable() ? "--bind" : "--ro-bind", listed.path().toString(),
+					listed.path().toString()));
+		}
 		// bwrap's /dev is a tmpfs of its own without a size: read-only, so that it holds
 		// no file of the command's (the device nodes stay usable; /dev/shm, /dev/pts and
 		// any hidden directory below it are mounts of their own).
 		command.addAll(List.of("--remount-ro", "/dev"));
-		command
-			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
+		command.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory));
+		if (view.isSystem()) {
+			// Last, once every mount point exists: --remount-ro is not recursive.
+			command.addAll(List.of("--remount-ro", "/"));
+		}
+		command.addAll(List.of("--chdir", directory, "--"));
 		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));
 		return command;
 	}

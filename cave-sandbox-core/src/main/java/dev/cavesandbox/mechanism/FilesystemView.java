@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -197,6 +198,21 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 	}
 
 	/**
+	 * Return the readable and writable paths in the order the mechanisms mount them:
+	 * fewer path components first, so that a path listed inside another listed path is
+	 * mounted on top of it and keeps its own access; at the same depth the writable paths
+	 * first, so that a path listed both ways ends up read-only.
+	 * @return the listed paths, each with whether it is writable
+	 */
+	public List<Listed> listedPaths() {
+		List<Listed> listed = new ArrayList<>();
+		this.writablePaths.forEach((path) -> listed.add(new Listed(path, true)));
+		this.readablePaths.forEach((path) -> listed.add(new Listed(path, false)));
+		listed.sort(Comparator.comparingInt((Listed path) -> path.path().getNameCount()));
+		return listed;
+	}
+
+	/**
 	 * Return whether the given directory is hidden, or lies inside a hidden directory, so
 	 * that it must be mounted again to stay visible.
 	 * @param directory an absolute directory
@@ -226,6 +242,16 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 			return true;
 		}
 		return this.systemDirectories.stream().noneMatch(path::startsWith) && !this.systemLinks.containsKey(path);
+	}
+
+	/**
+	 * A readable or writable path of a view.
+	 *
+	 * @param path the host path, shown at the same path
+	 * @param writable whether the command may write it
+	 */
+	public record Listed(Path path, boolean writable) {
+
 	}
 
 	private static void requireAbsolute(String what, Path path) {

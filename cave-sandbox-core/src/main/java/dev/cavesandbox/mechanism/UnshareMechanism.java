@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,24 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 				.map((type) -> "*\" - " + type + " \"*")
 				.toList());
 
+	/**
+	 * The script's functions: {@code flags MOUNT_POINT} sets {@code f} to the per-mount
+	 * options of the topmost mount there (mountinfo, proc(5)); {@code remount MOUNT_POINT
+	 * FLAGS OPTIONS} remounts it with the options, repeating its nosuid, nodev, noexec
+	 * and atime flags, which a user namespace inherited locked with the mount and a
+	 * remount must repeat (mount_namespaces(7)); {@code bind SOURCE TARGET OPTIONS} binds
+	 * a listed path recursively onto a mount point it creates where missing (a directory,
+	 * or an empty file for a file) and remounts it with the options.
+	 */
+	private static final String FUNCTIONS = "flags() { f=; while read -r _ _ _ _ m o _; do "
+			+ "case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac; [ \"$m\" != \"$1\" ] || f=$o; "
+			+ "done < /proc/self/mountinfo; }\n"
+			+ "remount() { x=$3; for o in nosuid nodev noexec noatime nodiratime strictatime; do "
+			+ "case \",$2,\" in *,$o,*) x=$x,$o ;; esac; done; mount -n -c -o remount,bind$x \"$1\"; }\n"
+			+ "bind() { if [ ! -e \"$2\" ]; then if [ -d \"$1\" ]; then mkdir -p \"$2\"; "
+			+ "else mkdir -p \"${2%/*}\"; : > \"$2\"; fi; fi\n"
+			+ "  mount -n -c --rbind \"$1\" \"$2\"; flags \"$2\"; remount \"$2\" \"$f\" \"$3\"; }\n";
+
 	public UnshareMechanism {
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
 		Objects.requireNonNull(unshare, "unshare must not be null");
@@ -123,40 +142,82 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	 * @return the script
 	 */
 	String setupScript(Path workingDirectory, boolean loopback, @Nullable Long tmpfsSize) {
+		FilesystemView view = this.filesystem;
 		String directory = quote(workingDirectory.toString());
-		StringBuilder script = new StringBuilder(Pid1Script.start());
-		for (Path hidden : this.filesystem.hiddenDirectories()) {
+		StringBuilder script = new StringBuilder(Pid1Script.start()).append(FUNCTIONS);
+		// Before pivot_root, every mount point of a system view lies in the new root.
+		String root = view.isSystem() ? newRoot().toString() : "";
+		if (view.isSystem()) {
+			script.append("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox ").append(quote(root)).append('\n');
+			for (Path system : view.systemDirectories()) {
+				script.append("mkdir -p ").append(quote(root + system)).append('\n');
+				script.append("mount -n -c --rbind ").append(quote(system.toString())).append(' ');
+				script.append(quote(root + system)).append('\n');
+			}
+			new TreeMap<>(view.systemLinks()).forEach((link, target) -> script.append("ln -s ")
+				.append(quote(target.toString()))
+				.append(' ')
+				.append(quote(root + link))
+				.append('\n'));
+			// The host's /dev, made read-only below as in a host view; a new proc of the
+			// PID namespace, which is ours.
+			script.append("mkdir ").append(quote(root + "/dev")).append(' ').append(quote(root + "/proc")).append('\n');
+			script.append("mount -n -c --rbind /dev ").append(quote(root + "/dev")).append('\n');
+			script.append("mount -n -t proc -o nosuid,nodev,noexec proc ").append(quote(root + "/proc")).append('\n');
+		}
+		for (Path file : view.maskedFiles()) {
+			script.append("mount -n -c --bind /dev/null ").append(quote(root + file)).append('\n');
+		}
+		for (Path masked : view.maskedDirectories()) {
+			script.append("mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox ")
+				.append(quote(root + masked))
+				.append('\n');
+		}
+		for (Path hidden : view.hiddenDirectories()) {
+			if (view.isSystem()) {
+				script.append("mkdir -p ").append(quote(root + hidden)).append('\n');
+			}
 			script.append("mount -n -t tmpfs -o mode=1777,nosuid,nodev")
 				.append((tmpfsSize != null) ? ",size=" + tmpfsSize : "")
 				.append(" cave-sandbox ")
-				.append(quote(hidden.toString()))
+				.append(quote(root + hidden))
 				.append('\n');
+		}
+		for (FilesystemView.Listed listed : view.listedPaths()) {
+			script.append("bind ")
+				.append(quote(listed.path().toString()))
+				.append(' ')
+				.append(quote(root + listed.path()))
+				.append(listed.writable() ? " ,nosuid,nodev\n" : " ,ro\n");
 		}
 		// The shell's working directory is the one the launcher opened without following
 		// symbolic links, also where a tmpfs now hides its path: bind it onto its path
 		// (-c: "." must not be canonicalized to the path), nosuid and nodev.
-		if (this.filesystem.covers(workingDirectory)) {
-			script.append("mkdir -p ").append(directory).append('\n');
+		String target = quote(root + workingDirectory);
+		if (view.isSystem() || view.covers(workingDirectory)) {
+			script.append("mkdir -p ").append(target).append('\n');
 		}
-		script.append("mount -n -c --bind . ").append(directory).append('\n');
-		// Then nosuid and nodev. The flags a user namespace inherited with the mount are
-		// locked (mount_namespaces(7)): a remount must repeat noexec and the atime flags
-		// of the new bind, which is the last line of mountinfo.
-		script.append("while read -r _ _ _ _ _ o _; do f=$o; done < /proc/self/mountinfo\n")
-			.append("x=; for o in noexec noatime nodiratime strictatime; do ")
-			.append("case \",$f,\" in *,$o,*) x=$x,$o ;; esac; done\n")
-			.append("mount -n -c -o remount,bind,nosuid,nodev$x ")
-			.append(directory)
-			.append('\n');
-		if (this.filesystem.readOnlyRoot()) {
+		script.append("mount -n -c --bind . ").append(target).append('\n');
+		script.append("flags ").append(target).append("; remount ").append(target).append(" \"$f\" ,nosuid,nodev\n");
+		if (view.isSystem()) {
+			// The new root becomes the root of the mount namespace, the host's root is
+			// detached: PID 1 (this shell, whose /proc/1/root the command could reach)
+			// keeps none of it (pivot_root(2): "new_root and put_old may be the same
+			// directory").
+			script.append("cd ").append(quote(root)).append("\npivot_root . .\numount -n -l .\n");
+		}
+		if (view.isSystem() || view.readOnlyRoot()) {
 			// Every writable mount becomes read-only, except /proc and /dev/pts, the
-			// hidden directories and the working directory, and the pseudo
-			// file systems below /sys (one mount(8) process each would dominate the
+			// hidden directories, the working directory and the writable paths, and the
+			// pseudo file systems below /sys (one mount(8) process each would dominate
+			// the
 			// start-up; /sys itself is remounted). Mount points in mountinfo escape
 			// blanks and backslashes as octal (\040): decoded before they are compared.
 			// /dev is the host's devtmpfs here (bwrap's is a tmpfs of its own, made
 			// read-only too): a root JVM's command could leave files in it, and fill it.
-			// Device nodes stay usable on a read-only mount.
+			// Device nodes stay usable on a read-only mount. In a system view, this is
+			// the
+			// new root, its system directories and their submounts.
 			script.append("while read -r _ _ _ _ m o rest; do\n")
 				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
 				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
@@ -167,7 +228,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 				.append("  case \"$m\" in ")
 				.append(skipPatterns(workingDirectory))
 				.append(") continue ;; esac\n")
-				.append("  mount -n -o remount,bind,ro \"$m\"\n")
+				.append("  remount \"$m\" \"$o\" ,ro\n")
 				.append("done < /proc/self/mountinfo\n");
 		}
 		// The kernel's key lists are not namespaced: masked as container runtimes do.
@@ -190,8 +251,32 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		return script.toString();
 	}
 
+	/**
+	 * Return where a system view's new root is mounted before {@code pivot_root}: the
+	 * first hidden directory (its host content is never shown) that holds no directory
+	 * the script binds from the host and lies in none of them (a recursive bind would
+	 * copy the new root into itself).
+	 * @return the directory
+	 * @throws IllegalArgumentException if no hidden directory qualifies
+	 */
+	private Path newRoot() {
+		List<Path> sources = new ArrayList<>(this.filesystem.systemDirectories());
+		sources.addAll(List.of(Path.of("/dev"), Path.of("/proc")));
+		this.filesystem.listedPaths().forEach((listed) -> sources.add(listed.path()));
+		for (Path hidden : this.filesystem.hiddenDirectories()) {
+			if (sources.stream().noneMatch((source) -> source.startsWith(hidden) || hidden.startsWith(source))) {
+				return hidden;
+			}
+		}
+		throw new IllegalArgumentException("a system view needs a hidden directory (such as /tmp) that holds no "
+				+ "system directory or listed path and lies in none, for its new root");
+	}
+
 	private String skipPatterns(Path workingDirectory) {
 		List<String> patterns = new ArrayList<>();
+		for (Path writable : this.filesystem.writablePaths()) {
+			patterns.add(quote(writable.toString()));
+		}
 		List<Path> kept = new ArrayList<>(this.filesystem.hiddenDirectories());
 		kept.add(workingDirectory);
 		for (Path path : kept) {

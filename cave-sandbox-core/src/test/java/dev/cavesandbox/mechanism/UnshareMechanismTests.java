@@ -48,7 +48,7 @@ class UnshareMechanismTests {
 			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
-			.contains("  mount -n -o remount,bind,ro \"$m\"\n")
+			.contains("  remount \"$m\" \"$o\" ,ro\n")
 			.endsWith("cd '/tmp/cave-sandbox-1'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
 					+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("/proc/sys")
@@ -90,13 +90,12 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
 			.setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -c --bind . '/srv/work'\n")
-			.contains("x=; for o in noexec noatime nodiratime strictatime; do case \",$f,\" in *,$o,*) x=$x,$o ;; "
-					+ "esac; done\nmount -n -c -o remount,bind,nosuid,nodev$x '/srv/work'\n")
+			.contains("flags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n")
 			.contains("for k in /proc/keys /proc/key-users; do if [ -e $k ]; then mount -n --bind /dev/null $k; fi; "
 					+ "done\n")
 			.contains("\ncd '/srv/work'\n")
-			.doesNotContain("mkdir")
-			.doesNotContain("remount,bind,ro");
+			.doesNotContain("mkdir -p '")
+			.doesNotContain("remount \"$m\"");
 	}
 
 	/**
@@ -161,7 +160,8 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mount -n -c --bind . '/srv/work'\nwhile read -r")
+					+ "mount -n -c --bind . '/srv/work'\nflags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n"
+					+ "while read -r")
 			.contains("\ncd '/srv/work'\nexec 3<&0\n");
 	}
 
@@ -172,9 +172,9 @@ class UnshareMechanismTests {
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\n")
-			.contains("mount -n -c -o remount,bind,nosuid,nodev$x '/run/cave-sandbox-1'\n")
+			.contains("flags '/run/cave-sandbox-1'; remount '/run/cave-sandbox-1' \"$f\" ,nosuid,nodev\n")
 			.contains("\ncd '/run/cave-sandbox-1'\n")
-			.doesNotContain("remount,bind,ro");
+			.doesNotContain("remount \"$m\"");
 	}
 
 	@Test
