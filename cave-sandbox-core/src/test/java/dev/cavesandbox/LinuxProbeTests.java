@@ -108,7 +108,7 @@ class LinuxProbeTests {
 	 */
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = {
-			"landlock=7 writes=workdir net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
 			"outside_write=refused|outside_write=allowed|NOT_VERIFIED|wrote a file outside its working directory",
 			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
 			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
@@ -125,7 +125,7 @@ class LinuxProbeTests {
 		StringBuilder report = new StringBuilder();
 		LAUNCHER.refusals(false, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
-		report.append("landlock=7 writes=workdir net=refused scope=signal,abstract-unix\n");
+		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
 		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
 				+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
