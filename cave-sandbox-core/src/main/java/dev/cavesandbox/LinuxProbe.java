@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -171,8 +172,8 @@ final class LinuxProbe {
 			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher, host.view(),
 					host.uid(), host.gid(), true);
 			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher,
-					host.uid(), host.gid(), true);
-			case SECCOMP -> new SeccompMechanism(launcher);
+					host.view(), host.uid(), host.gid(), true);
+			case SECCOMP -> new SeccompMechanism(launcher, host.view());
 			default -> throw new IllegalStateException("not a Linux mechanism: " + this.choice);
 		};
 	}
@@ -241,7 +242,7 @@ final class LinuxProbe {
 					+ this.settings.workDirectory() + " by its path (give others search permission, x, on it and its "
 					+ "parents, or choose another cave.sandbox.work-directory)";
 			mechanism = new SeccompMechanism(
-					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()));
+					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()), seccomp.filesystem());
 			outcome = session.run(mechanism, argv, false, true);
 		}
 		boolean hostRoot = host.uid() == 0 && initialUserNamespace();
@@ -291,7 +292,7 @@ final class LinuxProbe {
 		}
 		if (mechanism instanceof NamespacesMechanism namespaces) {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					namespaces.launcher(), namespaces.uid(), namespaces.gid(), false);
+					namespaces.launcher(), namespaces.filesystem(), namespaces.uid(), namespaces.gid(), false);
 		}
 		return null;
 	}
@@ -688,7 +689,21 @@ final class LinuxProbe {
 		if (!first(facts, "jvm_mem").equals("refused")) {
 			return ProbeSession.notVerified("the child could open the JVM's memory (/proc/PID/mem) for writing", took);
 		}
+		String reads = Arrays.stream(landlock.split(" "))
+			.filter((part) -> part.startsWith("reads="))
+			.map((part) -> part.substring("reads=".length()))
+			.findFirst()
+			.orElse("(no report)");
+		String expected = host.view().isSystem() ? "view" : "host";
+		if (!reads.equals(expected)) {
+			return ProbeSession.notVerified("the settings ask for a " + (host.view().isSystem() ? "system" : "host")
+					+ " view of the filesystem, but the launcher reports reads=" + reads + " (landlock=" + landlock
+					+ ")", took);
+		}
 		verified.add("Landlock ABI " + landlock);
+		if (host.view().isSystem()) {
+			verified.add("reads: only the system directories, the working directory and the listed paths (Landlock)");
+		}
 		verified.add("writes outside the working directory: refused (Landlock)");
 		verified.add("the JVM's memory (/proc/PID/mem): refused (Landlock)");
 		verified.add(first(facts, "jvm_environ").equals("refused") ? "the JVM's environment: refused (Landlock)"

@@ -40,8 +40,14 @@ import dev.cavesandbox.ResourceLimits;
  * {@code /dev/tty}; from ABI 4 and without a private loopback no TCP bind or connect;
  * from ABI 6 no signal and no abstract unix socket outside its own processes; and no
  * ptrace-mode access ({@code /proc/PID/mem}, {@code environ}) to processes outside them.
- * With {@code --check} the launcher then reports one more line:
- * {@code landlock=<ABI> writes=workdir net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
+ * The same ruleset builds those rungs' {@linkplain FilesystemView filesystem view}
+ * ({@link #viewOptions(FilesystemView)}): {@code --write PATH} is writable beneath, and
+ * with any {@code --read PATH} (a system view) reading and executing are handled too, so
+ * that the command reads only beneath its working directory, the read and write paths,
+ * {@code /proc}, {@code /sys/fs/cgroup} and the device files above plus
+ * {@code /dev/random} and {@code /dev/urandom}; a {@code --mask PATH} inside a read path
+ * gets no rule. With {@code --check} the launcher then reports one more line:
+ * {@code landlock=<ABI> writes=<workdir|workdir,listed> reads=<view|host> net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
  * or {@code landlock=unavailable <ERRNO>}.
  * <p>
  * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
@@ -239,7 +245,32 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			ResourceLimits limits, List<String> argv) {
+		return inside(mode, loopback, check, noMountNamespace, null, limits, argv);
+	}
+
+	/**
+	 * Return the argv of
+	 * {@link #inside(String, boolean, boolean, boolean, ResourceLimits, List)} with the
+	 * filesystem view of a rung without a mount namespace: its
+	 * {@linkplain #viewOptions(FilesystemView) options} after the command user's.
+	 * @param mode {@value #EXEC} or {@value #CONTAIN}
+	 * @param loopback whether the command has a private loopback
+	 * @param check whether the launcher reports its refusals (the probe)
+	 * @param noMountNamespace whether the command has no mount namespace of its own; must
+	 * be {@code true} with a view
+	 * @param view the filesystem view that Landlock builds, or {@code null} for the
+	 * host's
+	 * @param limits the limits; {@link ResourceLimits#NONE} for none
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
+			@Nullable FilesystemView view, ResourceLimits limits, List<String> argv) {
 		Objects.requireNonNull(limits, "limits must not be null");
+		if (view != null && !noMountNamespace) {
+			throw new IllegalArgumentException(
+					"the launcher builds a filesystem view only without a mount namespace: the mounts build it otherwise");
+		}
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
@@ -256,6 +287,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		if (hasCommandUser()) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
+		if (view != null) {
+			command.addAll(viewOptions(view));
+		}
 		addLimit(command, "--limit-memory", limits.memory());
 		addLimit(command, "--limit-processes", limits.processes());
 		addLimit(command, "--limit-cpu", limits.cpuSeconds());
@@ -264,6 +298,34 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		command.add("--");
 		command.addAll(argv);
 		return command;
+	}
+
+	/**
+	 * Return the options by which the launcher builds a filesystem view with Landlock:
+	 * for a system view {@code --read PATH} for each system directory and readable path,
+	 * {@code --mask PATH} for each masked file and directory, then {@code --write PATH}
+	 * for each writable path; for a host view only the {@code --write} options (reads
+	 * stay the host's). The system links need nothing: they resolve on the host, where
+	 * Landlock judges their targets.
+	 * @param view the view
+	 * @return the options
+	 * @throws IllegalArgumentException for a system view without any system directory or
+	 * readable path, which the launcher could not tell from a host view
+	 */
+	public static List<String> viewOptions(FilesystemView view) {
+		List<String> options = new ArrayList<>();
+		if (view.isSystem()) {
+			if (view.systemDirectories().isEmpty() && view.readablePaths().isEmpty()) {
+				throw new IllegalArgumentException("a system view needs a system directory or a readable path: "
+						+ "the launcher reads a view without any as the host's");
+			}
+			view.systemDirectories().forEach((path) -> options.addAll(List.of("--read", path.toString())));
+			view.readablePaths().forEach((path) -> options.addAll(List.of("--read", path.toString())));
+			view.maskedFiles().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
+			view.maskedDirectories().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
+		}
+		view.writablePaths().forEach((path) -> options.addAll(List.of("--write", path.toString())));
+		return options;
 	}
 
 	private static void addLimit(List<String> command, String option, @Nullable Number value) {
