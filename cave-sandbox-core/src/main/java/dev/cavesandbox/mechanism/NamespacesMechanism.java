@@ -112,4 +112,22 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		return this.ip != null;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Without a mount namespace nothing is hidden by mounts: in a system view Landlock
+	 * refuses reading what lies outside it; in a host view every file stays readable.
+	 */
+	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.isSystem() && this.filesystem.hides(path);
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher,
+						this.filesystem.withPaths(readable, writable), this.uid, this.gid, this.keepUid);
+	}
+
 }

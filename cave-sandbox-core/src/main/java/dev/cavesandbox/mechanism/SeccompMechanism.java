@@ -90,4 +90,21 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 		return false;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Without a mount namespace nothing is hidden by mounts: in a system view Landlock
+	 * refuses reading what lies outside it; in a host view every file stays readable.
+	 */
+	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.isSystem() && this.filesystem.hides(path);
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new SeccompMechanism(this.launcher, this.filesystem.withPaths(readable, writable));
+	}
+
 }
