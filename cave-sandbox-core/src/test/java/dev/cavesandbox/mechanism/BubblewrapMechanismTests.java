@@ -131,8 +131,7 @@ class BubblewrapMechanismTests {
 	@Test
 	void commandUserLetsOuterCreateTheUserNamespaceAndBwrapKeepOnlyWhatTheSwitchNeeds() {
 		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, HIDE_TMP_AND_RUN)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		List<String> command = idInSrvWork(launcher, HIDE_TMP_AND_RUN);
 		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--",
 				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--as-pid-1",
 				"--unshare-ipc", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
@@ -143,8 +142,7 @@ class BubblewrapMechanismTests {
 
 	@Test
 	void systemViewStartsFromAnEmptyRootBindsOnlyTheViewAndEndsReadOnly() {
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, SYSTEM)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		List<String> command = idInSrvWork(LAUNCHER, SYSTEM);
 		assertThat(String.join(" ", command))
 			.contains("--cap-drop ALL --tmpfs / --ro-bind /usr /usr --ro-bind /etc /etc "
 					+ "--symlink usr/bin /bin --symlink usr/lib /lib --dev /dev --proc /proc --ro-bind /proc/sys /proc/sys "
@@ -161,8 +159,7 @@ class BubblewrapMechanismTests {
 	void hostViewBindsTheListedPathsAfterTheHiddenDirectoriesAndKeepsTheHostRoot() {
 		FilesystemView view = FilesystemView.of(List.of(Path.of("/tmp")), true)
 			.withPaths(List.of(Path.of("/tmp/in")), List.of(Path.of("/srv/out")));
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, view)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		List<String> command = idInSrvWork(LAUNCHER, view);
 		assertThat(String.join(" ", command)).contains("--ro-bind / / --dev /dev")
 			.contains("--perms 1777 --tmpfs /tmp --bind /srv/out /srv/out --ro-bind /tmp/in /tmp/in --remount-ro /dev "
 					+ "--bind-fd 3 /srv/work --chdir /srv/work --")
@@ -173,12 +170,15 @@ class BubblewrapMechanismTests {
 	@Test
 	void systemViewWithACommandUserKeepsTheSameMounts() {
 		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, SYSTEM)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
-		List<String> withoutUser = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, SYSTEM)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		List<String> command = idInSrvWork(launcher, SYSTEM);
+		List<String> withoutUser = idInSrvWork(LAUNCHER, SYSTEM);
 		assertThat(command.subList(command.indexOf("--tmpfs"), command.indexOf("/proc/self/fd/4")))
 			.isEqualTo(withoutUser.subList(withoutUser.indexOf("--tmpfs"), withoutUser.indexOf("/proc/self/fd/4")));
+	}
+
+	private static List<String> idInSrvWork(Launcher launcher, FilesystemView view) {
+		return new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, view).commandLine(List.of("id"),
+				Path.of("/srv/work"), false);
 	}
 
 }
