@@ -33,6 +33,24 @@ import dev.cavesandbox.ResourceLimits;
  * size), binds the working directory back, remounts the host's other mounts read-only
  * (except {@code /proc} and {@code /dev}) and, when the caller is root, makes
  * {@code /proc/sys} and {@code /proc/sysrq-trigger} read-only.</li>
+ * <li>A {@linkplain FilesystemView#isSystem() system view}: the script mounts a tmpfs,
+ * the new root, over the first hidden directory that holds no directory it binds from the
+ * host and lies in none; binds each system directory into it recursively
+ * ({@code --rbind}: a user namespace may not bind a mount without its locked submounts,
+ * mount_namespaces(7)), recreates the system links, binds the host's {@code /dev} and
+ * mounts a new {@code proc} (the PID namespace is ours), masks each secret file with
+ * {@code /dev/null} (reads as empty) and each secret directory with an empty read-only
+ * tmpfs, mounts the hidden directories and binds the listed paths and the working
+ * directory in it; then {@code pivot_root . .} and {@code umount -l .} (pivot_root(2)):
+ * the host's root is detached, also from this shell (PID 1, whose {@code /proc/1/root}
+ * the command could otherwise reach with the same uid). The read-only pass then covers
+ * the new root, the system directories and their submounts and {@code /dev}. Every binary
+ * the script runs after {@code pivot_root} ({@code mount}, {@code setsid},
+ * {@code unshare}, {@code ip}) must lie in the system directories.</li>
+ * <li>In either view, the listed paths are bound after the hidden directories, parents
+ * first ({@link FilesystemView#listedPaths()}), readable ones read-only, writable ones
+ * {@code nosuid} and {@code nodev} and left out of the read-only pass; mount(8) follows
+ * symbolic links in each source.</li>
  * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a
  * nested user namespace in which the command has the caller's uid and no capability over
  * the namespaces above, so it cannot unmount the tmpfs to reach the host sockets beneath

@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,6 +41,19 @@ class FilesystemViewTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new FilesystemView(List.of(Path.of("/run"), Path.of("/run/user")), true))
 			.withMessageContaining("/run/user lies inside hidden directory /run");
+	}
+
+	@Test
+	void listedPathsComeParentsFirstAndAPathListedBothWaysEndsReadOnly() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/tmp")), true,
+				List.of(Path.of("/usr")), Map.of(), List.of(), List.of(),
+				List.of(Path.of("/srv/data/ro"), Path.of("/opt/tool"), Path.of("/srv/both")),
+				List.of(Path.of("/srv/data"), Path.of("/srv/both")));
+		assertThat(view.listedPaths()).containsExactly(new FilesystemView.Listed(Path.of("/srv/data"), true),
+				new FilesystemView.Listed(Path.of("/srv/both"), true),
+				new FilesystemView.Listed(Path.of("/opt/tool"), false),
+				new FilesystemView.Listed(Path.of("/srv/both"), false),
+				new FilesystemView.Listed(Path.of("/srv/data/ro"), false));
 	}
 
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +20,12 @@ class UnshareMechanismTests {
 
 	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
 			true);
+
+	private static final FilesystemView SYSTEM = new FilesystemView(FilesystemView.Kind.SYSTEM,
+			List.of(Path.of("/tmp"), Path.of("/dev/shm")), true, List.of(Path.of("/usr"), Path.of("/etc")),
+			Map.of(Path.of("/lib"), Path.of("usr/lib"), Path.of("/bin"), Path.of("usr/bin")),
+			List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssl/private")), List.of(Path.of("/srv/data")),
+			List.of(Path.of("/srv/out")));
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
@@ -223,6 +230,62 @@ class UnshareMechanismTests {
 			.endsWith("/proc/self/fd/4", "exec", "--command-user", "65534", "--", "id")
 			.doesNotContain("--user", "--map-root-user");
 		assertThat(mechanism.setupScript(Path.of("/srv/work"), false)).doesNotContain("--map-user");
+	}
+
+	/**
+	 * A system view: a new root on a tmpfs over the first hidden directory, the system
+	 * directories, links, masks, /dev, a new proc, the hidden directories and the listed
+	 * paths in it, then pivot_root, the host's root detached, and the read-only pass.
+	 */
+	@Test
+	void systemViewBuildsANewRootPivotsIntoItAndDetachesTheHostRoot() {
+		String script = mechanism(0, true, SYSTEM).setupScript(Path.of("/srv/work"), false);
+		assertThat(script).contains("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox '/tmp'\n"
+				+ "mkdir -p '/tmp/usr'\nmount -n -c --rbind '/usr' '/tmp/usr'\n"
+				+ "mkdir -p '/tmp/etc'\nmount -n -c --rbind '/etc' '/tmp/etc'\n"
+				+ "ln -s 'usr/bin' '/tmp/bin'\nln -s 'usr/lib' '/tmp/lib'\n" + "mkdir '/tmp/dev' '/tmp/proc'\n"
+				+ "mount -n -c --rbind /dev '/tmp/dev'\n" + "mount -n -t proc -o nosuid,nodev,noexec proc '/tmp/proc'\n"
+				+ "mount -n -c --bind /dev/null '/tmp/etc/shadow'\n"
+				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
+				+ "mkdir -p '/tmp/tmp'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/tmp'\n"
+				+ "mkdir -p '/tmp/dev/shm'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/dev/shm'\n"
+				+ "bind '/srv/out' '/tmp/srv/out' ,nosuid,nodev\nbind '/srv/data' '/tmp/srv/data' ,ro\n"
+				+ "mkdir -p '/tmp/srv/work'\nmount -n -c --bind . '/tmp/srv/work'\n"
+				+ "flags '/tmp/srv/work'; remount '/tmp/srv/work' \"$f\" ,nosuid,nodev\n"
+				+ "cd '/tmp'\npivot_root . .\numount -n -l .\nwhile read -r")
+			.contains("case \"$m\" in '/srv/out'|'/tmp'|'/tmp'/*|'/dev/shm'|'/dev/shm'/*|'/srv/work'|'/srv/work'/*) "
+					+ "continue ;; esac\n")
+			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
+			.endsWith("cd '/srv/work'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+					+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
+	}
+
+	@Test
+	void systemViewPutsItsNewRootOverAHiddenDirectoryThatHoldsNoListedPath() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM,
+				List.of(Path.of("/tmp"), Path.of("/dev/shm"), Path.of("/run")), true, List.of(Path.of("/usr")),
+				Map.of(), List.of(), List.of(), List.of(Path.of("/tmp/input")), List.of());
+		assertThat(mechanism(1000, true, view).setupScript(Path.of("/srv/work"), false))
+			.contains("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox '/run'\n")
+			.doesNotContain("cave-sandbox '/tmp'\n")
+			.doesNotContain("cave-sandbox '/dev/shm'\n");
+		FilesystemView none = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/dev/shm")), true,
+				List.of(Path.of("/usr")), Map.of(), List.of(), List.of(), List.of(), List.of());
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> mechanism(1000, true, none).commandLine(List.of("true"), Path.of("/w"), false))
+			.withMessageContaining("a system view needs a hidden directory");
+	}
+
+	@Test
+	void hostViewBindsTheListedPathsAndLeavesTheWritableOnesOutOfTheReadOnlyPass() {
+		FilesystemView view = HIDE_TMP_AND_RUN.withPaths(List.of(Path.of("/run/in")), List.of(Path.of("/srv/out")));
+		String script = mechanism(1000, true, view).setupScript(Path.of("/srv/work"), false);
+		assertThat(script)
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+					+ "bind '/srv/out' '/srv/out' ,nosuid,nodev\nbind '/run/in' '/run/in' ,ro\n"
+					+ "mount -n -c --bind . '/srv/work'\n")
+			.contains("case \"$m\" in '/srv/out'|'/tmp'|")
+			.doesNotContain("pivot_root");
 	}
 
 }
