@@ -80,6 +80,9 @@ final class FilesystemViewCheck {
 					+ "unreadable)");
 			return null;
 		}
+		if (rootList.isEmpty()) {
+			return "the child did not say whether it could list / in the system view (rootlist=(no report))";
+		}
 		if (!rootList.equals("refused")) {
 			return "the child could list / in the system view (Landlock should refuse it): " + rootList;
 		}

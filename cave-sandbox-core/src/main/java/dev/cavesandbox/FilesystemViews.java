@@ -96,8 +96,9 @@ final class FilesystemViews {
 		if (problem != null) {
 			leftOut.add(what + " " + path + " left out: " + problem);
 		}
-		else if (!into.contains(path)) {
-			into.add(path);
+		else if (!into.contains(path.normalize())) {
+			// The view takes normalized paths only, as a request's are.
+			into.add(path.normalize());
 		}
 	}
 

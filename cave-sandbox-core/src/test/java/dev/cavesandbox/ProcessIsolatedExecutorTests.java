@@ -845,4 +845,60 @@ class ProcessIsolatedExecutorTests {
 			.toList();
 	}
 
+	/**
+	 * A request whose writable path is, or holds, a directory the sandbox's own programs
+	 * come from ({@code /usr/bin}, where the wrapper and {@code sh} lie) is refused with
+	 * the invalid-request code, naming it, and its command never runs; the same request
+	 * without that path runs.
+	 */
+	@Test
+	void writablePathOverTheSandboxsOwnProgramsIsRefusedBeforeAnythingRuns(@TempDir Path directory) {
+		try (ProcessIsolatedExecutor executor = hostView()) {
+			for (String programs : List.of("/usr/bin", "/usr")) {
+				assertThatExceptionOfType(InvalidExecutionRequestException.class)
+					.isThrownBy(() -> executor.execute(ExecutionRequest.builder("sh", "-c", "touch spawned")
+						.workingDirectory(directory)
+						.writablePaths(Path.of(programs))
+						.build()))
+					.withMessageContaining("writable path " + programs + " ")
+					.withMessageContaining("/usr/bin, where the sandbox's own programs come from")
+					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
+			}
+			assertThat(directory.resolve("spawned")).doesNotExist();
+			ExecutionResult control = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "touch spawned").workingDirectory(directory).build());
+			assertThat(control.exitCode()).as(control.stderrText()).isZero();
+			assertThat(directory.resolve("spawned")).exists();
+		}
+	}
+
+	/**
+	 * A request's readable path that does not exist is refused with the invalid-request
+	 * code, naming it and the reason, before its command runs.
+	 */
+	@Test
+	void missingReadablePathOfARequestIsRefusedWithItsCode(@TempDir Path directory) {
+		Path missing = directory.resolve("missing");
+		try (ProcessIsolatedExecutor executor = hostView()) {
+			assertThatExceptionOfType(InvalidExecutionRequestException.class)
+				.isThrownBy(() -> executor.execute(ExecutionRequest.builder("sh", "-c", "touch spawned")
+					.workingDirectory(directory)
+					.readablePaths(missing)
+					.build()))
+				.withMessageContaining("readable path " + missing
+						+ " cannot be shown to the command: it does not exist or cannot be resolved")
+				.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
+			assertThat(directory.resolve("spawned")).doesNotExist();
+		}
+	}
+
+	/**
+	 * A bubblewrap executor in the host view (the system view is not built by the
+	 * mechanisms yet on this branch).
+	 */
+	private static ProcessIsolatedExecutor hostView() {
+		return LinuxMechanisms.isolated(MechanismChoice.BWRAP,
+				(settings) -> settings.filesystemView(SandboxSettings.Filesystem.View.HOST));
+	}
+
 }

@@ -105,8 +105,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList())
 			.limits(this.limits.toResourceLimits())
 			.filesystemView(this.filesystem.view())
-			.readablePaths(this.filesystem.readablePaths())
-			.writablePaths(this.filesystem.writablePaths());
+			.readablePaths(this.filesystem.readablePaths().stream().map(Path::of).toList())
+			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -186,7 +186,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * symbolic links. A request may add more.
 	 */
 	public record Filesystem(@DefaultValue("system") SandboxSettings.Filesystem.View view,
-			@DefaultValue List<Path> readablePaths, @DefaultValue List<Path> writablePaths) {
+			@DefaultValue List<String> readablePaths, @DefaultValue List<String> writablePaths) {
+
+		// Strings, not Paths: Boot's conversion to Path resolves a path that the class
+		// path also has (/dev, where this project's classes lie) against the class path.
 
 	}
 
