@@ -50,6 +50,14 @@ final class FilesystemViews {
 		Map<Path, Path> links = new LinkedHashMap<>();
 		List<Path> candidates = new ArrayList<>(FilesystemView.DEFAULT_SYSTEM_PATHS);
 		candidates.add(Path.of(System.getProperty("java.home")));
+		// The unshare rung runs its nested unshare(1) and ip(8) after it has entered the
+		// view: their directories, where they lie outside the system directories.
+		for (Path binary : List.of(settings.linux().unsharePath(), settings.linux().ipPath())) {
+			Path parent = binary.toAbsolutePath().getParent();
+			if (parent != null && parent.getParent() != null) {
+				candidates.add(parent);
+			}
+		}
 		for (Path path : candidates) {
 			try {
 				if (Files.isSymbolicLink(path) && path.getParent() != null && path.getParent().getParent() == null) {

@@ -462,12 +462,22 @@ final class LinuxProbe {
 			return ProbeSession.notVerified(viewFailure, took);
 		}
 		if (!mountNamespace) {
-			verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay readable "
-					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
-					+ "because socket(AF_UNIX) is refused");
-			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
-					+ (host.view().readOnlyRoot() ? ""
-							: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+			if (host.view().isSystem()) {
+				verified.add(NOT_GIVEN + "hidden directories: without a mount namespace /tmp, /run and the other "
+						+ "hidden directories are not private ones; in the system view Landlock refuses reading and "
+						+ "writing them, and the host's unix sockets there are unreachable because socket(AF_UNIX) is "
+						+ "refused");
+				verified.add("root filesystem: writes refused outside the working directory and the writable paths "
+						+ "(Landlock)");
+			}
+			else {
+				verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay "
+						+ "readable (/tmp, /run, other executions' working directories); its unix sockets there are "
+						+ "unreachable because socket(AF_UNIX) is refused");
+				verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
+						+ (host.view().readOnlyRoot() ? ""
+								: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+			}
 			verified.add(NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user owns: "
 					+ "Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's own "
 					+ "groups, extended attributes and timestamps");
@@ -701,9 +711,6 @@ final class LinuxProbe {
 					+ ")", took);
 		}
 		verified.add("Landlock ABI " + landlock);
-		if (host.view().isSystem()) {
-			verified.add("reads: only the system directories, the working directory and the listed paths (Landlock)");
-		}
 		verified.add("writes outside the working directory: refused (Landlock)");
 		verified.add("the JVM's memory (/proc/PID/mem): refused (Landlock)");
 		verified.add(first(facts, "jvm_environ").equals("refused") ? "the JVM's environment: refused (Landlock)"
