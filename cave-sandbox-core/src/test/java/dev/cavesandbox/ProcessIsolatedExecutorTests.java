@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
 
 import dev.cavesandbox.mechanism.LinuxNamespace;
 
@@ -398,19 +399,21 @@ class ProcessIsolatedExecutorTests {
 		// JVM's command user on the seccomp rung is another uid of the host).
 		Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
-		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
-			assertThatExceptionOfType(CommandNotFoundException.class)
-				.isThrownBy(() -> executor.execute(script.toString()))
-				.withMessageContaining("lies outside what the sandbox shows the command");
-		}
-		else {
-			// Without a mount namespace nothing is hidden, as the probe's facts say: the
-			// executor must not refuse the command as if it were.
-			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(mechanism).build()).verified())
-				.anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
-			ExecutionResult hidden = executor.execute(script.toString());
-			assertThat(hidden.stdoutText()).as("exit %d: %s", hidden.exitCode(), hidden.stderrText())
-				.isEqualTo("ran\n");
+		// The system view (the default) shows nothing of /tmp on any rung.
+		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> executor.execute(script.toString()))
+			.withMessageContaining("lies outside what the sandbox shows the command");
+		if (!LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
+			// In the host view, without a mount namespace nothing is hidden, as the
+			// probe's facts say: the executor must not refuse the command as if it were.
+			UnaryOperator<SandboxSettings.Builder> host = (settings) -> settings
+				.filesystemView(SandboxSettings.Filesystem.View.HOST);
+			assertThat(LinuxMechanisms.verified(host.apply(SandboxSettings.builder().mechanism(mechanism)).build())
+				.verified()).anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
+			try (ProcessIsolatedExecutor hostView = LinuxMechanisms.isolated(mechanism, host)) {
+				ExecutionResult hidden = hostView.execute(script.toString());
+				assertThat(hidden.stdoutText()).as("exit %d: %s", hidden.exitCode(), hidden.stderrText())
+					.isEqualTo("ran\n");
+			}
 		}
 		ExecutionResult inWorkingDirectory = executor
 			.execute(ExecutionRequest.builder("./tool.sh").workingDirectory(directory).build());
