@@ -62,9 +62,10 @@ import dev.cavesandbox.ResourceLimits;
  * ones {@code --bind-fd}, each through the descriptor that {@code outer} opened without
  * following symbolic links ({@link Launcher#outer(Path, boolean, List)}), never by the
  * path: a component swapped for a link after the JVM resolved the path makes
- * {@code outer} refuse, and one swapped after {@code outer} opened it makes bwrap refuse
- * (it mounts the descriptor's path, then compares the mount with the descriptor's device
- * and inode). bwrap creates each mount point by the descriptor's file type.</li>
+ * {@code outer} refuse; bwrap mounts the descriptor's file ({@code /proc/self/fd/N}
+ * resolved, where that file lies now, not the listed path) and compares the mount's
+ * device and inode with the descriptor's, so one swapped after {@code outer} opened it
+ * binds nothing else. bwrap creates each mount point by the descriptor's file type.</li>
  * <li>The whole command line runs behind {@link Launcher#outer(Path, boolean, List)}, and
  * the command behind the launcher's {@code init}.</li>
  * </ul>
