@@ -3,7 +3,7 @@
  * before the wrapper (bwrap, or setpriv + unshare). Linux only.
  *
  *   cave-sandbox-launcher --version
- *   cave-sandbox-launcher outer --workdir DIR [--command-user UID] -- WRAPPER ARGS...
+ *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--command-user UID] -- WRAPPER ARGS...
  *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
@@ -24,6 +24,16 @@
  * status, or with 125 when the wrapper ended before the inside launcher wrote its start
  * byte: then the sandbox was not set up and the command never ran, whatever the wrapper's
  * own exit code.
+ *
+ * --listed PATH (outer, repeatable: the readable and writable paths of a filesystem view
+ * that the wrapper mounts, in the order it mounts them): each PATH, absolute and
+ * normalized, is opened the same way as DIR (O_PATH, no symbolic link in any component)
+ * and must be a directory or a regular file; the i-th (from 0) is placed at descriptor
+ * LISTED_FD + i, inheritable, before the start pipe. The wrapper binds the descriptor
+ * (bwrap --bind-fd / --ro-bind-fd N, mount --rbind /proc/self/fd/N), never the path, so a
+ * component swapped for a link after the JVM resolved the path makes outer refuse
+ * instead of binding where the link points. init, exec and contain close them with every
+ * other descriptor from 3 up.
  *
  * init (PID 1 of bwrap's PID namespace, bwrap --as-pid-1) and exec (the last step under
  * unshare): close every descriptor from 3 up but the start pipe, check that the working
@@ -157,10 +167,12 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "7"
+#define LAUNCHER_VERSION "8"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
+/* The first listed path (--listed); the others follow. Above START_FD, with room. */
+#define LISTED_FD 10
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
 #define TOKEN_VARIABLE "CAVE_SANDBOX_LAUNCH_TOKEN"
 #define EXIT_SETUP 125
@@ -293,6 +305,9 @@ struct options {
 	size_t mask_count;
 	const char **writes;
 	size_t write_count;
+	/* outer's --listed paths: paths of argv, in the wrapper's order. */
+	const char **listed;
+	size_t listed_count;
 };
 
 /*
@@ -1656,7 +1671,43 @@ static void place(int fd, int target, const char *what)
 	close(fd);
 }
 
-static int outer(const char *directory, long command_user, char **argv)
+/*
+ * Open each listed path without following a symbolic link in any component and place the
+ * i-th at LISTED_FD + i without FD_CLOEXEC, for the wrapper. Each is first moved above
+ * every target, so that placing one never replaces another that is not placed yet.
+ */
+static void open_listed(const char **paths, size_t count)
+{
+	int *fds = calloc(count + 1, sizeof *fds);
+	if (fds == NULL) {
+		fail("out of memory");
+	}
+	for (size_t i = 0; i < count; i++) {
+		int fd = open_path_no_symlinks(paths[i], 0);
+		if (fd < 0) {
+			fail("cannot open the listed path %s without following symbolic links: %s", paths[i],
+			     strerror(errno));
+		}
+		struct stat status;
+		if (fstat(fd, &status) != 0) {
+			fail("cannot stat the listed path %s: %s", paths[i], strerror(errno));
+		}
+		if (!S_ISDIR(status.st_mode) && !S_ISREG(status.st_mode)) {
+			fail("the listed path %s is neither a directory nor a regular file", paths[i]);
+		}
+		fds[i] = fcntl(fd, F_DUPFD_CLOEXEC, LISTED_FD + (int) count);
+		if (fds[i] < 0) {
+			fail("cannot move the listed path %s: %s", paths[i], strerror(errno));
+		}
+		close(fd);
+	}
+	for (size_t i = 0; i < count; i++) {
+		place(fds[i], LISTED_FD + (int) i, paths[i]);
+	}
+	free(fds);
+}
+
+static int outer(const char *directory, const char **listed, size_t listed_count, long command_user, char **argv)
 {
 	pid_t parent = getppid();
 	const char *token = getenv(TOKEN_VARIABLE);
@@ -1691,6 +1742,8 @@ static int outer(const char *directory, long command_user, char **argv)
 		fail("cannot open this launcher through /proc/self/exe: %s", strerror(errno));
 	}
 	place(self, SELF_FD, "the launcher");
+	/* Before the start pipe, whose descriptors must not land on their numbers. */
+	open_listed(listed, listed_count);
 	char identity[64];
 	snprintf(identity, sizeof identity, "%ju:%ju", (uintmax_t) status.st_dev, (uintmax_t) status.st_ino);
 	if (setenv(WORKDIR_VARIABLE, identity, 1) != 0) {
@@ -1700,7 +1753,8 @@ static int outer(const char *directory, long command_user, char **argv)
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
 		fail("cannot create the start pipe: %s", strerror(errno));
 	}
-	/* The read end out of the way of START_FD, which it may have been given. */
+	/* The read end out of the way of START_FD, which it may have been given (the first
+	 * free descriptor from 10 up: after the listed paths). */
 	int reader = fcntl(pipe_fds[0], F_DUPFD_CLOEXEC, 10);
 	if (reader < 0) {
 		fail("cannot move the start pipe: %s", strerror(errno));
@@ -1728,6 +1782,9 @@ static int outer(const char *directory, long command_user, char **argv)
 	close(START_FD);
 	close(DIRECTORY_FD);
 	close(SELF_FD);
+	for (size_t i = 0; i < listed_count; i++) {
+		close(LISTED_FD + (int) i);
+	}
 	int status_code;
 	while (waitpid(wrapper, &status_code, 0) < 0) {
 		if (errno != EINTR) {
@@ -2034,20 +2091,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2) {
-		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
+		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR [--listed PATH]... -- WRAPPER ARGS... | "
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
 		     "[--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0 };
+	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
 	const char *directory = NULL;
 	/* At most one path per two arguments: room for every --read, --mask and --write. */
 	options.reads = calloc((size_t) argc, sizeof *options.reads);
 	options.masks = calloc((size_t) argc, sizeof *options.masks);
 	options.writes = calloc((size_t) argc, sizeof *options.writes);
-	if (options.reads == NULL || options.masks == NULL || options.writes == NULL) {
+	options.listed = calloc((size_t) argc, sizeof *options.listed);
+	if (options.reads == NULL || options.masks == NULL || options.writes == NULL || options.listed == NULL) {
 		fail("out of memory");
 	}
 	int i = 2;
@@ -2081,6 +2139,13 @@ int main(int argc, char **argv)
 				options.writes[options.write_count++] = argv[++i];
 			}
 		}
+		else if (strcmp(argv[i], "--listed") == 0 && i + 1 < argc) {
+			if (!normalized_path(argv[i + 1])) {
+				fail("--listed needs an absolute, normalized path without . or .. components, not '%s'",
+				     argv[i + 1]);
+			}
+			options.listed[options.listed_count++] = argv[++i];
+		}
 		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
 			directory = argv[++i];
 		}
@@ -2113,6 +2178,9 @@ int main(int argc, char **argv)
 		fail("--read, --mask and --write are for exec and contain with --no-mount-namespace: a mount namespace "
 		     "builds the view with its mounts");
 	}
+	if (options.listed_count > 0 && strcmp(mode, "outer") != 0) {
+		fail("--listed is for outer: the wrapper binds the listed paths through its descriptors");
+	}
 	if (options.mask_count > 0 && options.read_count == 0) {
 		fail("--mask needs a --read path that holds it: the host view masks nothing");
 	}
@@ -2122,7 +2190,7 @@ int main(int argc, char **argv)
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
-		return outer(directory, options.command_user, command);
+		return outer(directory, options.listed, options.listed_count, options.command_user, command);
 	}
 	if (strcmp(mode, "init") == 0) {
 		if (options.no_mount_namespace) {
@@ -2166,7 +2234,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0 };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

@@ -58,10 +58,16 @@ import dev.cavesandbox.ResourceLimits;
  * opening the file would fail with {@code EACCES}), as container runtimes mask paths;
  * each masked directory an empty tmpfs made read-only. Then the listed paths, after the
  * hidden directories (so that one inside them is visible), parents first
- * ({@link FilesystemView#listedPaths()}): readable ones {@code --ro-bind}, writable ones
- * {@code --bind} (bwrap resolves each source on the host, following symbolic links).</li>
- * <li>The whole command line runs behind {@link Launcher#outer(Path)}, and the command
- * behind the launcher's {@code init}.</li>
+ * ({@link FilesystemView#listedPaths()}): readable ones {@code --ro-bind-fd}, writable
+ * ones {@code --bind-fd}, each through the descriptor that {@code outer} opened without
+ * following symbolic links ({@link Launcher#outer(Path, boolean, List)}), never by the
+ * path: a component swapped for a link after the JVM resolved the path makes
+ * {@code outer} refuse; bwrap mounts the descriptor's file ({@code /proc/self/fd/N}
+ * resolved, where that file lies now, not the listed path) and compares the mount's
+ * device and inode with the descriptor's, so one swapped after {@code outer} opened it
+ * binds nothing else. bwrap creates each mount point by the descriptor's file type.</li>
+ * <li>The whole command line runs behind {@link Launcher#outer(Path, boolean, List)}, and
+ * the command behind the launcher's {@code init}.</li>
  * </ul>
  *
  * @param bwrap the {@code bwrap} binary
@@ -99,7 +105,10 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
 			ResourceLimits limits) {
 		String directory = workingDirectory.toString();
-		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		FilesystemView view = this.filesystem;
+		List<FilesystemView.Listed> listedPaths = view.listedPaths();
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, true,
+				listedPaths.stream().map(FilesystemView.Listed::path).toList()));
 		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session"));
 		if (!this.launcher.hasCommandUser()) {
 			command.add("--unshare-user");
@@ -114,7 +123,6 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 				command.addAll(List.of("--cap-add", capability));
 			}
 		}
-		FilesystemView view = this.filesystem;
 		if (view.isSystem()) {
 			// An empty root of bwrap's own, read-only at the end: only what is bound into
 			// it
@@ -151,9 +159,10 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			}
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
-		for (FilesystemView.Listed listed : view.listedPaths()) {
-			command.addAll(List.of(listed.writable() ? "--bind" : "--ro-bind", listed.path().toString(),
-					listed.path().toString()));
+		for (int i = 0; i < listedPaths.size(); i++) {
+			FilesystemView.Listed listed = listedPaths.get(i);
+			command.addAll(List.of(listed.writable() ? "--bind-fd" : "--ro-bind-fd",
+					String.valueOf(Launcher.listedDescriptor(i)), listed.path().toString()));
 		}
 		// bwrap's /dev is a tmpfs of its own without a size: read-only, so that it holds
 		// no file of the command's (the device nodes stay usable; /dev/shm, /dev/pts and

@@ -18,7 +18,10 @@ import dev.cavesandbox.ResourceLimits;
  * without following any symbolic link (openat2(2) {@code RESOLVE_NO_SYMLINKS}) as
  * descriptor {@value #DIRECTORY_FD}, enters it, opens itself as descriptor
  * {@value #SELF_FD} and executes the wrapper, which binds the directory through that
- * descriptor and never resolves its path on the host again;</li>
+ * descriptor and never resolves its path on the host again; the same for each listed path
+ * of a filesystem view ({@code --listed PATH}, a directory or a regular file), the i-th
+ * (from 0) as descriptor {@value #LISTED_FD} + i ({@link #listedDescriptor(int)}), which
+ * the wrapper binds or checks its bind against;</li>
  * <li>{@code init} (PID 1 of bubblewrap's PID namespace) or {@code exec} (the last step
  * under unshare and the namespaces rung), inside, run as {@code /proc/self/fd/4}: it
  * closes every other descriptor, checks that the working directory is the one
@@ -84,6 +87,12 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 
 	/** The descriptor of the launcher itself, for the wrapper. */
 	public static final int SELF_FD = 4;
+
+	/**
+	 * The descriptor of the first path that {@code outer} opens for {@code --listed}; the
+	 * others follow it.
+	 */
+	public static final int LISTED_FD = 10;
 
 	/** How the wrapper runs the launcher inside the sandbox. */
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
@@ -177,13 +186,42 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 * wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory, boolean commandUserNamespace) {
+		return outer(workingDirectory, commandUserNamespace, List.of());
+	}
+
+	/**
+	 * Return the argv prefix that runs the wrapper through {@code outer}, which also
+	 * opens each listed path without following symbolic links, as descriptor
+	 * {@link #listedDescriptor(int) listedDescriptor(i)} for the i-th, and refuses one
+	 * that goes through a symbolic link or is neither a directory nor a regular file.
+	 * @param workingDirectory the working directory, absolute
+	 * @param commandUserNamespace whether {@code outer} prepares the command user's user
+	 * namespace (where there is a command user)
+	 * @param listed the paths the wrapper binds, in the order it binds them
+	 * @return {@code [path, outer, --workdir, DIR, [--listed, PATH]..., [--command-user,
+	 * UID,] --]}; the wrapper's argv follows
+	 */
+	public List<String> outer(Path workingDirectory, boolean commandUserNamespace, List<Path> listed) {
 		List<String> command = new ArrayList<>(
 				List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString()));
+		for (Path path : listed) {
+			command.addAll(List.of("--listed", path.toString()));
+		}
 		if (hasCommandUser() && commandUserNamespace) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
 		command.add("--");
 		return List.copyOf(command);
+	}
+
+	/**
+	 * Return the descriptor at which {@code outer} places a listed path.
+	 * @param index the path's index in the {@code listed} of
+	 * {@link #outer(Path, boolean, List)}, from 0
+	 * @return {@value #LISTED_FD} + index
+	 */
+	public static int listedDescriptor(int index) {
+		return LISTED_FD + index;
 	}
 
 	/**

@@ -78,7 +78,7 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
-				this.launcher.inside(Launcher.EXEC, loopback, check, true, this.filesystem, limits, argv));
+				this.launcher.inside(Launcher.EXEC, loopback, check, true, this.filesystem, limits, argv), List.of());
 	}
 
 	/**

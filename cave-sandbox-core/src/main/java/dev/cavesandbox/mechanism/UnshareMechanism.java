@@ -49,8 +49,15 @@ import dev.cavesandbox.ResourceLimits;
  * {@code unshare}, {@code ip}) must lie in the system directories.</li>
  * <li>In either view, the listed paths are bound after the hidden directories, parents
  * first ({@link FilesystemView#listedPaths()}), readable ones read-only, writable ones
- * {@code nosuid} and {@code nodev} and left out of the read-only pass; mount(8) follows
- * symbolic links in each source.</li>
+ * {@code nosuid} and {@code nodev} and left out of the read-only pass. {@code outer}
+ * opened each without following symbolic links
+ * ({@link Launcher#outer(Path, boolean, List)}), so a component swapped for a link after
+ * the JVM resolved the path makes it refuse. The script binds the path (mount(2) refuses
+ * to bind a descriptor opened in the host's mount namespace: EINVAL), creates a missing
+ * mount point by the descriptor's file type, and compares the mount's device and inode
+ * with the descriptor's ({@code /proc/self/fd/N}): a component swapped after
+ * {@code outer} opened it stops the set-up before the command runs, as bwrap's
+ * {@code --bind-fd} does.</li>
  * <li>Then {@code unshare --user --map-user=UID --map-group=GID} (util-linux 2.38+): a
  * nested user namespace in which the command has the caller's uid and no capability over
  * the namespaces above, so it cannot unmount the tmpfs to reach the host sockets beneath
@@ -102,18 +109,22 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	 * options of the topmost mount there (mountinfo, proc(5)); {@code remount MOUNT_POINT
 	 * FLAGS OPTIONS} remounts it with the options, repeating its nosuid, nodev, noexec
 	 * and atime flags, which a user namespace inherited locked with the mount and a
-	 * remount must repeat (mount_namespaces(7)); {@code bind SOURCE TARGET OPTIONS} binds
-	 * a listed path recursively onto a mount point it creates where missing (a directory,
-	 * or an empty file for a file) and remounts it with the options.
+	 * remount must repeat (mount_namespaces(7)); {@code bind FD SOURCE TARGET OPTIONS}
+	 * binds a listed path recursively onto a mount point it creates where missing (a
+	 * directory, or an empty file for a file, by what descriptor FD is), refuses the
+	 * mount unless it is the file of descriptor FD (same device and inode) and remounts
+	 * it with the options.
 	 */
 	private static final String FUNCTIONS = "flags() { f=; while read -r _ _ _ _ m o _; do "
 			+ "case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac; [ \"$m\" != \"$1\" ] || f=$o; "
 			+ "done < /proc/self/mountinfo; }\n"
 			+ "remount() { x=$3; for o in nosuid nodev noexec noatime nodiratime strictatime; do "
 			+ "case \",$2,\" in *,$o,*) x=$x,$o ;; esac; done; mount -n -c -o remount,bind$x \"$1\"; }\n"
-			+ "bind() { if [ ! -e \"$2\" ]; then if [ -d \"$1\" ]; then mkdir -p \"$2\"; "
-			+ "else mkdir -p \"${2%/*}\"; : > \"$2\"; fi; fi\n"
-			+ "  mount -n -c --rbind \"$1\" \"$2\"; flags \"$2\"; remount \"$2\" \"$f\" \"$3\"; }\n";
+			+ "bind() { d=/proc/self/fd/$1; if [ ! -e \"$3\" ]; then if [ -d \"$d\" ]; then mkdir -p \"$3\"; "
+			+ "else mkdir -p \"${3%/*}\"; : > \"$3\"; fi; fi\n" + "  mount -n -c --rbind \"$2\" \"$3\"\n"
+			+ "  [ \"$(stat -L -c %d:%i \"$d\")\" = \"$(stat -c %d:%i \"$3\")\" ] || { echo \"cave-sandbox: the listed path "
+			+ "$2 is not the one the launcher opened: it changed during set-up\" >&2; exit 125; }\n"
+			+ "  flags \"$3\"; remount \"$3\" \"$f\" \"$4\"; }\n";
 
 	public UnshareMechanism {
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
@@ -136,7 +147,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"),
 				setupScript(workingDirectory, loopback, limits.tmpfsSize()),
-				this.launcher.inside(Launcher.EXEC, loopback, check, false, limits, argv));
+				this.launcher.inside(Launcher.EXEC, loopback, check, false, limits, argv),
+				this.filesystem.listedPaths().stream().map(FilesystemView.Listed::path).toList());
 	}
 
 	/**
@@ -201,8 +213,12 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 				.append(quote(root + hidden))
 				.append('\n');
 		}
-		for (FilesystemView.Listed listed : view.listedPaths()) {
+		List<FilesystemView.Listed> listedPaths = view.listedPaths();
+		for (int i = 0; i < listedPaths.size(); i++) {
+			FilesystemView.Listed listed = listedPaths.get(i);
 			script.append("bind ")
+				.append(Launcher.listedDescriptor(i))
+				.append(' ')
 				.append(quote(listed.path().toString()))
 				.append(' ')
 				.append(quote(root + listed.path()))

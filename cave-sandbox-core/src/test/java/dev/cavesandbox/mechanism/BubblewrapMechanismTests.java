@@ -149,7 +149,7 @@ class BubblewrapMechanismTests {
 					+ "--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --dev-bind-try /dev/null /proc/keys "
 					+ "--dev-bind-try /dev/null /proc/key-users --dev-bind /dev/null /etc/shadow "
 					+ "--tmpfs /etc/ssl/private --remount-ro /etc/ssl/private --perms 1777 --tmpfs /tmp "
-					+ "--perms 1777 --tmpfs /dev/shm --bind /srv/out /srv/out --ro-bind /srv/data /srv/data "
+					+ "--perms 1777 --tmpfs /dev/shm --bind-fd 10 /srv/out --ro-bind-fd 11 /srv/data "
 					+ "--remount-ro /dev --bind-fd 3 /srv/work --remount-ro / --chdir /srv/work -- /proc/self/fd/4 init -- id")
 			.doesNotContain("--ro-bind / /")
 			.doesNotContain("--bind / /");
@@ -161,10 +161,32 @@ class BubblewrapMechanismTests {
 			.withPaths(List.of(Path.of("/tmp/in")), List.of(Path.of("/srv/out")));
 		List<String> command = idInSrvWork(LAUNCHER, view);
 		assertThat(String.join(" ", command)).contains("--ro-bind / / --dev /dev")
-			.contains("--perms 1777 --tmpfs /tmp --bind /srv/out /srv/out --ro-bind /tmp/in /tmp/in --remount-ro /dev "
+			.contains("--perms 1777 --tmpfs /tmp --bind-fd 10 /srv/out --ro-bind-fd 11 /tmp/in --remount-ro /dev "
 					+ "--bind-fd 3 /srv/work --chdir /srv/work --")
 			.doesNotContain("--tmpfs / ")
 			.doesNotContain("--remount-ro / ");
+	}
+
+	/**
+	 * outer opens the listed paths in the order bwrap binds them (parents first, at the
+	 * same depth the writable ones first), and bwrap binds descriptor 10 + i, never the
+	 * path, which a writer of its parent could have swapped for a link.
+	 */
+	@Test
+	void listedPathsAreOpenedByOuterAndBoundThroughTheirDescriptorsInTheirOrder() {
+		FilesystemView view = FilesystemView.of(List.of(Path.of("/tmp")), true)
+			.withPaths(List.of(Path.of("/srv/a/in"), Path.of("/srv")), List.of(Path.of("/srv/a/out")));
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(Path.of("/l"), false, 65534), view)
+			.commandLine(List.of("id"), Path.of("/w"), false);
+		assertThat(command.subList(0, command.indexOf("/usr/bin/bwrap"))).containsExactly("/l", "outer", "--workdir",
+				"/w", "--listed", "/srv", "--listed", "/srv/a/out", "--listed", "/srv/a/in", "--command-user", "65534",
+				"--");
+		assertThat(String.join(" ", command))
+			.contains(
+					"--tmpfs /tmp --ro-bind-fd 10 /srv --bind-fd 11 /srv/a/out --ro-bind-fd 12 /srv/a/in --remount-ro")
+			.doesNotContain("--bind /srv")
+			.doesNotContain("--ro-bind /srv");
 	}
 
 	@Test

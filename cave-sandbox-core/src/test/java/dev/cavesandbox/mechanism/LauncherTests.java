@@ -79,6 +79,10 @@ class LauncherTests {
 		assertThat(launcher.outer(Path.of("/w"))).containsExactly("/l", "outer", "--workdir", "/w", "--command-user",
 				"1234", "--");
 		assertThat(launcher.outer(Path.of("/w"), false)).containsExactly("/l", "outer", "--workdir", "/w", "--");
+		assertThat(launcher.outer(Path.of("/w"), true, List.of(Path.of("/a"), Path.of("/b/c")))).containsExactly("/l",
+				"outer", "--workdir", "/w", "--listed", "/a", "--listed", "/b/c", "--command-user", "1234", "--");
+		assertThat(Launcher.listedDescriptor(0)).isEqualTo(10);
+		assertThat(Launcher.listedDescriptor(2)).isEqualTo(12);
 		assertThat(launcher.inside(Launcher.EXEC, false, false, List.of("cmd"))).containsExactly(Launcher.INSIDE,
 				"exec", "--command-user", "1234", "--", "cmd");
 		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))

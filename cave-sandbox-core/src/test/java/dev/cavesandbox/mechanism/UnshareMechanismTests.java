@@ -249,7 +249,7 @@ class UnshareMechanismTests {
 				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
 				+ "mkdir -p '/tmp/tmp'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/tmp'\n"
 				+ "mkdir -p '/tmp/dev/shm'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/dev/shm'\n"
-				+ "bind '/srv/out' '/tmp/srv/out' ,nosuid,nodev\nbind '/srv/data' '/tmp/srv/data' ,ro\n"
+				+ "bind 10 '/srv/out' '/tmp/srv/out' ,nosuid,nodev\nbind 11 '/srv/data' '/tmp/srv/data' ,ro\n"
 				+ "mkdir -p '/tmp/srv/work'\nmount -n -c --bind . '/tmp/srv/work'\n"
 				+ "flags '/tmp/srv/work'; remount '/tmp/srv/work' \"$f\" ,nosuid,nodev\n"
 				+ "cd '/tmp'\npivot_root . .\numount -n -l .\nwhile read -r")
@@ -282,10 +282,30 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, view).setupScript(Path.of("/srv/work"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "bind '/srv/out' '/srv/out' ,nosuid,nodev\nbind '/run/in' '/run/in' ,ro\n"
+					+ "bind 10 '/srv/out' '/srv/out' ,nosuid,nodev\nbind 11 '/run/in' '/run/in' ,ro\n"
 					+ "mount -n -c --bind . '/srv/work'\n")
 			.contains("case \"$m\" in '/srv/out'|'/tmp'|")
 			.doesNotContain("pivot_root");
+	}
+
+	/**
+	 * outer opens the listed paths in the order the script binds them; the script's
+	 * {@code bind} makes the mount point by the descriptor's file type and refuses a
+	 * mount that is not the descriptor's file (a component swapped after outer opened
+	 * it).
+	 */
+	@Test
+	void listedPathsAreOpenedByOuterAndEachBindIsCheckedAgainstItsDescriptor() {
+		FilesystemView view = HIDE_TMP_AND_RUN.withPaths(List.of(Path.of("/run/in")), List.of(Path.of("/srv/out")));
+		List<String> command = mechanism(1000, true, view).commandLine(List.of("id"), Path.of("/w"), false);
+		assertThat(command.subList(0, command.indexOf("--pdeathsig") - 1)).containsExactly(
+				"/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/w", "--listed", "/srv/out", "--listed",
+				"/run/in", "--");
+		assertThat(mechanism(1000, true, view).setupScript(Path.of("/w"), false))
+			.contains("bind() { d=/proc/self/fd/$1; if [ ! -e \"$3\" ]; then if [ -d \"$d\" ]; then mkdir -p \"$3\"; "
+					+ "else mkdir -p \"${3%/*}\"; : > \"$3\"; fi; fi\n  mount -n -c --rbind \"$2\" \"$3\"\n"
+					+ "  [ \"$(stat -L -c %d:%i \"$d\")\" = \"$(stat -c %d:%i \"$3\")\" ] || { echo \"cave-sandbox: the "
+					+ "listed path $2 is not the one the launcher opened: it changed during set-up\" >&2; exit 125; }\n");
 	}
 
 }
