@@ -129,6 +129,22 @@ final class FilesystemViews {
 		return path;
 	}
 
+	/**
+	 * Return the secret path of {@link FilesystemView#DEFAULT_SECRET_PATHS} that the
+	 * given real path is or lies in, or, when {@code orHolds}, also one that lies in it.
+	 * @param real an absolute real path
+	 * @param orHolds whether a secret inside the path counts too
+	 * @return the secret, or {@code null}
+	 */
+	static @Nullable Path secretAround(Path real, boolean orHolds) {
+		for (Path secret : FilesystemView.DEFAULT_SECRET_PATHS) {
+			if (real.startsWith(secret) || (orHolds && secret.startsWith(real))) {
+				return secret;
+			}
+		}
+		return null;
+	}
+
 	/** Why a listed path cannot be shown, or {@code null} when it can. */
 	private static @Nullable String problem(Path path) {
 		Path absolute = path.toAbsolutePath().normalize();
@@ -145,6 +161,10 @@ final class FilesystemViews {
 		}
 		if (real.getParent() == null) {
 			return "it is the root";
+		}
+		Path secret = secretAround(real, false);
+		if (secret != null) {
+			return "it lies in " + secret + ", a secret the system view masks (masks stay on whatever is listed)";
 		}
 		Path home = PrivateDirectories.isOrHoldsAHome(real);
 		if (home != null) {

@@ -415,6 +415,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
+		Path secret = FilesystemViews.secretAround(real, true);
+		if (secret != null) {
+			throw new InvalidExecutionRequestException(
+					"working directory " + real + ((real.startsWith(secret)) ? " lies in " : " holds ") + secret
+							+ ", a secret that the system view masks; use a directory of its own");
+		}
 		Path home = PrivateDirectories.isOrHoldsAHome(real);
 		if (home != null) {
 			throw new InvalidExecutionRequestException("working directory " + real

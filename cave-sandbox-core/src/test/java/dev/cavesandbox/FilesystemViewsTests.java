@@ -185,6 +185,11 @@ class FilesystemViewsTests {
 		assertInvalid("readable path", home,
 				"readable path " + home + " cannot be shown to the command: it lies in " + home);
 		assertInvalid("readable path", Path.of("/"), "readable path / cannot be shown to the command: it is the root");
+		if (Files.isDirectory(Path.of("/etc/ssl/private"))) {
+			assertInvalid("readable path", Path.of("/etc/ssl/private"), "readable path /etc/ssl/private cannot be "
+					+ "shown to the command: it lies in /etc/ssl/private, a secret the system view masks");
+		}
+		assertThat(FilesystemViews.checkRequested("readable path", Path.of("/etc"))).isEqualTo(Path.of("/etc"));
 	}
 
 	private static void assertInvalid(String what, Path path, String message) {

@@ -477,6 +477,22 @@ class ProcessIsolatedExecutorTests {
 		}
 	}
 
+	/**
+	 * A working directory is bound over the view: one that is, holds or lies in a secret
+	 * the system view masks ({@code /etc} holds {@code /etc/shadow}) is refused rather
+	 * than uncover it, or give a root JVM's command a writable {@code /etc}.
+	 */
+	@Test
+	void workingDirectoryThatWouldUncoverAMaskedSecretIsRefused() {
+		for (String directory : List.of("/etc", "/etc/ssh", "/etc/ssl/private")) {
+			assumeThat(Path.of(directory)).isDirectory();
+			assertThatExceptionOfType(InvalidExecutionRequestException.class)
+				.isThrownBy(() -> isolated
+					.execute(ExecutionRequest.builder("true").workingDirectory(Path.of(directory)).build()))
+				.withMessageContaining("a secret that the system view masks");
+		}
+	}
+
 	@ForEachLinuxMechanism
 	void privateDirectoryIsRemovedWhateverTheChildLeftInIt(MechanismChoice mechanism) {
 		// An unreadable directory with a name that is not UTF-8, and a tree deeper than

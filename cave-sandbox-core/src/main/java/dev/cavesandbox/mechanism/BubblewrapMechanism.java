@@ -144,15 +144,6 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		for (String keys : Launcher.KEY_LISTS) {
 			command.addAll(List.of("--dev-bind-try", "/dev/null", keys));
 		}
-		// A masked file reads as empty: the host's /dev/null, bound with its device
-		// access (a plain --ro-bind is nodev, and opening it would fail with EACCES). A
-		// masked directory is an empty read-only tmpfs.
-		for (Path file : view.maskedFiles()) {
-			command.addAll(List.of("--dev-bind", "/dev/null", file.toString()));
-		}
-		for (Path masked : view.maskedDirectories()) {
-			command.addAll(List.of("--tmpfs", masked.toString(), "--remount-ro", masked.toString()));
-		}
 		for (Path hidden : view.hiddenDirectories()) {
 			if (limits.tmpfsSize() != null) {
 				command.addAll(List.of("--size", limits.tmpfsSize().toString()));
@@ -169,6 +160,16 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		// any hidden directory below it are mounts of their own).
 		command.addAll(List.of("--remount-ro", "/dev"));
 		command.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory));
+		// After every bind, so that no listed path (such as /etc) covers them: a masked
+		// file reads as empty, the host's /dev/null bound with its device access (a plain
+		// --ro-bind is nodev, and opening it would fail with EACCES); a masked directory
+		// is an empty read-only tmpfs.
+		for (Path file : view.maskedFiles()) {
+			command.addAll(List.of("--dev-bind", "/dev/null", file.toString()));
+		}
+		for (Path masked : view.maskedDirectories()) {
+			command.addAll(List.of("--tmpfs", masked.toString(), "--remount-ro", masked.toString()));
+		}
 		if (view.isSystem()) {
 			// Last, once every mount point exists: --remount-ro is not recursive.
 			command.addAll(List.of("--remount-ro", "/"));

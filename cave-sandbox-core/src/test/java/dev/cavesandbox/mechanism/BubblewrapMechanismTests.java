@@ -147,10 +147,11 @@ class BubblewrapMechanismTests {
 			.contains("--cap-drop ALL --tmpfs / --ro-bind /usr /usr --ro-bind /etc /etc "
 					+ "--symlink usr/bin /bin --symlink usr/lib /lib --dev /dev --proc /proc --ro-bind /proc/sys /proc/sys "
 					+ "--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --dev-bind-try /dev/null /proc/keys "
-					+ "--dev-bind-try /dev/null /proc/key-users --dev-bind /dev/null /etc/shadow "
-					+ "--tmpfs /etc/ssl/private --remount-ro /etc/ssl/private --perms 1777 --tmpfs /tmp "
+					+ "--dev-bind-try /dev/null /proc/key-users --perms 1777 --tmpfs /tmp "
 					+ "--perms 1777 --tmpfs /dev/shm --bind-fd 10 /srv/out --ro-bind-fd 11 /srv/data "
-					+ "--remount-ro /dev --bind-fd 3 /srv/work --remount-ro / --chdir /srv/work -- /proc/self/fd/4 init -- id")
+					+ "--remount-ro /dev --bind-fd 3 /srv/work --dev-bind /dev/null /etc/shadow "
+					+ "--tmpfs /etc/ssl/private --remount-ro /etc/ssl/private --remount-ro / --chdir /srv/work -- "
+					+ "/proc/self/fd/4 init -- id")
 			.doesNotContain("--ro-bind / /")
 			.doesNotContain("--bind / /");
 	}

@@ -56,8 +56,9 @@ class UnshareMechanismTests {
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
 			.contains("  remount \"$m\" \"$o\" ,ro\n")
-			.endsWith("cd '/tmp/cave-sandbox-1'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
-					+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.endsWith(
+					"cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
+							+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -169,7 +170,7 @@ class UnshareMechanismTests {
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mount -n -c --bind . '/srv/work'\nflags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n"
 					+ "while read -r")
-			.contains("\ncd '/srv/work'\nexec 3<&0\n");
+			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec 3<&0\n");
 	}
 
 	@Test
@@ -241,23 +242,24 @@ class UnshareMechanismTests {
 	void systemViewBuildsANewRootPivotsIntoItAndDetachesTheHostRoot() {
 		String script = mechanism(0, true, SYSTEM).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox '/tmp'\n"
-				+ "mkdir -p '/tmp/usr'\nmount -n -c --rbind '/usr' '/tmp/usr'\n"
-				+ "mkdir -p '/tmp/etc'\nmount -n -c --rbind '/etc' '/tmp/etc'\n"
-				+ "ln -s 'usr/bin' '/tmp/bin'\nln -s 'usr/lib' '/tmp/lib'\n" + "mkdir '/tmp/dev' '/tmp/proc'\n"
-				+ "mount -n -c --rbind /dev '/tmp/dev'\n" + "mount -n -t proc -o nosuid,nodev,noexec proc '/tmp/proc'\n"
-				+ "mount -n -c --bind /dev/null '/tmp/etc/shadow'\n"
-				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
-				+ "mkdir -p '/tmp/tmp'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/tmp'\n"
-				+ "mkdir -p '/tmp/dev/shm'\nmount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/dev/shm'\n"
+				+ "mkdir -p '/tmp/usr' '/tmp/etc' '/tmp/dev' '/tmp/proc' '/tmp/tmp' '/tmp/dev/shm'\n"
+				+ "mount -n -c --rbind '/usr' '/tmp/usr'\nmount -n -c --rbind '/etc' '/tmp/etc'\n"
+				+ "ln -s 'usr/bin' '/tmp/bin'\nln -s 'usr/lib' '/tmp/lib'\n" + "mount -n -c --rbind /dev '/tmp/dev'\n"
+				+ "mount -n -t proc -o nosuid,nodev,noexec proc '/tmp/proc'\n"
+				+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/tmp'\n"
+				+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/dev/shm'\n"
 				+ "bind 10 '/srv/out' '/tmp/srv/out' ,nosuid,nodev\nbind 11 '/srv/data' '/tmp/srv/data' ,ro\n"
 				+ "mkdir -p '/tmp/srv/work'\nmount -n -c --bind . '/tmp/srv/work'\n"
 				+ "flags '/tmp/srv/work'; remount '/tmp/srv/work' \"$f\" ,nosuid,nodev\n"
+				+ "mount -n -c --bind /dev/null '/tmp/etc/shadow'\n"
+				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
 				+ "cd '/tmp'\npivot_root . .\numount -n -l .\nwhile read -r")
 			.contains("case \"$m\" in '/srv/out'|'/tmp'|'/tmp'/*|'/dev/shm'|'/dev/shm'/*|'/srv/work'|'/srv/work'/*) "
 					+ "continue ;; esac\n")
 			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
-			.endsWith("cd '/srv/work'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-					+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
+			.endsWith(
+					"cd '/srv/work'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+							+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
 	}
 
 	@Test
