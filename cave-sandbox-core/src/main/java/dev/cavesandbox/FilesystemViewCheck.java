@@ -43,7 +43,7 @@ final class FilesystemViewCheck {
 		String listed = listed(view);
 		if (!view.isSystem()) {
 			verified.add("filesystem view: host (cave.sandbox.filesystem.view=host): every file the command's user "
-					+ "can read, but the hidden directories" + listed);
+					+ "can read, except in the hidden directories" + listed);
 			return null;
 		}
 		String planted = first(facts, "planted");
@@ -87,8 +87,8 @@ final class FilesystemViewCheck {
 			return "the child could list / in the system view (Landlock should refuse it): " + rootList;
 		}
 		verified.add("filesystem view: system, by Landlock: reading, listing and executing refused outside " + shown
-				+ masked(view) + listed + ", the working directory, /proc and the usual /dev files (a file planted "
-				+ "beside the working directory is unreadable)");
+				+ masked(view) + ", the working directory, /proc, /sys/fs/cgroup and the usual /dev files" + listed
+				+ " (a file planted beside the working directory is unreadable)");
 		verified.add(LinuxProbe.NOT_GIVEN + "hiding the names outside the system view: Landlock refuses reading "
 				+ "them, not stat(2) (names, sizes and times stay visible)");
 		return null;

@@ -39,8 +39,21 @@ final class FilesystemViews {
 			addListed("readable path", path, readable, leftOut);
 		}
 		List<Path> writable = new ArrayList<>();
+		List<Path> programs = programDirectories(settings);
 		for (Path path : filesystem.writablePaths()) {
-			addListed("writable path", path, writable, leftOut);
+			Path normalized = path.toAbsolutePath().normalize();
+			Path program = programs.stream()
+				.filter((directory) -> directory.startsWith(normalized) || normalized.startsWith(directory))
+				.findFirst()
+				.orElse(null);
+			if (program != null) {
+				leftOut.add("writable path " + path + " left out: it "
+						+ (normalized.startsWith(program) ? "lies in " : "holds ") + program
+						+ ", where the sandbox's own programs come from (list it as a readable " + "path instead)");
+			}
+			else {
+				addListed("writable path", path, writable, leftOut);
+			}
 		}
 		if (filesystem.view() == SandboxSettings.Filesystem.View.HOST) {
 			return new FilesystemView(FilesystemView.Kind.HOST, hidden, settings.readOnlyRoot(), List.of(), Map.of(),
@@ -97,6 +110,46 @@ final class FilesystemViews {
 		}
 		return new FilesystemView(FilesystemView.Kind.SYSTEM, hidden, true, directories, links, maskedFiles,
 				maskedDirectories, readable, writable);
+	}
+
+	/**
+	 * The directories the sandbox's own programs come from, as real paths: those of the
+	 * baseline {@code PATH} (where the wrappers find {@code sh}, {@code mount},
+	 * {@code setsid}), of the wrapper binaries and of an installed launcher. A writable
+	 * path must not reach them: a root JVM's command could replace what later sandboxes
+	 * run. (The executor checks each execution's writable paths against its own list,
+	 * which also has the extracted launcher's directory.)
+	 */
+	private static List<Path> programDirectories(SandboxSettings settings) {
+		List<Path> candidates = new ArrayList<>();
+		for (String entry : SandboxSettings.BASELINE_PATH.split(":")) {
+			candidates.add(Path.of(entry));
+		}
+		SandboxSettings.Linux linux = settings.linux();
+		List<Path> binaries = new ArrayList<>(
+				List.of(linux.unsharePath(), linux.setprivPath(), linux.bwrapPath(), linux.ipPath()));
+		if (linux.launcherPath() != null) {
+			binaries.add(linux.launcherPath());
+		}
+		for (Path binary : binaries) {
+			Path parent = binary.toAbsolutePath().getParent();
+			if (parent != null) {
+				candidates.add(parent);
+			}
+		}
+		List<Path> directories = new ArrayList<>();
+		for (Path candidate : candidates) {
+			try {
+				Path real = candidate.toRealPath();
+				if (!directories.contains(real)) {
+					directories.add(real);
+				}
+			}
+			catch (IOException ex) {
+				// Not on this host: nothing there to protect.
+			}
+		}
+		return directories;
 	}
 
 	private static void addListed(String what, Path path, List<Path> into, List<String> leftOut) {

@@ -447,6 +447,10 @@ final class LinuxProbe {
 			if (!namespacedUser) {
 				verified.add("working directory: reachable by its path for the command user, whose group it is "
 						+ "during the execution");
+				if (!host.view().readablePaths().isEmpty() || !host.view().writablePaths().isEmpty()) {
+					verified.add("listed paths: reached as uid " + uid + " of the host, without capabilities, as "
+							+ "far as their modes let others (a root-owned 0755 writable path is not writable)");
+				}
 			}
 		}
 		else {

@@ -481,7 +481,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new CommandNotFoundException("command " + command + " lies outside what the sandbox shows the "
 					+ "command (a hidden directory, or outside the system view's directories): put it in the working "
 					+ "directory, or list its directory in cave.sandbox.filesystem.readable-paths or the request's "
-					+ "readablePaths");
+					+ "readablePaths (a listed path the view left out, such as one through a symbolic link, is named "
+					+ "in the verified facts)");
 		}
 	}
 

@@ -42,7 +42,7 @@ class FilesystemViewCheckTests {
 		assertThat(FilesystemViewCheck.check(Map.of(), facts(host), true, verified)).isNull();
 		assertThat(verified).containsExactly(LEFT_OUT,
 				"filesystem view: host (cave.sandbox.filesystem.view=host): every file the command's user can read, "
-						+ "but the hidden directories; readable: /srv/data");
+						+ "except in the hidden directories; readable: /srv/data");
 	}
 
 	/**
@@ -118,9 +118,9 @@ class FilesystemViewCheckTests {
 		assertThat(FilesystemViewCheck.check(report("refused"), facts(SYSTEM), false, verified)).isNull();
 		assertThat(verified).containsExactly(LEFT_OUT,
 				"filesystem view: system, by Landlock: reading, listing and executing refused outside /usr, /etc "
-						+ "(masked: /etc/shadow, /etc/ssl/private); readable: /srv/data; writable: /opt/out, the "
-						+ "working directory, /proc and the usual /dev files (a file planted beside the working "
-						+ "directory is unreadable)",
+						+ "(masked: /etc/shadow, /etc/ssl/private), the working directory, /proc, /sys/fs/cgroup and "
+						+ "the usual /dev files; readable: /srv/data; writable: /opt/out (a file planted beside the "
+						+ "working directory is unreadable)",
 				LinuxProbe.NOT_GIVEN + "hiding the names outside the system view: Landlock refuses reading them, not "
 						+ "stat(2) (names, sizes and times stay visible)");
 	}

@@ -192,6 +192,26 @@ class FilesystemViewsTests {
 		assertThat(FilesystemViews.checkRequested("readable path", Path.of("/etc"))).isEqualTo(Path.of("/etc"));
 	}
 
+	/**
+	 * A writable path of the settings that is or holds a directory the sandbox's own
+	 * programs come from ({@code /usr/local} holds {@code /usr/local/sbin} of the
+	 * baseline PATH) is left out at startup, naming the directory, rather than fail every
+	 * execution later; a readable one is shown.
+	 */
+	@Test
+	void writablePathThatHoldsTheSandboxsProgramsIsLeftOut() throws IOException {
+		Path local = Path.of("/usr/local").toRealPath();
+		Path sbin = Path.of("/usr/local/sbin").toRealPath();
+		List<String> leftOut = new ArrayList<>();
+		FilesystemView view = FilesystemViews.resolve(
+				SandboxSettings.builder().writablePaths(List.of(local)).readablePaths(List.of(local)).build(), HIDDEN,
+				leftOut);
+		assertThat(view.writablePaths()).isEmpty();
+		assertThat(view.readablePaths()).containsExactly(local);
+		assertThat(leftOut).containsExactly("writable path " + local + " left out: it holds " + sbin
+				+ ", where the sandbox's own programs come from (list it as a readable path instead)");
+	}
+
 	private static void assertInvalid(String what, Path path, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class)
 			.isThrownBy(() -> FilesystemViews.checkRequested(what, path))

@@ -144,6 +144,19 @@ class CaveSandboxPropertiesTests {
 		});
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "cave.sandbox.filesystem.readable-paths=srv/relative",
+			"cave.sandbox.filesystem.writable-paths=/" })
+	void listedPathsMustBeAbsoluteAndNotTheRoot(String property) {
+		String name = property.substring(0, property.indexOf('='));
+		this.startup.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under '" + name + "'")
+				.hasStackTraceContaining("must list absolute paths other than /");
+		});
+	}
+
 	@Test
 	void mechanismNoneIsOnlyAllowedInFallbackMode() {
 		this.startup.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
