@@ -329,6 +329,11 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		for (Path writable : this.filesystem.writablePaths()) {
 			patterns.add(quote(writable.toString()));
 		}
+		// A masked file is the host's /dev/null: what is written there is gone either
+		// way, and one remount fewer each.
+		for (Path masked : this.filesystem.maskedFiles()) {
+			patterns.add(quote(masked.toString()));
+		}
 		List<Path> kept = new ArrayList<>(this.filesystem.hiddenDirectories());
 		kept.add(workingDirectory);
 		for (Path path : kept) {

@@ -254,8 +254,8 @@ class UnshareMechanismTests {
 				+ "mount -n -c --bind /dev/null '/tmp/etc/shadow'\n"
 				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
 				+ "cd '/tmp'\npivot_root . .\numount -n -l .\nwhile read -r")
-			.contains("case \"$m\" in '/srv/out'|'/tmp'|'/tmp'/*|'/dev/shm'|'/dev/shm'/*|'/srv/work'|'/srv/work'/*) "
-					+ "continue ;; esac\n")
+			.contains("case \"$m\" in '/srv/out'|'/etc/shadow'|'/tmp'|'/tmp'/*|'/dev/shm'|'/dev/shm'/*|'/srv/work'|"
+					+ "'/srv/work'/*) " + "continue ;; esac\n")
 			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
 			.endsWith(
 					"cd '/srv/work'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "

@@ -499,8 +499,8 @@ class CaveSandboxAutoConfigurationTests {
 	@Tag(HostSandboxes.SANDBOX)
 	void hiddenDirectoriesAndReadOnlyRootReachTheProbe(@TempDir Path directory) {
 		this.runner
-			.withPropertyValues("cave.sandbox.hidden-directories=/run", "cave.sandbox.read-only-root=false",
-					"cave.sandbox.work-directory=" + directory)
+			.withPropertyValues("cave.sandbox.filesystem.view=host", "cave.sandbox.hidden-directories=/run",
+					"cave.sandbox.read-only-root=false", "cave.sandbox.work-directory=" + directory)
 			.run((context) -> {
 				IsolationCapability capability = context.getBean(IsolationCapability.class);
 				// The home of the private directories and the launcher is hidden too.
