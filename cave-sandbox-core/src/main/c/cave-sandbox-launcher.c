@@ -3,11 +3,12 @@
  * before the wrapper (bwrap, or setpriv + unshare). Linux only.
  *
  *   cave-sandbox-launcher --version
- *   cave-sandbox-launcher outer --workdir DIR [--command-user UID] -- WRAPPER ARGS...
+ *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--command-user UID] -- WRAPPER ARGS...
  *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
  *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace --command-user UID
+ *   VIEW (exec and contain with --no-mount-namespace): --read PATH --mask PATH --write PATH
  *   LIMITS: --limit-memory BYTES --limit-processes N --limit-cpu SECONDS
  *           --limit-file-size BYTES --limit-open-files N
  *
@@ -23,6 +24,16 @@
  * status, or with 125 when the wrapper ended before the inside launcher wrote its start
  * byte: then the sandbox was not set up and the command never ran, whatever the wrapper's
  * own exit code.
+ *
+ * --listed PATH (outer, repeatable: the readable and writable paths of a filesystem view
+ * that the wrapper mounts, in the order it mounts them): each PATH, absolute and
+ * normalized, is opened the same way as DIR (O_PATH, no symbolic link in any component)
+ * and must be a directory or a regular file; the i-th (from 0) is placed at descriptor
+ * LISTED_FD + i, inheritable, before the start pipe. The wrapper binds the descriptor
+ * (bwrap --bind-fd / --ro-bind-fd N, mount --rbind /proc/self/fd/N), never the path, so a
+ * component swapped for a link after the JVM resolved the path makes outer refuse
+ * instead of binding where the link points. init, exec and contain close them with every
+ * other descriptor from 3 up.
  *
  * init (PID 1 of bwrap's PID namespace, bwrap --as-pid-1) and exec (the last step under
  * unshare): close every descriptor from 3 up but the start pipe, check that the working
@@ -40,6 +51,22 @@
  * allowed), the working-directory check keeps the device:inode comparison but there is
  * no bind to check, and after no_new_privs the command process confines itself with
  * Landlock where the kernel has it (restrict_by_landlock below, landlock(7)).
+ *
+ * VIEW (the filesystem view of those rungs, enforced by the same Landlock ruleset; each
+ * PATH absolute and normalized, opened without following a symbolic link in any
+ * component, so that a path swapped for a link after the JVM resolved it fails instead
+ * of widening the view): --write PATH may be written beneath, like the working
+ * directory. --read PATH (a "system" view) makes the ruleset handle reading and
+ * executing too: the command may then read only beneath the working directory, the read
+ * paths, the write paths, /proc and the device files (restrict_by_landlock). --mask PATH
+ * names a path inside a read path that gets no rule: Landlock only allows, so a read path
+ * with a masked path beneath it gets a rule for each of its entries instead, recursively
+ * along the masked path's ancestors only (/etc becomes each entry of /etc but shadow,
+ * ..., and each entry of /etc/ssl but private); such an expanded directory cannot be
+ * listed itself, as READ_DIR on it would reach the masked directories too. Without
+ * --read reading stays as the host allows it (the host view). A view that needs Landlock
+ * on a kernel without it is a set-up failure, but under --check, which reports
+ * landlock=unavailable for the probe to judge.
  *
  * contain (the seccomp rung, no namespaces at all: outer's wrapper, run as
  * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) and
@@ -140,10 +167,12 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "6"
+#define LAUNCHER_VERSION "8"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
+/* The first listed path (--listed); the others follow. Above START_FD, with room. */
+#define LISTED_FD 10
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
 #define TOKEN_VARIABLE "CAVE_SANDBOX_LAUNCH_TOKEN"
 #define EXIT_SETUP 125
@@ -174,7 +203,10 @@
 #define NR_LANDLOCK_RESTRICT_SELF 446
 #define CAVE_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #define CAVE_LANDLOCK_RULE_PATH_BENEATH 1
+#define CAVE_LANDLOCK_ACCESS_FS_EXECUTE (1ULL << 0)
 #define CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE (1ULL << 1)
+#define CAVE_LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
+#define CAVE_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
 #define CAVE_LANDLOCK_ACCESS_FS_REMOVE_DIR (1ULL << 4)
 #define CAVE_LANDLOCK_ACCESS_FS_REMOVE_FILE (1ULL << 5)
 #define CAVE_LANDLOCK_ACCESS_FS_MAKE_CHAR (1ULL << 6)
@@ -186,6 +218,13 @@
 #define CAVE_LANDLOCK_ACCESS_FS_MAKE_SYM (1ULL << 12)
 #define CAVE_LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
 #define CAVE_LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+/* What a read path gives; and the rights a rule on a file other than a directory may
+ * carry (landlock_add_rule(2): EINVAL otherwise). */
+#define CAVE_LANDLOCK_READS \
+	(CAVE_LANDLOCK_ACCESS_FS_EXECUTE | CAVE_LANDLOCK_ACCESS_FS_READ_FILE | CAVE_LANDLOCK_ACCESS_FS_READ_DIR)
+#define CAVE_LANDLOCK_FILE_RIGHTS \
+	(CAVE_LANDLOCK_ACCESS_FS_EXECUTE | CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_READ_FILE \
+	 | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE)
 #define CAVE_LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
 #define CAVE_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #define CAVE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
@@ -259,6 +298,16 @@ struct options {
 	int host_user;
 	/* Per LIMIT_OPTIONS entry; 0: not set (every set value is positive). */
 	unsigned long long limits[LIMIT_COUNT];
+	/* The filesystem view (--read, --mask, --write): paths of argv. */
+	const char **reads;
+	size_t read_count;
+	const char **masks;
+	size_t mask_count;
+	const char **writes;
+	size_t write_count;
+	/* outer's --listed paths: paths of argv, in the wrapper's order. */
+	const char **listed;
+	size_t listed_count;
 };
 
 /*
@@ -763,6 +812,58 @@ static const char *errno_name(int error, char *buffer, size_t size)
 	}
 }
 
+/* ---- opening paths on the host ------------------------------------------------------- */
+
+/*
+ * Open a path as O_PATH without following any symbolic link in any component (openat2(2)
+ * RESOLVE_NO_SYMLINKS; component by component with O_NOFOLLOW where openat2 is missing):
+ * a link anywhere gives ELOOP. directory: it must be a directory (ENOTDIR otherwise).
+ */
+static int open_path_no_symlinks(const char *path, int directory)
+{
+	struct cave_open_how how;
+	memset(&how, 0, sizeof how);
+	how.flags = O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0);
+	how.resolve = CAVE_RESOLVE_NO_SYMLINKS;
+	int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd >= 0 || errno != ENOSYS) {
+		return fd;
+	}
+	/* Kernels before 5.6: one component at a time, none of them a symbolic link. */
+	char *copy = strdup(path);
+	if (copy == NULL) {
+		return -1;
+	}
+	fd = open((path[0] == '/') ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *saved = NULL;
+	for (char *name = strtok_r(copy, "/", &saved); fd >= 0 && name != NULL; name = strtok_r(NULL, "/", &saved)) {
+		int next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int error = errno;
+		struct stat status;
+		if (next >= 0 && fstat(next, &status) == 0 && S_ISLNK(status.st_mode)) {
+			close(next);
+			next = -1;
+			error = ELOOP;
+		}
+		close(fd);
+		fd = next;
+		errno = error;
+	}
+	free(copy);
+	struct stat status;
+	if (fd >= 0 && directory && (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = ENOTDIR;
+	}
+	return fd;
+}
+
+static int open_no_symlinks(const char *path)
+{
+	return open_path_no_symlinks(path, 1);
+}
+
 /* ---- the Landlock layer (landlock(7)), only without a mount namespace ------------------ */
 
 /* What the layer gave, for --check: abi 0 when the kernel has no Landlock. */
@@ -771,30 +872,131 @@ static struct {
 	int unavailable;
 	uint64_t handled_net;
 	uint64_t scoped;
+	uint64_t handled_fs;
 } landlock;
 
-static void allow_beneath(int ruleset, const char *path, uint64_t access, int required)
+/*
+ * Add a rule for what fd names (a directory: beneath it; any other file: that file,
+ * with the file rights of access only). path is for the messages.
+ */
+static void add_rule(int ruleset, int fd, const char *path, uint64_t access)
 {
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	if (fd < 0) {
-		if (!required && (errno == ENOENT || errno == ENXIO)) {
-			return;
-		}
-		fail("cannot open %s for the Landlock ruleset: %s", path, strerror(errno));
+	struct stat status;
+	if (fstat(fd, &status) != 0) {
+		fail("cannot stat %s for the Landlock ruleset: %s", path, strerror(errno));
+	}
+	if (!S_ISDIR(status.st_mode)) {
+		access &= CAVE_LANDLOCK_FILE_RIGHTS;
 	}
 	struct cave_landlock_path_beneath_attr beneath = { access, fd };
-	if (syscall(NR_LANDLOCK_ADD_RULE, ruleset, CAVE_LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) != 0) {
+	if (access != 0 && syscall(NR_LANDLOCK_ADD_RULE, ruleset, CAVE_LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) != 0) {
 		fail("cannot add the Landlock rule of %s: %s", path, strerror(errno));
 	}
+}
+
+/*
+ * Allow access beneath a path, opened without following any symbolic link. A path that
+ * is not there (or is a link) is skipped unless required: for the device files and
+ * /proc, which only narrows what the command gets.
+ */
+static void allow_beneath(int ruleset, const char *path, uint64_t access, int required)
+{
+	int fd = open_path_no_symlinks(path, 0);
+	if (fd < 0) {
+		if (!required && (errno == ENOENT || errno == ENXIO || errno == ELOOP)) {
+			return;
+		}
+		fail("cannot open %s for the Landlock ruleset without following symbolic links: %s", path,
+		     strerror(errno));
+	}
+	add_rule(ruleset, fd, path, access);
+	close(fd);
+}
+
+/* Whether path lies strictly beneath directory (both absolute and normalized). */
+static int lies_beneath(const char *path, const char *directory)
+{
+	size_t length = strlen(directory);
+	if (length == 1) {
+		return path[1] != '\0';
+	}
+	return strncmp(path, directory, length) == 0 && path[length] == '/';
+}
+
+/*
+ * Allow reading what fd names (path), but no masked path: a masked path itself gets no
+ * rule, a directory with a masked path beneath it gets one rule per entry instead
+ * (recursively, so only along the masked paths' ancestors), and no rule of its own.
+ * Symbolic links among the entries get none either: Landlock judges the file a link
+ * leads to where it resolves. An entry gone since the directory was listed is skipped
+ * (there is nothing to allow). Closes fd.
+ */
+static void allow_reading(int ruleset, int fd, const char *path, const struct options *options, uint64_t access)
+{
+	int beneath = 0;
+	for (size_t i = 0; i < options->mask_count; i++) {
+		if (strcmp(options->masks[i], path) == 0) {
+			close(fd);
+			return;
+		}
+		beneath |= lies_beneath(options->masks[i], path);
+	}
+	struct stat status;
+	if (fstat(fd, &status) != 0) {
+		fail("cannot stat %s for the Landlock ruleset: %s", path, strerror(errno));
+	}
+	if (!beneath || !S_ISDIR(status.st_mode)) {
+		add_rule(ruleset, fd, path, access);
+		close(fd);
+		return;
+	}
+	int listing = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *directory = (listing < 0) ? NULL : fdopendir(listing);
+	if (directory == NULL) {
+		fail("cannot list %s, which holds a masked path, for the Landlock ruleset: %s", path, strerror(errno));
+	}
+	struct dirent *entry;
+	for (errno = 0; (entry = readdir(directory)) != NULL; errno = 0) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
+			continue;
+		}
+		char child[4096];
+		int length = snprintf(child, sizeof child, "%s/%s", (path[1] == '\0') ? "" : path, entry->d_name);
+		if (length < 0 || (size_t) length >= sizeof child) {
+			fail("the path of an entry of %s is too long for the Landlock ruleset", path);
+		}
+		int entry_fd = openat(fd, entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (entry_fd < 0 && errno == ENOENT) {
+			continue;
+		}
+		if (entry_fd < 0 || fstat(entry_fd, &status) != 0) {
+			fail("cannot open %s for the Landlock ruleset: %s", child, strerror(errno));
+		}
+		if (S_ISLNK(status.st_mode)) {
+			close(entry_fd);
+			continue;
+		}
+		allow_reading(ruleset, entry_fd, child, options, access);
+	}
+	if (errno != 0) {
+		fail("cannot list %s for the Landlock ruleset: %s", path, strerror(errno));
+	}
+	closedir(directory);
 	close(fd);
 }
 
 /*
- * Writes only beneath the working directory and to /dev/null, /dev/zero, /dev/full and
- * /dev/tty; from ABI 4 no TCP bind or connect without --allow-inet; from ABI 6 no signal
- * and no abstract unix socket outside the command's own processes. Any domain also
- * keeps the command from ptrace-mode access (/proc/PID/mem, environ) to processes outside
- * it. Rights the kernel's ABI does not know are dropped, as landlock(7)'s example does.
+ * Writes only beneath the working directory, the write paths and to /dev/null,
+ * /dev/zero, /dev/full and /dev/tty; with read paths (a system view), reads and
+ * execution only beneath the working directory, the read and write paths, /proc (read;
+ * programs need /proc/self, while the domain's ptrace scoping keeps other processes'
+ * memory and environment out of reach), /sys/fs/cgroup (read: the limits by which a
+ * child JVM sizes itself) and those device files and /dev/random and
+ * /dev/urandom (read and write); from ABI 4 no TCP bind or connect without --allow-inet;
+ * from ABI 6 no signal and no abstract unix socket outside the command's own processes.
+ * Any domain also keeps the command from ptrace-mode access (/proc/PID/mem, environ) to
+ * processes outside it. Rights the kernel's ABI does not know are dropped, as
+ * landlock(7)'s example does.
  */
 static void restrict_by_landlock(const struct options *options)
 {
@@ -802,17 +1004,21 @@ static void restrict_by_landlock(const struct options *options)
 	if (abi < 0) {
 		if (errno == ENOSYS || errno == EOPNOTSUPP) {
 			landlock.unavailable = errno;
+			if (options->read_count > 0 && !options->check) {
+				fail("the filesystem view needs Landlock, which this kernel does not give: %s", strerror(errno));
+			}
 			return;
 		}
 		fail("cannot read the Landlock ABI version: %s", strerror(errno));
 	}
+	int view = options->read_count > 0;
 	uint64_t writes = CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_REMOVE_DIR
 			  | CAVE_LANDLOCK_ACCESS_FS_REMOVE_FILE | CAVE_LANDLOCK_ACCESS_FS_MAKE_CHAR
 			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_DIR | CAVE_LANDLOCK_ACCESS_FS_MAKE_REG
 			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_SOCK | CAVE_LANDLOCK_ACCESS_FS_MAKE_FIFO
 			  | CAVE_LANDLOCK_ACCESS_FS_MAKE_BLOCK | CAVE_LANDLOCK_ACCESS_FS_MAKE_SYM
 			  | CAVE_LANDLOCK_ACCESS_FS_REFER | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE;
-	struct cave_landlock_ruleset_attr attributes = { writes, 0, 0 };
+	struct cave_landlock_ruleset_attr attributes = { writes | (view ? CAVE_LANDLOCK_READS : 0), 0, 0 };
 	if (!options->allow_inet) {
 		attributes.handled_access_net = CAVE_LANDLOCK_ACCESS_NET_BIND_TCP | CAVE_LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	}
@@ -833,12 +1039,37 @@ static void restrict_by_landlock(const struct options *options)
 	if (ruleset < 0) {
 		fail("cannot create the Landlock ruleset: %s", strerror(errno));
 	}
-	allow_beneath(ruleset, ".", attributes.handled_access_fs, 1);
-	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty" };
-	uint64_t device_access = attributes.handled_access_fs
-				 & (CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE);
-	for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+	uint64_t all = attributes.handled_access_fs;
+	allow_beneath(ruleset, ".", all, 1);
+	/* The caller resolved every listed path as existing: one that is gone or became a
+	 * link since then is a failure, not a narrower view than the one promised. */
+	for (size_t i = 0; i < options->write_count; i++) {
+		allow_beneath(ruleset, options->writes[i], all, 1);
+	}
+	for (size_t i = 0; i < options->read_count; i++) {
+		int fd = open_path_no_symlinks(options->reads[i], 0);
+		if (fd < 0) {
+			fail("cannot open %s for the Landlock ruleset without following symbolic links: %s",
+			     options->reads[i], strerror(errno));
+		}
+		allow_reading(ruleset, fd, options->reads[i], options, CAVE_LANDLOCK_READS);
+	}
+	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
+					       "/dev/urandom" };
+	uint64_t device_access = all
+				 & (CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_TRUNCATE
+				    | CAVE_LANDLOCK_ACCESS_FS_READ_FILE);
+	/* The host view: the four write targets of before; reads are not handled. */
+	size_t device_count = view ? sizeof devices / sizeof devices[0] : 4;
+	for (size_t i = 0; i < device_count; i++) {
 		allow_beneath(ruleset, devices[i], device_access, 0);
+	}
+	if (view) {
+		uint64_t read = CAVE_LANDLOCK_ACCESS_FS_READ_FILE | CAVE_LANDLOCK_ACCESS_FS_READ_DIR;
+		allow_beneath(ruleset, "/proc", read, 0);
+		/* The cgroup's limits: a child JVM (and Go, Node) sizes its heap and threads by
+		 * them; without them it takes the host's memory in a container and is killed. */
+		allow_beneath(ruleset, "/sys/fs/cgroup", read, 0);
 	}
 	if (syscall(NR_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0) {
 		fail("cannot enforce the Landlock ruleset: %s", strerror(errno));
@@ -847,6 +1078,7 @@ static void restrict_by_landlock(const struct options *options)
 	landlock.abi = (int) abi;
 	landlock.handled_net = attributes.handled_access_net;
 	landlock.scoped = attributes.scoped;
+	landlock.handled_fs = attributes.handled_access_fs;
 }
 
 static void check_landlock(const struct options *options)
@@ -857,7 +1089,9 @@ static void check_landlock(const struct options *options)
 		return;
 	}
 	const char *net = options->allow_inet ? "allowed" : (landlock.handled_net != 0) ? "refused" : "unhandled";
-	printf("landlock=%d writes=workdir net=%s scope=%s\n", landlock.abi, net,
+	printf("landlock=%d writes=%s reads=%s net=%s scope=%s\n", landlock.abi,
+	       (options->write_count > 0) ? "workdir,listed" : "workdir",
+	       ((landlock.handled_fs & CAVE_LANDLOCK_READS) == CAVE_LANDLOCK_READS) ? "view" : "host", net,
 	       (landlock.scoped != 0) ? "signal,abstract-unix" : "none");
 }
 
@@ -1294,6 +1528,30 @@ static void set_limits(const struct options *options, int shared_uid)
 	}
 }
 
+/* Whether a path is absolute and normalized: no empty, . or .. component, no trailing
+ * slash (the masked paths are compared as strings). */
+static int normalized_path(const char *path)
+{
+	if (path[0] != '/') {
+		return 0;
+	}
+	if (path[1] == '\0') {
+		return 1;
+	}
+	for (const char *component = path + 1;;) {
+		const char *end = strchr(component, '/');
+		size_t length = (end == NULL) ? strlen(component) : (size_t) (end - component);
+		if (length == 0 || (length == 1 && component[0] == '.')
+		    || (length == 2 && component[0] == '.' && component[1] == '.')) {
+			return 0;
+		}
+		if (end == NULL) {
+			return 1;
+		}
+		component = end + 1;
+	}
+}
+
 /* Parse the value of a limit option: a positive decimal, small enough for rlim_t (the
  * largest values are RLIM_INFINITY and, for RLIMIT_CPU's hard limit, one below it). */
 static unsigned long long limit_value(const char *option, const char *text)
@@ -1399,34 +1657,6 @@ static void execute(char **argv)
 
 /* ---- modes --------------------------------------------------------------------------- */
 
-static int open_no_symlinks(const char *path)
-{
-	struct cave_open_how how;
-	memset(&how, 0, sizeof how);
-	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = CAVE_RESOLVE_NO_SYMLINKS;
-	int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-	if (fd >= 0 || errno != ENOSYS) {
-		return fd;
-	}
-	/* Kernels before 5.6: one component at a time, none of them a symbolic link. */
-	char *copy = strdup(path);
-	if (copy == NULL) {
-		return -1;
-	}
-	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char *saved = NULL;
-	for (char *name = strtok_r(copy, "/", &saved); fd >= 0 && name != NULL; name = strtok_r(NULL, "/", &saved)) {
-		int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int error = errno;
-		close(fd);
-		fd = next;
-		errno = error;
-	}
-	free(copy);
-	return fd;
-}
-
 static void place(int fd, int target, const char *what)
 {
 	if (fd == target) {
@@ -1441,7 +1671,43 @@ static void place(int fd, int target, const char *what)
 	close(fd);
 }
 
-static int outer(const char *directory, long command_user, char **argv)
+/*
+ * Open each listed path without following a symbolic link in any component and place the
+ * i-th at LISTED_FD + i without FD_CLOEXEC, for the wrapper. Each is first moved above
+ * every target, so that placing one never replaces another that is not placed yet.
+ */
+static void open_listed(const char **paths, size_t count)
+{
+	int *fds = calloc(count + 1, sizeof *fds);
+	if (fds == NULL) {
+		fail("out of memory");
+	}
+	for (size_t i = 0; i < count; i++) {
+		int fd = open_path_no_symlinks(paths[i], 0);
+		if (fd < 0) {
+			fail("cannot open the listed path %s without following symbolic links: %s", paths[i],
+			     strerror(errno));
+		}
+		struct stat status;
+		if (fstat(fd, &status) != 0) {
+			fail("cannot stat the listed path %s: %s", paths[i], strerror(errno));
+		}
+		if (!S_ISDIR(status.st_mode) && !S_ISREG(status.st_mode)) {
+			fail("the listed path %s is neither a directory nor a regular file", paths[i]);
+		}
+		fds[i] = fcntl(fd, F_DUPFD_CLOEXEC, LISTED_FD + (int) count);
+		if (fds[i] < 0) {
+			fail("cannot move the listed path %s: %s", paths[i], strerror(errno));
+		}
+		close(fd);
+	}
+	for (size_t i = 0; i < count; i++) {
+		place(fds[i], LISTED_FD + (int) i, paths[i]);
+	}
+	free(fds);
+}
+
+static int outer(const char *directory, const char **listed, size_t listed_count, long command_user, char **argv)
 {
 	pid_t parent = getppid();
 	const char *token = getenv(TOKEN_VARIABLE);
@@ -1476,6 +1742,8 @@ static int outer(const char *directory, long command_user, char **argv)
 		fail("cannot open this launcher through /proc/self/exe: %s", strerror(errno));
 	}
 	place(self, SELF_FD, "the launcher");
+	/* Before the start pipe, whose descriptors must not land on their numbers. */
+	open_listed(listed, listed_count);
 	char identity[64];
 	snprintf(identity, sizeof identity, "%ju:%ju", (uintmax_t) status.st_dev, (uintmax_t) status.st_ino);
 	if (setenv(WORKDIR_VARIABLE, identity, 1) != 0) {
@@ -1485,7 +1753,8 @@ static int outer(const char *directory, long command_user, char **argv)
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
 		fail("cannot create the start pipe: %s", strerror(errno));
 	}
-	/* The read end out of the way of START_FD, which it may have been given. */
+	/* The read end out of the way of START_FD, which it may have been given (the first
+	 * free descriptor from 10 up: after the listed paths). */
 	int reader = fcntl(pipe_fds[0], F_DUPFD_CLOEXEC, 10);
 	if (reader < 0) {
 		fail("cannot move the start pipe: %s", strerror(errno));
@@ -1513,6 +1782,9 @@ static int outer(const char *directory, long command_user, char **argv)
 	close(START_FD);
 	close(DIRECTORY_FD);
 	close(SELF_FD);
+	for (size_t i = 0; i < listed_count; i++) {
+		close(LISTED_FD + (int) i);
+	}
 	int status_code;
 	while (waitpid(wrapper, &status_code, 0) < 0) {
 		if (errno != EINTR) {
@@ -1819,14 +2091,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2) {
-		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR -- WRAPPER ARGS... | "
+		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR [--listed PATH]... -- WRAPPER ARGS... | "
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
+		     "[--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, -1, 0, { 0 } };
+	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
 	const char *directory = NULL;
+	/* At most one path per two arguments: room for every --read, --mask and --write. */
+	options.reads = calloc((size_t) argc, sizeof *options.reads);
+	options.masks = calloc((size_t) argc, sizeof *options.masks);
+	options.writes = calloc((size_t) argc, sizeof *options.writes);
+	options.listed = calloc((size_t) argc, sizeof *options.listed);
+	if (options.reads == NULL || options.masks == NULL || options.writes == NULL || options.listed == NULL) {
+		fail("out of memory");
+	}
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--allow-inet") == 0) {
@@ -1840,6 +2121,30 @@ int main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--no-mount-namespace") == 0) {
 			options.no_mount_namespace = 1;
+		}
+		else if ((strcmp(argv[i], "--read") == 0 || strcmp(argv[i], "--mask") == 0
+			  || strcmp(argv[i], "--write") == 0)
+			 && i + 1 < argc) {
+			if (!normalized_path(argv[i + 1])) {
+				fail("%s needs an absolute, normalized path without . or .. components, not '%s'", argv[i],
+				     argv[i + 1]);
+			}
+			if (argv[i][2] == 'r') {
+				options.reads[options.read_count++] = argv[++i];
+			}
+			else if (argv[i][2] == 'm') {
+				options.masks[options.mask_count++] = argv[++i];
+			}
+			else {
+				options.writes[options.write_count++] = argv[++i];
+			}
+		}
+		else if (strcmp(argv[i], "--listed") == 0 && i + 1 < argc) {
+			if (!normalized_path(argv[i + 1])) {
+				fail("--listed needs an absolute, normalized path without . or .. components, not '%s'",
+				     argv[i + 1]);
+			}
+			options.listed[options.listed_count++] = argv[++i];
 		}
 		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
 			directory = argv[++i];
@@ -1868,13 +2173,24 @@ int main(int argc, char **argv)
 		fail("no command after --");
 	}
 	char **command = &argv[i + 1];
+	int viewed = options.read_count > 0 || options.mask_count > 0 || options.write_count > 0;
+	if (viewed && (!options.no_mount_namespace || strcmp(mode, "init") == 0 || strcmp(mode, "outer") == 0)) {
+		fail("--read, --mask and --write are for exec and contain with --no-mount-namespace: a mount namespace "
+		     "builds the view with its mounts");
+	}
+	if (options.listed_count > 0 && strcmp(mode, "outer") != 0) {
+		fail("--listed is for outer: the wrapper binds the listed paths through its descriptors");
+	}
+	if (options.mask_count > 0 && options.read_count == 0) {
+		fail("--mask needs a --read path that holds it: the host view masks nothing");
+	}
 	if (strcmp(mode, "outer") == 0) {
 		for (size_t limit = 0; limit < LIMIT_COUNT; limit++) {
 			if (options.limits[limit] != 0) {
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
-		return outer(directory, options.command_user, command);
+		return outer(directory, options.listed, options.listed_count, options.command_user, command);
 	}
 	if (strcmp(mode, "init") == 0) {
 		if (options.no_mount_namespace) {
@@ -1918,7 +2234,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 } };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

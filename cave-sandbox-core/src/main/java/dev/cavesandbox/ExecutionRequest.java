@@ -52,6 +52,10 @@ public final class ExecutionRequest {
 
 	private final ResourceLimits limits;
 
+	private final List<Path> readablePaths;
+
+	private final List<Path> writablePaths;
+
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -64,6 +68,8 @@ public final class ExecutionRequest {
 		this.stderrSink = builder.stderrSink;
 		this.loopback = builder.loopback;
 		this.limits = builder.limits;
+		this.readablePaths = List.copyOf(builder.readablePaths);
+		this.writablePaths = List.copyOf(builder.writablePaths);
 	}
 
 	/**
@@ -191,6 +197,24 @@ public final class ExecutionRequest {
 		return this.limits;
 	}
 
+	/**
+	 * Return the host paths this command sees read-only, besides the executor's view and
+	 * its {@linkplain SandboxSettings.Filesystem#readablePaths() readable paths}.
+	 * @return absolute paths, none by default
+	 */
+	public List<Path> readablePaths() {
+		return this.readablePaths;
+	}
+
+	/**
+	 * Return the host paths this command sees and may write, besides the executor's
+	 * {@linkplain SandboxSettings.Filesystem#writablePaths() writable paths}.
+	 * @return absolute paths, none by default
+	 */
+	public List<Path> writablePaths() {
+		return this.writablePaths;
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -223,6 +247,10 @@ public final class ExecutionRequest {
 		private @Nullable Boolean loopback;
 
 		private ResourceLimits limits = ResourceLimits.NONE;
+
+		private final List<Path> readablePaths = new ArrayList<>();
+
+		private final List<Path> writablePaths = new ArrayList<>();
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -375,6 +403,47 @@ public final class ExecutionRequest {
 		public Builder limits(ResourceLimits limits) {
 			this.limits = Objects.requireNonNull(limits, "limits must not be null");
 			return this;
+		}
+
+		/**
+		 * Show the command these host paths read-only, besides the executor's view. Each
+		 * must exist and be an absolute path without symbolic links in any component
+		 * (checked when the request is executed: {@code cave_sandbox_invalid_request}
+		 * otherwise), and must not hold the sandbox's private directories.
+		 * @param paths directories or files
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if a path is not absolute or is
+		 * {@code /}
+		 */
+		public Builder readablePaths(Path... paths) {
+			for (Path path : paths) {
+				this.readablePaths.add(checkListed("readable path", path));
+			}
+			return this;
+		}
+
+		/**
+		 * Show the command these host paths and let it write them, besides the executor's
+		 * view; the same rules as {@link #readablePaths(Path...)}.
+		 * @param paths directories or files
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if a path is not absolute or is
+		 * {@code /}
+		 */
+		public Builder writablePaths(Path... paths) {
+			for (Path path : paths) {
+				this.writablePaths.add(checkListed("writable path", path));
+			}
+			return this;
+		}
+
+		private static Path checkListed(String what, @Nullable Path path) {
+			if (path == null || !path.isAbsolute() || path.getParent() == null) {
+				throw new InvalidExecutionRequestException(
+						what + " must be an absolute path other than /, but was " + path);
+			}
+			checkNoNul(what, path.toString());
+			return path.normalize();
 		}
 
 		/**

@@ -20,20 +20,29 @@ import dev.cavesandbox.mechanism.FilesystemView;
  * @param ipcNamespace the JVM's IPC namespace ({@code ipc:[...]})
  * @param uid the JVM's uid
  * @param gid the JVM's gid
- * @param view the hidden directories (resolved, existing) and the root's mode
+ * @param view the view of the settings on this host: the hidden directories (resolved,
+ * existing), the root's mode, and in a system view the system directories and masks
  * @param hiddenDevices the device number of each hidden directory on the host
  * @param hardLimits the JVM's finite hard resource limits, by their names in
  * {@code /proc/self/limits} ({@code processes}, {@code open files}, ...): a child's limit
  * cannot be above them (setrlimit(2)), so the launcher lowers a setting above one to it
+ * @param leftOut a sentence for each listed path of the settings that the view leaves
+ * out, with its reason
  */
 record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
-		Map<Path, Long> hiddenDevices, Map<String, Long> hardLimits) {
+		Map<Path, Long> hiddenDevices, Map<String, Long> hardLimits, List<String> leftOut) {
 
 	/** The limits of {@code /proc/self/limits}: name, soft limit, hard limit. */
 	private static final Pattern LIMIT = Pattern.compile("^Max (\\S+(?: \\S+)*)\\s{2,}(\\S+)\\s+(\\S+).*");
 
 	HostFacts {
 		hardLimits = Map.copyOf(hardLimits);
+		leftOut = List.copyOf(leftOut);
+	}
+
+	HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
+			Map<Path, Long> hiddenDevices, Map<String, Long> hardLimits) {
+		this(netNamespace, pidNamespace, ipcNamespace, uid, gid, view, hiddenDevices, hardLimits, List.of());
 	}
 
 	HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, long uid, long gid, FilesystemView view,
@@ -64,7 +73,8 @@ record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, 
 				// Does not exist on this host: nothing to hide.
 			}
 		}
-		FilesystemView view = FilesystemView.of(existing, settings.readOnlyRoot());
+		List<String> leftOut = new ArrayList<>();
+		FilesystemView view = FilesystemViews.resolve(settings, FilesystemView.outermost(existing), leftOut);
 		Map<Path, Long> devices = new LinkedHashMap<>();
 		for (Path directory : view.hiddenDirectories()) {
 			devices.put(directory, ((Number) attribute(directory, "unix:dev")).longValue());
@@ -72,7 +82,7 @@ record HostFacts(String netNamespace, String pidNamespace, String ipcNamespace, 
 		Path self = Path.of("/proc/self");
 		return new HostFacts(link("/proc/self/ns/net"), link("/proc/self/ns/pid"), link("/proc/self/ns/ipc"),
 				((Number) attribute(self, "unix:uid")).longValue(), ((Number) attribute(self, "unix:gid")).longValue(),
-				view, devices, hardLimits(Path.of("/proc/self/limits")));
+				view, devices, hardLimits(Path.of("/proc/self/limits")), leftOut);
 	}
 
 	/**

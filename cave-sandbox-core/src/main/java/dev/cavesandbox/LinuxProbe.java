@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,9 +62,15 @@ final class LinuxProbe {
 			  if kill -0 $j 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
 			else echo jvm=invisible; fi
 			if (echo x > "../${PWD##*/}%s") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
+			if l=$(ls -A / 2>/dev/null); then echo "rootlist="$l; else echo rootlist=refused; fi
+			if head -c 1 "../${PWD##*/}%s" >/dev/null 2>&1; then echo planted=readable; else echo planted=refused; fi
+			if [ -e /etc/shadow ]; then
+			  if [ -s /etc/shadow ] && head -c 1 /etc/shadow >/dev/null 2>&1; then echo shadow=readable; else echo shadow=refused; fi
+			else echo shadow=absent; fi
 			"""
 		.formatted(ProbeSession.MARKER_FILE, ProbeSession.DIRECTORY_VARIABLE, ProbeSession.DIRECTORY_VARIABLE,
-				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX);
+				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX,
+				ProbeSession.PLANTED_SUFFIX);
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
@@ -165,8 +172,8 @@ final class LinuxProbe {
 			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher, host.view(),
 					host.uid(), host.gid(), true);
 			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher,
-					host.uid(), host.gid(), true);
-			case SECCOMP -> new SeccompMechanism(launcher);
+					host.view(), host.uid(), host.gid(), true);
+			case SECCOMP -> new SeccompMechanism(launcher, host.view());
 			default -> throw new IllegalStateException("not a Linux mechanism: " + this.choice);
 		};
 	}
@@ -235,7 +242,7 @@ final class LinuxProbe {
 					+ this.settings.workDirectory() + " by its path (give others search permission, x, on it and its "
 					+ "parents, or choose another cave.sandbox.work-directory)";
 			mechanism = new SeccompMechanism(
-					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()));
+					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()), seccomp.filesystem());
 			outcome = session.run(mechanism, argv, false, true);
 		}
 		boolean hostRoot = host.uid() == 0 && initialUserNamespace();
@@ -285,7 +292,7 @@ final class LinuxProbe {
 		}
 		if (mechanism instanceof NamespacesMechanism namespaces) {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					namespaces.launcher(), namespaces.uid(), namespaces.gid(), false);
+					namespaces.launcher(), namespaces.filesystem(), namespaces.uid(), namespaces.gid(), false);
 		}
 		return null;
 	}
@@ -440,6 +447,10 @@ final class LinuxProbe {
 			if (!namespacedUser) {
 				verified.add("working directory: reachable by its path for the command user, whose group it is "
 						+ "during the execution");
+				if (!host.view().readablePaths().isEmpty() || !host.view().writablePaths().isEmpty()) {
+					verified.add("listed paths: reached as uid " + uid + " of the host, without capabilities, as "
+							+ "far as their modes let others (a root-owned 0755 writable path is not writable)");
+				}
 			}
 		}
 		else {
@@ -450,13 +461,27 @@ final class LinuxProbe {
 			return ProbeSession.notVerified("the working directory is not visible and writable in the child", took);
 		}
 		verified.add("working directory: visible and writable");
+		String viewFailure = FilesystemViewCheck.check(facts, host, mountNamespace, verified);
+		if (viewFailure != null) {
+			return ProbeSession.notVerified(viewFailure, took);
+		}
 		if (!mountNamespace) {
-			verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay readable "
-					+ "(/tmp, /run, other executions' working directories); its unix sockets there are unreachable "
-					+ "because socket(AF_UNIX) is refused");
-			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
-					+ (host.view().readOnlyRoot() ? ""
-							: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+			if (host.view().isSystem()) {
+				verified.add(NOT_GIVEN + "hidden directories: without a mount namespace /tmp, /run and the other "
+						+ "hidden directories are not private ones; in the system view Landlock refuses reading and "
+						+ "writing them, and the host's unix sockets there are unreachable because socket(AF_UNIX) is "
+						+ "refused");
+				verified.add("root filesystem: writes refused outside the working directory and the writable paths "
+						+ "(Landlock)");
+			}
+			else {
+				verified.add(NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay "
+						+ "readable (/tmp, /run, other executions' working directories); its unix sockets there are "
+						+ "unreachable because socket(AF_UNIX) is refused");
+				verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
+						+ (host.view().readOnlyRoot() ? ""
+								: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+			}
 			verified.add(NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user owns: "
 					+ "Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's own "
 					+ "groups, extended attributes and timestamps");
@@ -677,6 +702,17 @@ final class LinuxProbe {
 		}
 		if (!first(facts, "jvm_mem").equals("refused")) {
 			return ProbeSession.notVerified("the child could open the JVM's memory (/proc/PID/mem) for writing", took);
+		}
+		String reads = Arrays.stream(landlock.split(" "))
+			.filter((part) -> part.startsWith("reads="))
+			.map((part) -> part.substring("reads=".length()))
+			.findFirst()
+			.orElse("(no report)");
+		String expected = host.view().isSystem() ? "view" : "host";
+		if (!reads.equals(expected)) {
+			return ProbeSession.notVerified("the settings ask for a " + (host.view().isSystem() ? "system" : "host")
+					+ " view of the filesystem, but the launcher reports reads=" + reads + " (landlock=" + landlock
+					+ ")", took);
 		}
 		verified.add("Landlock ABI " + landlock);
 		verified.add("writes outside the working directory: refused (Landlock)");

@@ -47,10 +47,11 @@ final class MacosProbe {
 			return IsolationCapability.unavailable(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE,
 					"sandbox-exec: macOS has no network namespaces", ProbeSession.since(start));
 		}
-		return ProbeSession.verify(this.settings, start, (session) -> check(session, mechanism));
+		return ProbeSession.verify(this.settings, start, (session) -> check(session, mechanism,
+				this.settings.filesystem().view() == SandboxSettings.Filesystem.View.SYSTEM));
 	}
 
-	private static IsolationCapability check(ProbeSession session, SandboxExecMechanism mechanism)
+	private static IsolationCapability check(ProbeSession session, SandboxExecMechanism mechanism, boolean systemView)
 			throws IOException, InterruptedException {
 		try (ServerSocket listener = new ServerSocket()) {
 			ProcessRunner.Outcome applied = session.run(mechanism, List.of("/usr/bin/true"), false, false);
@@ -61,12 +62,12 @@ final class MacosProbe {
 			String script = "echo " + ProbeSession.MARKER + "; exec 3<>/dev/tcp/127.0.0.1/" + listener.getLocalPort()
 					+ " && echo connected >&3";
 			ProcessRunner.Outcome connect = session.run(mechanism, List.of("/bin/bash", "-c", script), false, false);
-			return verdict(mechanism, connect, accepted(listener), session.took());
+			return verdict(mechanism, connect, accepted(listener), systemView, session.took());
 		}
 	}
 
 	private static IsolationCapability verdict(SandboxExecMechanism mechanism, ProcessRunner.Outcome connect,
-			boolean arrived, Duration took) {
+			boolean arrived, boolean systemView, Duration took) {
 		if (connect.timedOut()) {
 			return IsolationCapability.unavailable(UnavailabilityCause.PROBE_TIMEOUT,
 					"the connect test did not finish within " + took.toMillis() + " ms", took);
@@ -85,7 +86,11 @@ final class MacosProbe {
 						+ (stderr.isEmpty() ? "exit " + connect.exitCode() : stderr) + ")",
 				"host unix sockets: denied by (deny network*), which covers unix-socket connects",
 				mechanism.readOnlyRoot() ? "root filesystem: writes denied except the working directory and /dev"
-						: "root filesystem: writable (readOnlyRoot=false)");
+						: "root filesystem: writable (readOnlyRoot=false)",
+				systemView
+						? LinuxProbe.NOT_GIVEN + "the system filesystem view (cave.sandbox.filesystem.view=system): "
+								+ "the sandbox-exec profile lets the command read every file the JVM's user can read"
+						: "filesystem view: host (cave.sandbox.filesystem.view=host)");
 		return IsolationCapability.available(mechanism, verified, false, took);
 	}
 

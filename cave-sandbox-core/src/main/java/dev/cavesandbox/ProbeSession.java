@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,12 @@ final class ProbeSession implements AutoCloseable {
 	 * working directory (a write outside it); the session deletes it.
 	 */
 	static final String OUTSIDE_SUFFIX = ".outside";
+
+	/**
+	 * The suffix of the file that the probe plants beside its working directory, readable
+	 * by everyone, which the command must not be able to read in a system view.
+	 */
+	static final String PLANTED_SUFFIX = ".planted";
 
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
@@ -103,11 +110,15 @@ final class ProbeSession implements AutoCloseable {
 		try {
 			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
 			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
+			Path planted = directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX);
+			Files.writeString(planted, MARKER);
+			Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rw-r--r--"));
 		}
 		catch (IOException ex) {
 			if (directory != null) {
 				// a full file system can take the directory but not the marker
 				DirectoryTrees.delete(directory);
+				deletePlanted(directory);
 			}
 			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
 					"could not create the probe's working directory: "
@@ -171,6 +182,16 @@ final class ProbeSession implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			// A leftover empty probe directory is harmless.
+		}
+		deletePlanted(this.directory);
+	}
+
+	private static void deletePlanted(Path directory) {
+		try {
+			Files.deleteIfExists(directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX));
+		}
+		catch (IOException ex) {
+			// A leftover planted file of the probe's marker is harmless.
 		}
 	}
 

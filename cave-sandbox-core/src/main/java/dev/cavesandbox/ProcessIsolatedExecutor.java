@@ -175,7 +175,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			// would open where the link points.
 			Path realDirectory = (checkedDirectory != null) ? checkedDirectory : directory.toRealPath();
 			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
-			checkVisible(CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
+			SandboxMechanism mechanism = (this.capability != null)
+					? withListedPaths(this.capability.mechanism(), request) : null;
+			checkVisible(mechanism, CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
 					realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
 			String launchToken = UUID.randomUUID().toString();
@@ -185,9 +187,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			List<String> argv = (this.capability != null)
 					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
 			ResourceLimits limits = this.settings.limits().overriddenBy(request.limits());
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(commandLine(request, argv, realDirectory, limits),
-					directory, wrapperEnvironment, request.stdin(),
-					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
+			ProcessRunner.Spec spec = new ProcessRunner.Spec(
+					commandLine(mechanism, request, argv, realDirectory, limits), directory, wrapperEnvironment,
+					request.stdin(), (request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			checkLauncherUnchanged();
@@ -324,12 +326,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * path, so that the mechanism binds what the kernel will resolve), the loopback wish
 	 * of the request or the settings, and the merged resource limits.
 	 */
-	private List<String> commandLine(ExecutionRequest request, List<String> argv, Path realDirectory,
-			ResourceLimits limits) {
-		if (this.capability == null) {
+	private List<String> commandLine(@Nullable SandboxMechanism mechanism, ExecutionRequest request, List<String> argv,
+			Path realDirectory, ResourceLimits limits) {
+		if (this.capability == null || mechanism == null) {
 			return argv;
 		}
-		SandboxMechanism mechanism = this.capability.mechanism();
 		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
 		if (loopback && !this.capability.privateLoopback()) {
 			String why = mechanism.namespaces().contains(LinuxNamespace.NETWORK)
@@ -342,6 +343,42 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					+ " " + why + "; leave loopback unset or false");
 		}
 		return mechanism.commandLine(argv, realDirectory, loopback, false, limits);
+	}
+
+	/**
+	 * The mechanism with the request's listed paths (each checked: existing, real, not
+	 * the sandbox's private directories), after refusing any writable path, of the
+	 * request or the settings, that is or holds a directory the sandbox's own programs
+	 * come from (a root JVM's command could replace them).
+	 */
+	private SandboxMechanism withListedPaths(SandboxMechanism mechanism, ExecutionRequest request) {
+		List<Path> readable = request.readablePaths()
+			.stream()
+			.map((path) -> FilesystemViews.checkRequested("readable path", path))
+			.toList();
+		List<Path> writable = request.writablePaths()
+			.stream()
+			.map((path) -> FilesystemViews.checkRequested("writable path", path))
+			.toList();
+		List<Path> allWritable = new java.util.ArrayList<>(writable);
+		allWritable.addAll(this.settings.filesystem().writablePaths());
+		for (Path path : allWritable) {
+			for (Path programs : this.programDirectories) {
+				if (programs.startsWith(path) || path.startsWith(programs)) {
+					throw new InvalidExecutionRequestException(
+							"writable path " + path + ((path.startsWith(programs)) ? " lies in " : " holds ") + programs
+									+ ", where the sandbox's own programs come from; list it as a readable path or use "
+									+ "another directory");
+				}
+			}
+		}
+		try {
+			return mechanism.withPaths(readable, writable);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidExecutionRequestException(
+					ex.getMessage() + "; leave readablePaths and writablePaths " + "empty on this platform");
+		}
 	}
 
 	/**
@@ -377,6 +414,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new InvalidExecutionRequestException(
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
+		}
+		Path secret = FilesystemViews.secretAround(real, true);
+		if (secret != null) {
+			throw new InvalidExecutionRequestException(
+					"working directory " + real + ((real.startsWith(secret)) ? " lies in " : " holds ") + secret
+							+ ", a secret that the system view masks; use a directory of its own");
 		}
 		Path home = PrivateDirectories.isOrHoldsAHome(real);
 		if (home != null) {
@@ -428,14 +471,18 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * the host but not in the sandbox: report it as not found before anything is spawned,
 	 * the same way for every mechanism, rather than with the wrapper's own exit code.
 	 */
-	private void checkVisible(Path command, Path realDirectory) throws IOException {
-		if (this.capability == null) {
+	private void checkVisible(@Nullable SandboxMechanism mechanism, Path command, Path realDirectory)
+			throws IOException {
+		if (mechanism == null) {
 			return;
 		}
 		Path real = command.toRealPath();
-		if (this.capability.mechanism().hides(real) && !real.startsWith(realDirectory)) {
-			throw new CommandNotFoundException("command " + command + " lies in a directory that the sandbox hides "
-					+ "(hiddenDirectories): put it in the working directory or outside those directories");
+		if (mechanism.hides(real) && !real.startsWith(realDirectory)) {
+			throw new CommandNotFoundException("command " + command + " lies outside what the sandbox shows the "
+					+ "command (a hidden directory, or outside the system view's directories): put it in the working "
+					+ "directory, or list its directory in cave.sandbox.filesystem.readable-paths or the request's "
+					+ "readablePaths (a listed path the view left out, such as one through a symbolic link, is named "
+					+ "in the verified facts)");
 		}
 	}
 

@@ -43,11 +43,13 @@ import org.jspecify.annotations.Nullable;
  * @param macos the host paths of the macOS mechanism
  * @param limits the resource limits of every command, unless a request overrides them
  * (default {@link ResourceLimits#defaults()})
+ * @param filesystem what of the host's filesystem every command sees (default: the
+ * {@linkplain Filesystem.View#SYSTEM system} view, no listed paths)
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
 		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos,
-		ResourceLimits limits) {
+		ResourceLimits limits, Filesystem filesystem) {
 
 	/**
 	 * The directories hidden by default: where host services put their unix sockets
@@ -90,6 +92,93 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 		Objects.requireNonNull(macos, "macos must not be null");
 		Objects.requireNonNull(limits, "limits must not be null");
+		Objects.requireNonNull(filesystem, "filesystem must not be null");
+	}
+
+	/**
+	 * Create the settings with the default filesystem view.
+	 * @param mode what to do when isolation is unavailable
+	 * @param timeout the default timeout of an execution
+	 * @param maxOutputBytes the default cap of each output stream, in bytes
+	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
+	 * @param probeTimeout the time limit of the isolation probe
+	 * @param maxConcurrent how many executions may run at once
+	 * @param queueTimeout how long an execution waits for a free slot
+	 * @param workDirectory where the private working directories are created
+	 * @param env the environment of every child
+	 * @param linux the host paths of the Linux mechanisms
+	 * @param mechanism which mechanism isolates the commands
+	 * @param loopback whether commands get a private loopback interface
+	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
+	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
+	 * @param macos the host paths of the macOS mechanism
+	 * @param limits the resource limits of every command
+	 */
+	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
+			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
+			MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
+			Macos macos, ResourceLimits limits) {
+		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
+				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, Filesystem.DEFAULT);
+	}
+
+	/**
+	 * What of the host's filesystem the commands see.
+	 *
+	 * @param view the view (default {@link View#SYSTEM})
+	 * @param readablePaths host paths (directories or files) every command sees read-only
+	 * besides the view (default none): absolute, without symbolic links; one that does
+	 * not exist is left out of the view, and the probe's facts say so
+	 * @param writablePaths host paths every command sees and may write (default none):
+	 * absolute, without symbolic links; one that does not exist is left out of the view
+	 */
+	public record Filesystem(View view, List<Path> readablePaths, List<Path> writablePaths) {
+
+		/** The system view without listed paths. */
+		public static final Filesystem DEFAULT = new Filesystem(View.SYSTEM, List.of(), List.of());
+
+		public Filesystem {
+			Objects.requireNonNull(view, "view must not be null");
+			readablePaths = List.copyOf(readablePaths);
+			writablePaths = List.copyOf(writablePaths);
+			for (Path path : readablePaths) {
+				requireListable("a readable path", path);
+			}
+			for (Path path : writablePaths) {
+				requireListable("a writable path", path);
+			}
+		}
+
+		private static void requireListable(String what, Path path) {
+			if (!path.isAbsolute() || path.getParent() == null) {
+				throw new IllegalArgumentException(what + " must be an absolute path other than /, but was " + path);
+			}
+		}
+
+		/**
+		 * The view of the host's filesystem that a command gets.
+		 */
+		public enum View {
+
+			/**
+			 * Only what programs need to run: the system directories ({@code /usr},
+			 * {@code /bin}, {@code /sbin}, {@code /lib*}, {@code /etc} without its secret
+			 * files, the JVM's {@code java.home}), a new {@code /dev} and {@code /proc},
+			 * the hidden directories (empty), the working directory and the listed paths.
+			 * On the rungs with a mount namespace everything else does not exist inside;
+			 * on those without one (Landlock) it cannot be read, listed or executed.
+			 */
+			SYSTEM,
+
+			/**
+			 * The host's whole filesystem, read-only unless
+			 * {@link SandboxSettings#readOnlyRoot()} is false, without the hidden
+			 * directories.
+			 */
+			HOST
+
+		}
+
 	}
 
 	/**
@@ -280,6 +369,12 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		private ResourceLimits limits = ResourceLimits.defaults();
 
+		private Filesystem.View filesystemView = Filesystem.View.SYSTEM;
+
+		private List<Path> readablePaths = new ArrayList<>();
+
+		private List<Path> writablePaths = new ArrayList<>();
+
 		private Builder() {
 		}
 
@@ -433,6 +528,38 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
+		 * Set the view of the host's filesystem that commands get.
+		 * @param view the view (default {@link Filesystem.View#SYSTEM})
+		 * @return this builder
+		 */
+		public Builder filesystemView(Filesystem.View view) {
+			this.filesystemView = Objects.requireNonNull(view, "view must not be null");
+			return this;
+		}
+
+		/**
+		 * Replace the host paths every command sees read-only besides the view.
+		 * @param paths absolute paths without symbolic links (default none)
+		 * @return this builder
+		 */
+		public Builder readablePaths(Iterable<Path> paths) {
+			this.readablePaths = new ArrayList<>();
+			paths.forEach(this.readablePaths::add);
+			return this;
+		}
+
+		/**
+		 * Replace the host paths every command sees and may write.
+		 * @param paths absolute paths without symbolic links (default none)
+		 * @return this builder
+		 */
+		public Builder writablePaths(Iterable<Path> paths) {
+			this.writablePaths = new ArrayList<>();
+			paths.forEach(this.writablePaths::add);
+			return this;
+		}
+
+		/**
 		 * Build the settings.
 		 * @return the settings
 		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
@@ -445,7 +572,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
 							this.userNamespaces, this.commandUser),
 					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
-					new Macos(this.sandboxExecPath), this.limits);
+					new Macos(this.sandboxExecPath), this.limits,
+					new Filesystem(this.filesystemView, this.readablePaths, this.writablePaths));
 		}
 
 	}

@@ -107,6 +107,46 @@ class ExecutionRequestTests {
 			.withMessageContaining("limits must not be null");
 	}
 
+	/**
+	 * A readable or writable path of a request must be absolute and not the root: the
+	 * builder refuses it with the invalid-request code, naming it.
+	 */
+	@Test
+	void relativeOrRootListedPathsAreRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("true").readablePaths(Path.of("data")),
+				"readable path must be an absolute path other than /, but was data");
+		assertInvalid(() -> ExecutionRequest.builder("true").readablePaths(Path.of("/")),
+				"readable path must be an absolute path other than /, but was /");
+		assertInvalid(() -> ExecutionRequest.builder("true").writablePaths(Path.of("out")),
+				"writable path must be an absolute path other than /, but was out");
+		assertInvalid(() -> ExecutionRequest.builder("true").writablePaths(Path.of("/srv"), Path.of("/")),
+				"writable path must be an absolute path other than /, but was /");
+		assertInvalid(() -> ExecutionRequest.builder("true").writablePaths((Path) null),
+				"writable path must be an absolute path other than /, but was null");
+	}
+
+	/**
+	 * The request keeps its listed paths, normalized, in their order and unchangeable;
+	 * without any they are empty.
+	 */
+	@Test
+	void listedPathsAreKeptNormalizedAndUnchangeable() {
+		ExecutionRequest request = ExecutionRequest.builder("true")
+			.readablePaths(Path.of("/srv/data"), Path.of("/srv/x/../docs"))
+			.readablePaths(Path.of("/opt/tool"))
+			.writablePaths(Path.of("/srv/out"))
+			.build();
+		assertThat(request.readablePaths()).containsExactly(Path.of("/srv/data"), Path.of("/srv/docs"),
+				Path.of("/opt/tool"));
+		assertThat(request.writablePaths()).containsExactly(Path.of("/srv/out"));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> request.readablePaths().add(Path.of("/etc")));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> request.writablePaths().add(Path.of("/etc")));
+		assertThat(ExecutionRequest.of("true").readablePaths()).isEmpty();
+		assertThat(ExecutionRequest.of("true").writablePaths()).isEmpty();
+	}
+
 	private static void assertInvalid(ThrowingCallable call, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(call)
 			.withMessageContaining(message)

@@ -68,6 +68,14 @@ final class FaultySandboxes {
 	 * @return settings with the mechanism and the wrappers as its binaries
 	 */
 	static SandboxSettings.Builder settings(MechanismChoice mechanism, Fault fault) {
+		SandboxSettings.Builder settings = faulty(mechanism, fault);
+		// Hidden directories are what the host view hides; the system view shows none of
+		// the host's directories to begin with.
+		return (fault != Fault.HOST_DIRECTORIES_VISIBLE) ? settings
+				: settings.filesystemView(SandboxSettings.Filesystem.View.HOST);
+	}
+
+	private static SandboxSettings.Builder faulty(MechanismChoice mechanism, Fault fault) {
 		Path directory = VisibleDirectories.create("faulty-" + mechanism.name().toLowerCase() + "-");
 		try {
 			return switch (mechanism) {

@@ -484,7 +484,9 @@ class IsolationBoundaryTests {
 	 */
 	@ForEachLinuxMechanism
 	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
-		SandboxSettings settings = settings(mechanism).hiddenDirectories(List.of()).build();
+		SandboxSettings settings = settings(mechanism).hiddenDirectories(List.of())
+			.filesystemView(SandboxSettings.Filesystem.View.HOST)
+			.build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
 		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
 			assertThat(capability.verified()).anyMatch((fact) -> fact.startsWith("not given: hidden directories"));
@@ -689,7 +691,9 @@ class IsolationBoundaryTests {
 	void hostFilesystemIsReadOnlyOutsideTheWorkingDirectory(MechanismChoice mechanism) throws IOException {
 		Path outside = VisibleDirectories.create("read-only-test-");
 		Path file = outside.resolve(mechanism + "-" + UUID.randomUUID());
-		ExecutionResult result = isolated(mechanism).execute("touch", file.toString());
+		// Listed, so that the system view shows it: read-only, as a listed readable path.
+		ExecutionResult result = isolated(mechanism)
+			.execute(ExecutionRequest.builder("touch", file.toString()).readablePaths(outside).build());
 		assertThat(result.exitCode()).isNotZero();
 		assertThat(result.stderrText())
 			.contains(gives(mechanism, LinuxNamespace.MOUNT) ? "Read-only file system" : "Permission denied");
@@ -743,7 +747,9 @@ class IsolationBoundaryTests {
 	 */
 	@ForEachLinuxMechanism
 	void writableRootCanBeChosen(MechanismChoice mechanism) throws IOException {
-		SandboxSettings settings = settings(mechanism).readOnlyRoot(false).build();
+		SandboxSettings settings = settings(mechanism).readOnlyRoot(false)
+			.filesystemView(SandboxSettings.Filesystem.View.HOST)
+			.build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
 		Path file = VisibleDirectories.create("writable-root-test-").resolve(mechanism + "-" + UUID.randomUUID());
 		if (!gives(mechanism, LinuxNamespace.MOUNT)) {

@@ -52,7 +52,7 @@ class LauncherInstallationTests {
 		try (var entries = Files.list(launcher.getParent())) {
 			assertThat(entries).containsExactly(launcher);
 		}
-		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 6\n");
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 8\n");
 	}
 
 	@Test
@@ -340,9 +340,9 @@ class LauncherInstallationTests {
 	 * directory outside the hidden directories. The home of the private directories (and
 	 * of the launcher) is now hidden as well: the command sees only its own directory of
 	 * it, and cannot find the launcher to replace it. A rung without a mount namespace
-	 * hides nothing (the launcher's directory is in sight, as its verdict says) and has
-	 * no writable root to give: Landlock refuses the replacement outside the working
-	 * directory.
+	 * hides nothing in the host view, the one with a root to make writable (the
+	 * launcher's directory is in sight, as its verdict says) and has no writable root to
+	 * give: Landlock refuses the replacement outside the working directory.
 	 */
 	@ForEachLinuxMechanism
 	void commandCannotReachTheLauncherThroughAWritableRoot(MechanismChoice mechanism) throws Exception {
@@ -350,7 +350,9 @@ class LauncherInstallationTests {
 		Path work = Files.createDirectory(base.resolve("work"));
 		boolean hides = LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT);
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.workDirectory(work).readOnlyRoot(false))) {
+				(settings) -> settings.workDirectory(work)
+					.readOnlyRoot(false)
+					.filesystemView(SandboxSettings.Filesystem.View.HOST))) {
 			ExecutionResult first = executor.execute("/bin/sh", "-c",
 					"cd " + work + " && ls -A cave-sandbox-*; " + plant(base));
 			assertThat(first.exitCode()).as(first.stderrText()).isNotZero();

@@ -53,7 +53,7 @@ class LauncherWithoutMountNamespaceTests {
 	private static final String PYTHON = "/usr/bin/python3";
 
 	private static final Pattern LANDLOCK = Pattern
-		.compile("landlock=(\\d+) writes=workdir net=refused scope=signal,abstract-unix");
+		.compile("landlock=(\\d+) writes=workdir reads=host net=refused scope=signal,abstract-unix");
 
 	private static final Duration GENEROUS = Duration.ofSeconds(60);
 
@@ -138,7 +138,7 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(lines).filteredOn((line) -> line.startsWith(Launcher.LANDLOCK_PREFIX))
 			.singleElement()
 			.asString()
-			.matches("landlock=\\d+ writes=workdir net=allowed scope=signal,abstract-unix");
+			.matches("landlock=\\d+ writes=workdir reads=host net=allowed scope=signal,abstract-unix");
 	}
 
 	/**

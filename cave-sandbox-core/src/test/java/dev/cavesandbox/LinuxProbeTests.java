@@ -11,6 +11,7 @@ import dev.cavesandbox.mechanism.FilesystemView;
 import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import dev.cavesandbox.mechanism.SeccompMechanism;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -108,9 +109,11 @@ class LinuxProbeTests {
 	 */
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = {
-			"landlock=7 writes=workdir net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
 			"outside_write=refused|outside_write=allowed|NOT_VERIFIED|wrote a file outside its working directory",
 			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir reads=view net=refused scope=signal,abstract-unix|NOT_VERIFIED|a host view of the filesystem, but the launcher reports reads=view",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir net=refused scope=signal,abstract-unix|NOT_VERIFIED|reports reads=(no report)",
 			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
 	void theSeccompRungWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
 			String detail) {
@@ -121,11 +124,34 @@ class LinuxProbeTests {
 		assertThat(verdict.detail()).contains(detail);
 	}
 
+	/**
+	 * A system view is verified only where the launcher reports that Landlock handles
+	 * reads (reads=view); a launcher that reads the host's files (reads=host) fails
+	 * closed.
+	 */
+	@Test
+	void aSystemViewIsVerifiedOnlyWhereTheLauncherReportsReadsOfTheView() {
+		FilesystemView system = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/tmp")), true,
+				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(), List.of(Path.of("/etc/shadow")), List.of(),
+				List.of(), List.of());
+		String report = seccompReport();
+		IsolationCapability hostReads = seccompVerdict(report, system);
+		assertThat(hostReads.cause()).as("%s", hostReads).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(hostReads.detail())
+			.contains("the settings ask for a system view of the filesystem, but the launcher reports reads=host");
+		String viewReport = report.replace("reads=host", "reads=view")
+				+ "rootlist=refused\nplanted=refused\nshadow=refused\n";
+		IsolationCapability viewReads = seccompVerdict(viewReport, system);
+		assertThat(viewReads.available()).as("%s", viewReads).isTrue();
+		assertThat(viewReads.verified()).anyMatch((fact) -> fact.startsWith("filesystem view: system, by Landlock"));
+		assertThat(seccompVerdict(report).verified()).noneMatch((fact) -> fact.startsWith("filesystem view: system"));
+	}
+
 	private static String seccompReport() {
 		StringBuilder report = new StringBuilder();
 		LAUNCHER.refusals(false, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
-		report.append("landlock=7 writes=workdir net=refused scope=signal,abstract-unix\n");
+		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
 		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
 				+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
@@ -174,8 +200,8 @@ class LinuxProbeTests {
 				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
-		return LinuxProbe.verdict(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534)), outcome, host,
-				false, ResourceLimits.NONE, true, Duration.ofMillis(5));
+		return LinuxProbe.verdict(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534), host.view()),
+				outcome, host, false, ResourceLimits.NONE, true, Duration.ofMillis(5));
 	}
 
 	private static IsolationCapability seccompVerdict(String report) {
@@ -183,11 +209,15 @@ class LinuxProbeTests {
 	}
 
 	private static IsolationCapability seccompVerdict(String report, boolean readOnlyRoot) {
-		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
-				FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot), Map.of(Path.of("/tmp"), 42L));
+		return seccompVerdict(report, FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot));
+	}
+
+	private static IsolationCapability seccompVerdict(String report, FilesystemView view) {
+		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000, view, Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
-		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER), outcome, host, false, Duration.ofMillis(5));
+		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER, host.view()), outcome, host, false,
+				Duration.ofMillis(5));
 	}
 
 	/**
@@ -373,7 +403,7 @@ class LinuxProbeTests {
 				FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5));
-		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER), outcome, host, false, limits, false,
+		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER, host.view()), outcome, host, false, limits, false,
 				Duration.ofMillis(5));
 	}
 

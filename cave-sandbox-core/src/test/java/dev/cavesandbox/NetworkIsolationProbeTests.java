@@ -182,11 +182,11 @@ class NetworkIsolationProbeTests {
 		else if (mechanism instanceof NamespacesMechanism namespaces) {
 			Files.copy(namespaces.launcher().path(), launcherCopy);
 			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(), launcher,
-					65534, 65534, true);
+					namespaces.filesystem(), 65534, 65534, true);
 		}
 		else if (mechanism instanceof SeccompMechanism seccomp) {
 			Files.copy(seccomp.launcher().path(), launcherCopy);
-			mechanism = new SeccompMechanism(launcher);
+			mechanism = new SeccompMechanism(launcher, seccomp.filesystem());
 		}
 		Set<LinuxNamespace> given = mechanism.namespaces();
 		Files.setPosixFilePermissions(launcherCopy, PosixFilePermissions.fromString("r-xr-xr-x"));

@@ -60,10 +60,10 @@ final class NobodyCommandLines {
 		}
 		if (verified instanceof NamespacesMechanism namespaces) {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					copy(namespaces.launcher(), launcherDirectory), uid, uid, true);
+					copy(namespaces.launcher(), launcherDirectory), namespaces.filesystem(), uid, uid, true);
 		}
 		if (verified instanceof SeccompMechanism seccomp) {
-			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory));
+			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory), seccomp.filesystem());
 		}
 		UnshareMechanism unshare = (UnshareMechanism) verified;
 		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),

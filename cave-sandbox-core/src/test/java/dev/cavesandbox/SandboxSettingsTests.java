@@ -237,6 +237,59 @@ class SandboxSettingsTests {
 		assertNullRejected("sandboxExecPath", (builder) -> builder.sandboxExecPath(null));
 	}
 
+	/**
+	 * By default commands get the system view without listed paths, by the builder and by
+	 * the constructor without a filesystem.
+	 */
+	@Test
+	void defaultFilesystemIsTheSystemViewWithoutListedPaths() {
+		SandboxSettings.Filesystem filesystem = SandboxSettings.defaults().filesystem();
+		assertThat(filesystem.view()).isEqualTo(SandboxSettings.Filesystem.View.SYSTEM);
+		assertThat(filesystem.readablePaths()).isEmpty();
+		assertThat(filesystem.writablePaths()).isEmpty();
+		assertThat(filesystem).isEqualTo(SandboxSettings.Filesystem.DEFAULT);
+		SandboxSettings defaults = SandboxSettings.defaults();
+		assertThat(new SandboxSettings(defaults.mode(), defaults.timeout(), defaults.maxOutputBytes(),
+				defaults.killGracePeriod(), defaults.probeTimeout(), defaults.maxConcurrent(), defaults.queueTimeout(),
+				defaults.workDirectory(), defaults.env(), defaults.linux(), defaults.mechanism(), defaults.loopback(),
+				defaults.readOnlyRoot(), defaults.hiddenDirectories(), defaults.macos(), defaults.limits())
+			.filesystem()).isEqualTo(SandboxSettings.Filesystem.DEFAULT);
+	}
+
+	/**
+	 * The builder sets the view and replaces the listed paths, which neither the caller
+	 * nor the builder can change afterwards.
+	 */
+	@Test
+	void builderSetsTheFilesystemView() {
+		List<Path> readable = new ArrayList<>(List.of(Path.of("/srv/data")));
+		SandboxSettings.Builder builder = SandboxSettings.builder()
+			.filesystemView(SandboxSettings.Filesystem.View.HOST)
+			.readablePaths(List.of(Path.of("/opt/first")))
+			.readablePaths(readable)
+			.writablePaths(List.of(Path.of("/srv/out"), Path.of("/srv/log")));
+		SandboxSettings settings = builder.build();
+		readable.add(Path.of("/etc"));
+		builder.readablePaths(List.of(Path.of("/srv/other")));
+		assertThat(settings.filesystem()).isEqualTo(new SandboxSettings.Filesystem(SandboxSettings.Filesystem.View.HOST,
+				List.of(Path.of("/srv/data")), List.of(Path.of("/srv/out"), Path.of("/srv/log"))));
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> settings.filesystem().writablePaths().add(Path.of("/tmp")));
+		assertNullRejected("view", (each) -> each.filesystemView(null));
+	}
+
+	/** A listed path must be absolute and not the root. */
+	@ParameterizedTest
+	@ValueSource(strings = { "data", "srv/data", "/" })
+	void listedPathsMustBeAbsoluteAndNotTheRoot(String path) {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder().readablePaths(List.of(Path.of(path))).build())
+			.withMessage("a readable path must be an absolute path other than /, but was " + path);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder().writablePaths(List.of(Path.of("/srv"), Path.of(path))).build())
+			.withMessage("a writable path must be an absolute path other than /, but was " + path);
+	}
+
 	private static void assertNullRejected(String name, UnaryOperator<SandboxSettings.Builder> customizer) {
 		assertThatExceptionOfType(NullPointerException.class)
 			.isThrownBy(() -> customizer.apply(SandboxSettings.builder()).build())

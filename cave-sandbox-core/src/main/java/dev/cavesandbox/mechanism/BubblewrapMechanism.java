@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 import dev.cavesandbox.ResourceLimits;
 
@@ -45,8 +46,28 @@ import dev.cavesandbox.ResourceLimits;
  * working directory bound writable on top through the descriptor the launcher opened
  * ({@code --bind-fd}, always {@code nosuid} and {@code nodev}), never by its path on the
  * host.</li>
- * <li>The whole command line runs behind {@link Launcher#outer(Path)}, and the command
- * behind the launcher's {@code init}.</li>
+ * <li>A {@linkplain FilesystemView#isSystem() system view} starts from an empty root
+ * ({@code --tmpfs /}) instead of the host's: each system directory {@code --ro-bind}
+ * (recursive, every mount below read-only too), each system link {@code --symlink}, then
+ * {@code /dev}, {@code /proc} and the hidden directories as above, and at the very end
+ * {@code --remount-ro /} (which is not recursive: the working directory, the hidden
+ * directories and the writable paths stay writable). Nothing else of the host exists
+ * inside.</li>
+ * <li>In either view, each masked file is the host's {@code /dev/null} bound over it with
+ * {@code --dev-bind} (it reads as empty; a plain {@code --ro-bind} is {@code nodev}, and
+ * opening the file would fail with {@code EACCES}), as container runtimes mask paths;
+ * each masked directory an empty tmpfs made read-only. Then the listed paths, after the
+ * hidden directories (so that one inside them is visible), parents first
+ * ({@link FilesystemView#listedPaths()}): readable ones {@code --ro-bind-fd}, writable
+ * ones {@code --bind-fd}, each through the descriptor that {@code outer} opened without
+ * following symbolic links ({@link Launcher#outer(Path, boolean, List)}), never by the
+ * path: a component swapped for a link after the JVM resolved the path makes
+ * {@code outer} refuse; bwrap mounts the descriptor's file ({@code /proc/self/fd/N}
+ * resolved, where that file lies now, not the listed path) and compares the mount's
+ * device and inode with the descriptor's, so one swapped after {@code outer} opened it
+ * binds nothing else. bwrap creates each mount point by the descriptor's file type.</li>
+ * <li>The whole command line runs behind {@link Launcher#outer(Path, boolean, List)}, and
+ * the command behind the launcher's {@code init}.</li>
  * </ul>
  *
  * @param bwrap the {@code bwrap} binary
@@ -84,7 +105,10 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
 			ResourceLimits limits) {
 		String directory = workingDirectory.toString();
-		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory));
+		FilesystemView view = this.filesystem;
+		List<FilesystemView.Listed> listedPaths = view.listedPaths();
+		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, true,
+				listedPaths.stream().map(FilesystemView.Listed::path).toList()));
 		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session"));
 		if (!this.launcher.hasCommandUser()) {
 			command.add("--unshare-user");
@@ -99,7 +123,20 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 				command.addAll(List.of("--cap-add", capability));
 			}
 		}
-		command.addAll(List.of(this.filesystem.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
+		if (view.isSystem()) {
+			// An empty root of bwrap's own, read-only at the end: only what is bound into
+			// it
+			// exists for the command.
+			command.addAll(List.of("--tmpfs", "/"));
+			for (Path system : view.systemDirectories()) {
+				command.addAll(List.of("--ro-bind", system.toString(), system.toString()));
+			}
+			new TreeMap<>(view.systemLinks())
+				.forEach((link, target) -> command.addAll(List.of("--symlink", target.toString(), link.toString())));
+		}
+		else {
+			command.addAll(List.of(view.readOnlyRoot() ? "--ro-bind" : "--bind", "/", "/"));
+		}
 		command.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
 				"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"));
 		// The kernel's key lists are not namespaced: /proc/keys would show the JVM's keys
@@ -107,18 +144,37 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		for (String keys : Launcher.KEY_LISTS) {
 			command.addAll(List.of("--dev-bind-try", "/dev/null", keys));
 		}
-		for (Path hidden : this.filesystem.hiddenDirectories()) {
+		for (Path hidden : view.hiddenDirectories()) {
 			if (limits.tmpfsSize() != null) {
 				command.addAll(List.of("--size", limits.tmpfsSize().toString()));
 			}
 			command.addAll(List.of("--perms", "1777", "--tmpfs", hidden.toString()));
 		}
+		for (int i = 0; i < listedPaths.size(); i++) {
+			FilesystemView.Listed listed = listedPaths.get(i);
+			command.addAll(List.of(listed.writable() ? "--bind-fd" : "--ro-bind-fd",
+					String.valueOf(Launcher.listedDescriptor(i)), listed.path().toString()));
+		}
 		// bwrap's /dev is a tmpfs of its own without a size: read-only, so that it holds
 		// no file of the command's (the device nodes stay usable; /dev/shm, /dev/pts and
 		// any hidden directory below it are mounts of their own).
 		command.addAll(List.of("--remount-ro", "/dev"));
-		command
-			.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory, "--chdir", directory, "--"));
+		command.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory));
+		// After every bind, so that no listed path (such as /etc) covers them: a masked
+		// file reads as empty, the host's /dev/null bound with its device access (a plain
+		// --ro-bind is nodev, and opening it would fail with EACCES); a masked directory
+		// is an empty read-only tmpfs.
+		for (Path file : view.maskedFiles()) {
+			command.addAll(List.of("--dev-bind", "/dev/null", file.toString()));
+		}
+		for (Path masked : view.maskedDirectories()) {
+			command.addAll(List.of("--tmpfs", masked.toString(), "--remount-ro", masked.toString()));
+		}
+		if (view.isSystem()) {
+			// Last, once every mount point exists: --remount-ro is not recursive.
+			command.addAll(List.of("--remount-ro", "/"));
+		}
+		command.addAll(List.of("--chdir", directory, "--"));
 		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));
 		return command;
 	}
@@ -135,12 +191,18 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 
 	@Override
 	public boolean hides(Path path) {
-		return this.filesystem.covers(path);
+		return this.filesystem.hides(path);
 	}
 
 	@Override
 	public boolean supportsPrivateLoopback() {
 		return true;
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new BubblewrapMechanism(this.bwrap, this.launcher, this.filesystem.withPaths(readable, writable));
 	}
 
 }

@@ -2,10 +2,12 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * What the command sees of the host's filesystem, shared by the Linux mechanisms. A pure
@@ -196,6 +198,21 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 	}
 
 	/**
+	 * Return the readable and writable paths in the order the mechanisms mount them:
+	 * fewer path components first, so that a path listed inside another listed path is
+	 * mounted on top of it and keeps its own access; at the same depth the writable paths
+	 * first, so that a path listed both ways ends up read-only.
+	 * @return the listed paths, each with whether it is writable
+	 */
+	public List<Listed> listedPaths() {
+		List<Listed> listed = new ArrayList<>();
+		this.writablePaths.forEach((path) -> listed.add(new Listed(path, true)));
+		this.readablePaths.forEach((path) -> listed.add(new Listed(path, false)));
+		listed.sort(Comparator.comparingInt((Listed path) -> path.path().getNameCount()));
+		return listed;
+	}
+
+	/**
 	 * Return whether the given directory is hidden, or lies inside a hidden directory, so
 	 * that it must be mounted again to stay visible.
 	 * @param directory an absolute directory
@@ -203,6 +220,38 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 	 */
 	public boolean covers(Path directory) {
 		return this.hiddenDirectories.stream().anyMatch(directory::startsWith);
+	}
+
+	/**
+	 * Return whether a host path is out of the command's sight in this view: in a host
+	 * view, when a hidden directory covers it; in a system view, unless it lies in a
+	 * system directory (and not in a masked path) or is a system link. A listed path and
+	 * what lies in it is always in sight. The working directory is the caller's to check.
+	 * @param path an absolute real path
+	 * @return whether the command cannot see it at this path
+	 */
+	public boolean hides(Path path) {
+		if (Stream.concat(this.readablePaths.stream(), this.writablePaths.stream()).anyMatch(path::startsWith)) {
+			return false;
+		}
+		if (this.kind == Kind.HOST) {
+			return covers(path);
+		}
+		if (covers(path) || Stream.concat(this.maskedFiles.stream(), this.maskedDirectories.stream())
+			.anyMatch(path::startsWith)) {
+			return true;
+		}
+		return this.systemDirectories.stream().noneMatch(path::startsWith) && !this.systemLinks.containsKey(path);
+	}
+
+	/**
+	 * A readable or writable path of a view.
+	 *
+	 * @param path the host path, shown at the same path
+	 * @param writable whether the command may write it
+	 */
+	public record Listed(Path path, boolean writable) {
+
 	}
 
 	private static void requireAbsolute(String what, Path path) {

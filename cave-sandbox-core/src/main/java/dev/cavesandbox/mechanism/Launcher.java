@@ -18,7 +18,10 @@ import dev.cavesandbox.ResourceLimits;
  * without following any symbolic link (openat2(2) {@code RESOLVE_NO_SYMLINKS}) as
  * descriptor {@value #DIRECTORY_FD}, enters it, opens itself as descriptor
  * {@value #SELF_FD} and executes the wrapper, which binds the directory through that
- * descriptor and never resolves its path on the host again;</li>
+ * descriptor and never resolves its path on the host again; the same for each listed path
+ * of a filesystem view ({@code --listed PATH}, a directory or a regular file), the i-th
+ * (from 0) as descriptor {@value #LISTED_FD} + i ({@link #listedDescriptor(int)}), which
+ * the wrapper binds or checks its bind against;</li>
  * <li>{@code init} (PID 1 of bubblewrap's PID namespace) or {@code exec} (the last step
  * under unshare and the namespaces rung), inside, run as {@code /proc/self/fd/4}: it
  * closes every other descriptor, checks that the working directory is the one
@@ -40,8 +43,14 @@ import dev.cavesandbox.ResourceLimits;
  * {@code /dev/tty}; from ABI 4 and without a private loopback no TCP bind or connect;
  * from ABI 6 no signal and no abstract unix socket outside its own processes; and no
  * ptrace-mode access ({@code /proc/PID/mem}, {@code environ}) to processes outside them.
- * With {@code --check} the launcher then reports one more line:
- * {@code landlock=<ABI> writes=workdir net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
+ * The same ruleset builds those rungs' {@linkplain FilesystemView filesystem view}
+ * ({@link #viewOptions(FilesystemView)}): {@code --write PATH} is writable beneath, and
+ * with any {@code --read PATH} (a system view) reading and executing are handled too, so
+ * that the command reads only beneath its working directory, the read and write paths,
+ * {@code /proc}, {@code /sys/fs/cgroup} and the device files above plus
+ * {@code /dev/random} and {@code /dev/urandom}; a {@code --mask PATH} inside a read path
+ * gets no rule. With {@code --check} the launcher then reports one more line:
+ * {@code landlock=<ABI> writes=<workdir|workdir,listed> reads=<view|host> net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
  * or {@code landlock=unavailable <ERRNO>}.
  * <p>
  * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
@@ -78,6 +87,12 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 
 	/** The descriptor of the launcher itself, for the wrapper. */
 	public static final int SELF_FD = 4;
+
+	/**
+	 * The descriptor of the first path that {@code outer} opens for {@code --listed}; the
+	 * others follow it.
+	 */
+	public static final int LISTED_FD = 10;
 
 	/** How the wrapper runs the launcher inside the sandbox. */
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
@@ -171,13 +186,42 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 * wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory, boolean commandUserNamespace) {
+		return outer(workingDirectory, commandUserNamespace, List.of());
+	}
+
+	/**
+	 * Return the argv prefix that runs the wrapper through {@code outer}, which also
+	 * opens each listed path without following symbolic links, as descriptor
+	 * {@link #listedDescriptor(int) listedDescriptor(i)} for the i-th, and refuses one
+	 * that goes through a symbolic link or is neither a directory nor a regular file.
+	 * @param workingDirectory the working directory, absolute
+	 * @param commandUserNamespace whether {@code outer} prepares the command user's user
+	 * namespace (where there is a command user)
+	 * @param listed the paths the wrapper binds, in the order it binds them
+	 * @return {@code [path, outer, --workdir, DIR, [--listed, PATH]..., [--command-user,
+	 * UID,] --]}; the wrapper's argv follows
+	 */
+	public List<String> outer(Path workingDirectory, boolean commandUserNamespace, List<Path> listed) {
 		List<String> command = new ArrayList<>(
 				List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString()));
+		for (Path path : listed) {
+			command.addAll(List.of("--listed", path.toString()));
+		}
 		if (hasCommandUser() && commandUserNamespace) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
 		command.add("--");
 		return List.copyOf(command);
+	}
+
+	/**
+	 * Return the descriptor at which {@code outer} places a listed path.
+	 * @param index the path's index in the {@code listed} of
+	 * {@link #outer(Path, boolean, List)}, from 0
+	 * @return {@value #LISTED_FD} + index
+	 */
+	public static int listedDescriptor(int index) {
+		return LISTED_FD + index;
 	}
 
 	/**
@@ -239,7 +283,32 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			ResourceLimits limits, List<String> argv) {
+		return inside(mode, loopback, check, noMountNamespace, null, limits, argv);
+	}
+
+	/**
+	 * Return the argv of
+	 * {@link #inside(String, boolean, boolean, boolean, ResourceLimits, List)} with the
+	 * filesystem view of a rung without a mount namespace: its
+	 * {@linkplain #viewOptions(FilesystemView) options} after the command user's.
+	 * @param mode {@value #EXEC} or {@value #CONTAIN}
+	 * @param loopback whether the command has a private loopback
+	 * @param check whether the launcher reports its refusals (the probe)
+	 * @param noMountNamespace whether the command has no mount namespace of its own; must
+	 * be {@code true} with a view
+	 * @param view the filesystem view that Landlock builds, or {@code null} for the
+	 * host's
+	 * @param limits the limits; {@link ResourceLimits#NONE} for none
+	 * @param argv the command
+	 * @return the argv, starting with {@value #INSIDE}
+	 */
+	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
+			@Nullable FilesystemView view, ResourceLimits limits, List<String> argv) {
 		Objects.requireNonNull(limits, "limits must not be null");
+		if (view != null && !noMountNamespace) {
+			throw new IllegalArgumentException(
+					"the launcher builds a filesystem view only without a mount namespace: the mounts build it otherwise");
+		}
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
@@ -256,6 +325,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		if (hasCommandUser()) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
 		}
+		if (view != null) {
+			command.addAll(viewOptions(view));
+		}
 		addLimit(command, "--limit-memory", limits.memory());
 		addLimit(command, "--limit-processes", limits.processes());
 		addLimit(command, "--limit-cpu", limits.cpuSeconds());
@@ -264,6 +336,34 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		command.add("--");
 		command.addAll(argv);
 		return command;
+	}
+
+	/**
+	 * Return the options by which the launcher builds a filesystem view with Landlock:
+	 * for a system view {@code --read PATH} for each system directory and readable path,
+	 * {@code --mask PATH} for each masked file and directory, then {@code --write PATH}
+	 * for each writable path; for a host view only the {@code --write} options (reads
+	 * stay the host's). The system links need nothing: they resolve on the host, where
+	 * Landlock judges their targets.
+	 * @param view the view
+	 * @return the options
+	 * @throws IllegalArgumentException for a system view without any system directory or
+	 * readable path, which the launcher could not tell from a host view
+	 */
+	public static List<String> viewOptions(FilesystemView view) {
+		List<String> options = new ArrayList<>();
+		if (view.isSystem()) {
+			if (view.systemDirectories().isEmpty() && view.readablePaths().isEmpty()) {
+				throw new IllegalArgumentException("a system view needs a system directory or a readable path: "
+						+ "the launcher reads a view without any as the host's");
+			}
+			view.systemDirectories().forEach((path) -> options.addAll(List.of("--read", path.toString())));
+			view.readablePaths().forEach((path) -> options.addAll(List.of("--read", path.toString())));
+			view.maskedFiles().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
+			view.maskedDirectories().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
+		}
+		view.writablePaths().forEach((path) -> options.addAll(List.of("--write", path.toString())));
+		return options;
 	}
 
 	private static void addLimit(List<String> command, String option, @Nullable Number value) {

@@ -28,7 +28,8 @@ import dev.cavesandbox.ResourceLimits;
  * when it exits (pid_namespaces(7)); a nested user namespace gives the command the
  * caller's uid back (util-linux 2.38+).</li>
  * <li>Without a mount namespace nothing can be hidden: the host's filesystem, its unix
- * sockets and its {@code /proc} (with the JVM's processes) stay where they are. The
+ * sockets and its {@code /proc} (with the JVM's processes) stay where they are; in a
+ * system view Landlock keeps everything but the view's paths from being read. The
  * launcher therefore runs the command with {@code --no-mount-namespace}: its seccomp
  * filter refuses {@code socket(AF_UNIX)} as well ({@code socketpair(2)} stays allowed),
  * and a Landlock ruleset (landlock(7)) limits writes to the working directory and keeps
@@ -43,13 +44,16 @@ import dev.cavesandbox.ResourceLimits;
  * @param ip the iproute2 {@code ip} binary that brings {@code lo} up for a private
  * loopback, or {@code null} where there is none (no private loopback then)
  * @param launcher the native launcher
+ * @param filesystem what the command sees of the host's files: without a mount namespace
+ * the launcher builds it with Landlock ({@link Launcher#viewOptions(FilesystemView)}),
+ * its hidden directories stay as they are
  * @param uid the caller's uid, which the command keeps
  * @param gid the caller's gid, which the command keeps
  * @param keepUid whether the command gets the caller's uid back through a nested user
  * namespace (util-linux 2.38+), rather than running as uid 0 without capabilities
  */
-public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip, Launcher launcher, long uid, long gid,
-		boolean keepUid) implements SandboxMechanism {
+public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip, Launcher launcher,
+		FilesystemView filesystem, long uid, long gid, boolean keepUid) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "namespaces";
@@ -58,6 +62,7 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
 		Objects.requireNonNull(unshare, "unshare must not be null");
 		Objects.requireNonNull(launcher, "launcher must not be null");
+		Objects.requireNonNull(filesystem, "filesystem must not be null");
 	}
 
 	@Override
@@ -73,7 +78,7 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
-				this.launcher.inside(Launcher.EXEC, loopback, check, true, limits, argv));
+				this.launcher.inside(Launcher.EXEC, loopback, check, true, this.filesystem, limits, argv), List.of());
 	}
 
 	/**
@@ -105,6 +110,24 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 	@Override
 	public boolean supportsPrivateLoopback() {
 		return this.ip != null;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Without a mount namespace nothing is hidden by mounts: in a system view Landlock
+	 * refuses reading what lies outside it; in a host view every file stays readable.
+	 */
+	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.isSystem() && this.filesystem.hides(path);
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher,
+						this.filesystem.withPaths(readable, writable), this.uid, this.gid, this.keepUid);
 	}
 
 }

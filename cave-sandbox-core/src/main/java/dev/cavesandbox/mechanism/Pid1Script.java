@@ -28,11 +28,12 @@ final class Pid1Script {
 	 * @param options the options of {@code unshare} after {@code --map-root-user}
 	 * @param script the script that PID 1 runs
 	 * @param inside the launcher's argv inside the sandbox, with the command
+	 * @param listed the paths {@code outer} opens for the script's binds, in their order
 	 * @return the command line
 	 */
 	static List<String> commandLine(Launcher launcher, Path workingDirectory, Path setpriv, Path unshare,
-			List<String> options, String script, List<String> inside) {
-		List<String> command = new ArrayList<>(launcher.outer(workingDirectory));
+			List<String> options, String script, List<String> inside, List<Path> listed) {
+		List<String> command = new ArrayList<>(launcher.outer(workingDirectory, true, listed));
 		command.addAll(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--", unshare.toString()));
 		if (!launcher.hasCommandUser()) {
 			// With a command user, outer has joined the user namespace already.

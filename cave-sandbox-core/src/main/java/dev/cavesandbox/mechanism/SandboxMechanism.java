@@ -118,4 +118,19 @@ public sealed interface SandboxMechanism
 		return false;
 	}
 
+	/**
+	 * Return this mechanism with more host paths shown to the command: those of a
+	 * request, besides the view's own ({@link FilesystemView#withPaths(List, List)}).
+	 * @param readable absolute real paths shown read-only
+	 * @param writable absolute real paths shown writable
+	 * @return the mechanism, or this one when both are empty
+	 * @throws IllegalArgumentException if this mechanism cannot show listed paths
+	 */
+	default SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		if (readable.isEmpty() && writable.isEmpty()) {
+			return this;
+		}
+		throw new IllegalArgumentException("the " + name() + " mechanism cannot show listed paths to the command");
+	}
+
 }

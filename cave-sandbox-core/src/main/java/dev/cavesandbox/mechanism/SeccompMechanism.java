@@ -33,20 +33,25 @@ import dev.cavesandbox.ResourceLimits;
  * host's root, whose commands the kernel would exempt from {@code RLIMIT_NPROC}) the
  * command switches to that uid of the host, without any capability; the executor gives
  * the working directory's group to it for the execution ({@link #commandGroup()}).</li>
- * <li>What it does not give: a private loopback, hidden directories, a read-only view of
- * the host's files (only writes are limited), a PID or IPC namespace. The probe lists
- * them in its facts; a request for a private loopback is refused.</li>
+ * <li>What it does not give: a private loopback, hidden directories (in a host view the
+ * host's files stay readable; a system view keeps all but its paths from being read), a
+ * PID or IPC namespace. The probe lists them in its facts; a request for a private
+ * loopback is refused.</li>
  * </ul>
  *
  * @param launcher the native launcher
+ * @param filesystem what the command sees of the host's files, which the launcher builds
+ * with Landlock ({@link Launcher#viewOptions(FilesystemView)}); its hidden directories
+ * stay as they are
  */
-public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
+public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "seccomp";
 
 	public SeccompMechanism {
 		Objects.requireNonNull(launcher, "launcher must not be null");
+		Objects.requireNonNull(filesystem, "filesystem must not be null");
 	}
 
 	@Override
@@ -61,7 +66,7 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
 		}
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, false));
-		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, limits, argv));
+		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, this.filesystem, limits, argv));
 		return command;
 	}
 
@@ -83,6 +88,23 @@ public record SeccompMechanism(Launcher launcher) implements SandboxMechanism {
 	@Override
 	public boolean supportsPrivateLoopback() {
 		return false;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Without a mount namespace nothing is hidden by mounts: in a system view Landlock
+	 * refuses reading what lies outside it; in a host view every file stays readable.
+	 */
+	@Override
+	public boolean hides(Path path) {
+		return this.filesystem.isSystem() && this.filesystem.hides(path);
+	}
+
+	@Override
+	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
+		return (readable.isEmpty() && writable.isEmpty()) ? this
+				: new SeccompMechanism(this.launcher, this.filesystem.withPaths(readable, writable));
 	}
 
 }

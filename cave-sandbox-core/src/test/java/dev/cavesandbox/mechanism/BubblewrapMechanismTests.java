@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +15,12 @@ class BubblewrapMechanismTests {
 
 	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
 			true);
+
+	private static final FilesystemView SYSTEM = new FilesystemView(FilesystemView.Kind.SYSTEM,
+			List.of(Path.of("/tmp"), Path.of("/dev/shm")), true, List.of(Path.of("/usr"), Path.of("/etc")),
+			Map.of(Path.of("/lib"), Path.of("usr/lib"), Path.of("/bin"), Path.of("usr/bin")),
+			List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssl/private")), List.of(Path.of("/srv/data")),
+			List.of(Path.of("/srv/out")));
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
@@ -124,14 +131,77 @@ class BubblewrapMechanismTests {
 	@Test
 	void commandUserLetsOuterCreateTheUserNamespaceAndBwrapKeepOnlyWhatTheSwitchNeeds() {
 		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
-		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, HIDE_TMP_AND_RUN)
-			.commandLine(List.of("id"), Path.of("/srv/work"), false);
+		List<String> command = idInSrvWork(launcher, HIDE_TMP_AND_RUN);
 		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--",
 				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--as-pid-1",
 				"--unshare-ipc", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
 				"CAP_SETPCAP", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--ro-bind", "/", "/")
 			.endsWith("/proc/self/fd/4", "init", "--command-user", "65534", "--", "id")
 			.doesNotContain("--unshare-user");
+	}
+
+	@Test
+	void systemViewStartsFromAnEmptyRootBindsOnlyTheViewAndEndsReadOnly() {
+		List<String> command = idInSrvWork(LAUNCHER, SYSTEM);
+		assertThat(String.join(" ", command))
+			.contains("--cap-drop ALL --tmpfs / --ro-bind /usr /usr --ro-bind /etc /etc "
+					+ "--symlink usr/bin /bin --symlink usr/lib /lib --dev /dev --proc /proc --ro-bind /proc/sys /proc/sys "
+					+ "--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --dev-bind-try /dev/null /proc/keys "
+					+ "--dev-bind-try /dev/null /proc/key-users --perms 1777 --tmpfs /tmp "
+					+ "--perms 1777 --tmpfs /dev/shm --bind-fd 10 /srv/out --ro-bind-fd 11 /srv/data "
+					+ "--remount-ro /dev --bind-fd 3 /srv/work --dev-bind /dev/null /etc/shadow "
+					+ "--tmpfs /etc/ssl/private --remount-ro /etc/ssl/private --remount-ro / --chdir /srv/work -- "
+					+ "/proc/self/fd/4 init -- id")
+			.doesNotContain("--ro-bind / /")
+			.doesNotContain("--bind / /");
+	}
+
+	@Test
+	void hostViewBindsTheListedPathsAfterTheHiddenDirectoriesAndKeepsTheHostRoot() {
+		FilesystemView view = FilesystemView.of(List.of(Path.of("/tmp")), true)
+			.withPaths(List.of(Path.of("/tmp/in")), List.of(Path.of("/srv/out")));
+		List<String> command = idInSrvWork(LAUNCHER, view);
+		assertThat(String.join(" ", command)).contains("--ro-bind / / --dev /dev")
+			.contains("--perms 1777 --tmpfs /tmp --bind-fd 10 /srv/out --ro-bind-fd 11 /tmp/in --remount-ro /dev "
+					+ "--bind-fd 3 /srv/work --chdir /srv/work --")
+			.doesNotContain("--tmpfs / ")
+			.doesNotContain("--remount-ro / ");
+	}
+
+	/**
+	 * outer opens the listed paths in the order bwrap binds them (parents first, at the
+	 * same depth the writable ones first), and bwrap binds descriptor 10 + i, never the
+	 * path, which a writer of its parent could have swapped for a link.
+	 */
+	@Test
+	void listedPathsAreOpenedByOuterAndBoundThroughTheirDescriptorsInTheirOrder() {
+		FilesystemView view = FilesystemView.of(List.of(Path.of("/tmp")), true)
+			.withPaths(List.of(Path.of("/srv/a/in"), Path.of("/srv")), List.of(Path.of("/srv/a/out")));
+		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(Path.of("/l"), false, 65534), view)
+			.commandLine(List.of("id"), Path.of("/w"), false);
+		assertThat(command.subList(0, command.indexOf("/usr/bin/bwrap"))).containsExactly("/l", "outer", "--workdir",
+				"/w", "--listed", "/srv", "--listed", "/srv/a/out", "--listed", "/srv/a/in", "--command-user", "65534",
+				"--");
+		assertThat(String.join(" ", command))
+			.contains(
+					"--tmpfs /tmp --ro-bind-fd 10 /srv --bind-fd 11 /srv/a/out --ro-bind-fd 12 /srv/a/in --remount-ro")
+			.doesNotContain("--bind /srv")
+			.doesNotContain("--ro-bind /srv");
+	}
+
+	@Test
+	void systemViewWithACommandUserKeepsTheSameMounts() {
+		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
+		List<String> command = idInSrvWork(launcher, SYSTEM);
+		List<String> withoutUser = idInSrvWork(LAUNCHER, SYSTEM);
+		assertThat(command.subList(command.indexOf("--tmpfs"), command.indexOf("/proc/self/fd/4")))
+			.isEqualTo(withoutUser.subList(withoutUser.indexOf("--tmpfs"), withoutUser.indexOf("/proc/self/fd/4")));
+	}
+
+	private static List<String> idInSrvWork(Launcher launcher, FilesystemView view) {
+		return new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, view).commandLine(List.of("id"),
+				Path.of("/srv/work"), false);
 	}
 
 }

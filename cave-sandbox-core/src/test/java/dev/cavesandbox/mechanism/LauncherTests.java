@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -78,6 +79,10 @@ class LauncherTests {
 		assertThat(launcher.outer(Path.of("/w"))).containsExactly("/l", "outer", "--workdir", "/w", "--command-user",
 				"1234", "--");
 		assertThat(launcher.outer(Path.of("/w"), false)).containsExactly("/l", "outer", "--workdir", "/w", "--");
+		assertThat(launcher.outer(Path.of("/w"), true, List.of(Path.of("/a"), Path.of("/b/c")))).containsExactly("/l",
+				"outer", "--workdir", "/w", "--listed", "/a", "--listed", "/b/c", "--command-user", "1234", "--");
+		assertThat(Launcher.listedDescriptor(0)).isEqualTo(10);
+		assertThat(Launcher.listedDescriptor(2)).isEqualTo(12);
 		assertThat(launcher.inside(Launcher.EXEC, false, false, List.of("cmd"))).containsExactly(Launcher.INSIDE,
 				"exec", "--command-user", "1234", "--", "cmd");
 		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))
@@ -93,6 +98,41 @@ class LauncherTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher(Path.of("/l"), false, -2));
 		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher(Path.of("/l"), false, 1L << 31));
 		assertThat(new Launcher(Path.of("/l"), false, Integer.MAX_VALUE).commandUser()).isEqualTo(Integer.MAX_VALUE);
+	}
+
+	@Test
+	void systemViewGivesReadsThenMasksThenWritesAfterTheCommandUserAndBeforeTheLimits() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/tmp")), true,
+				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(Path.of("/bin"), Path.of("usr/bin")),
+				List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssh")), List.of(Path.of("/srv/in")),
+				List.of(Path.of("/srv/out"), Path.of("/srv/log")));
+		assertThat(new Launcher(Path.of("/l"), false, 1234).inside(Launcher.CONTAIN, false, true, true, view,
+				ResourceLimits.builder().processes(7).build(), List.of("cmd")))
+			.containsExactly(Launcher.INSIDE, "contain", "--check", "--no-mount-namespace", "--command-user", "1234",
+					"--read", "/usr", "--read", "/etc", "--read", "/srv/in", "--mask", "/etc/shadow", "--mask",
+					"/etc/ssh", "--write", "/srv/out", "--write", "/srv/log", "--limit-processes", "7", "--", "cmd");
+	}
+
+	@Test
+	void hostViewGivesOnlyItsWritablePathsAndWithoutThemNothing() {
+		FilesystemView host = FilesystemView.of(List.of(Path.of("/tmp")), true);
+		assertThat(Launcher.viewOptions(host.withPaths(List.of(Path.of("/srv/in")), List.of(Path.of("/srv/out")))))
+			.containsExactly("--write", "/srv/out");
+		assertThat(this.launcher.inside(Launcher.EXEC, false, false, true, host, ResourceLimits.NONE, List.of("cmd")))
+			.isEqualTo(this.launcher.inside(Launcher.EXEC, false, false, true, List.of("cmd")));
+	}
+
+	@Test
+	void viewIsRefusedWithAMountNamespaceAndASystemViewWithoutAnyReadPath() {
+		FilesystemView host = FilesystemView.of(List.of(), true);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.launcher.inside(Launcher.INIT, false, false, false, host, ResourceLimits.NONE,
+					List.of("cmd")))
+			.withMessageContaining("only without a mount namespace");
+		FilesystemView empty = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(), true, List.of(), Map.of(),
+				List.of(Path.of("/etc/shadow")), List.of(), List.of(), List.of(Path.of("/srv/out")));
+		assertThatIllegalArgumentException().isThrownBy(() -> Launcher.viewOptions(empty))
+			.withMessageContaining("as the host's");
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +15,39 @@ class NamespacesMechanismTests {
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
+	private static final FilesystemView HOST = FilesystemView.of(List.of(Path.of("/tmp")), true);
+
 	private static NamespacesMechanism mechanism(long uid, boolean keepUid, Path ip) {
-		return new NamespacesMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), ip, LAUNCHER, uid, uid,
-				keepUid);
+		return mechanism(uid, keepUid, ip, HOST);
+	}
+
+	private static NamespacesMechanism mechanism(long uid, boolean keepUid, Path ip, FilesystemView view) {
+		return new NamespacesMechanism(Path.of("/usr/bin/setpriv"), Path.of("/usr/bin/unshare"), ip, LAUNCHER, view,
+				uid, uid, keepUid);
+	}
+
+	@Test
+	void systemViewIsBuiltByTheLauncherWithReadsMasksAndWrites() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/tmp")), true,
+				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(Path.of("/bin"), Path.of("usr/bin")),
+				List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssl/private")), List.of(Path.of("/srv/data")),
+				List.of(Path.of("/srv/out")));
+		List<String> command = mechanism(1000, true, Path.of("/sbin/ip"), view).commandLine(List.of("true"),
+				Path.of("/srv/work"), false);
+		assertThat(command.subList(command.indexOf("cave-sandbox") + 1, command.size())).containsExactly(
+				"/proc/self/fd/4", "exec", "--no-mount-namespace", "--read", "/usr", "--read", "/etc", "--read",
+				"/srv/data", "--mask", "/etc/shadow", "--mask", "/etc/ssl/private", "--write", "/srv/out", "--",
+				"true");
+		assertThat(command).doesNotContain("/bin", "usr/bin", "/tmp");
+	}
+
+	@Test
+	void hostViewPassesOnlyItsWritablePaths() {
+		FilesystemView view = HOST.withPaths(List.of(Path.of("/srv/data")), List.of(Path.of("/srv/out")));
+		List<String> command = mechanism(1000, true, Path.of("/sbin/ip"), view).commandLine(List.of("true"),
+				Path.of("/srv/work"), false);
+		assertThat(command.subList(command.indexOf("cave-sandbox") + 1, command.size()))
+			.containsExactly("/proc/self/fd/4", "exec", "--no-mount-namespace", "--write", "/srv/out", "--", "true");
 	}
 
 	@Test
@@ -94,7 +125,7 @@ class NamespacesMechanismTests {
 	@Test
 	void commandUserLeavesTheUserNamespaceToOuterAndTheUidToTheLauncher() {
 		NamespacesMechanism mechanism = new NamespacesMechanism(Path.of("/usr/bin/setpriv"),
-				Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"), new Launcher(Path.of("/l"), false, 65534), 0, 0,
+				Path.of("/usr/bin/unshare"), Path.of("/sbin/ip"), new Launcher(Path.of("/l"), false, 65534), HOST, 0, 0,
 				true);
 		List<String> command = mechanism.commandLine(List.of("id"), Path.of("/srv/work"), false);
 		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--")

@@ -2,6 +2,7 @@ package dev.cavesandbox.mechanism;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -15,34 +16,58 @@ class SeccompMechanismTests {
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
+	private static final FilesystemView HOST = FilesystemView.of(List.of(Path.of("/tmp")), true);
+
+	@Test
+	void systemViewIsBuiltByTheContainingLauncherWithReadsMasksAndWrites() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(), true,
+				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(Path.of("/lib"), Path.of("usr/lib")),
+				List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssh")), List.of(Path.of("/home/app/data")),
+				List.of(Path.of("/srv/out")));
+		assertThat(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534), view).commandLine(List.of("true"),
+				Path.of("/srv/work"), false))
+			.containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+					"/proc/self/fd/4", "contain", "--no-mount-namespace", "--command-user", "65534", "--read", "/usr",
+					"--read", "/etc", "--read", "/home/app/data", "--mask", "/etc/shadow", "--mask", "/etc/ssh",
+					"--write", "/srv/out", "--", "true");
+	}
+
+	@Test
+	void hostViewPassesOnlyItsWritablePaths() {
+		FilesystemView view = HOST.withPaths(List.of(Path.of("/srv/data")), List.of(Path.of("/srv/out")));
+		assertThat(new SeccompMechanism(LAUNCHER, view).commandLine(List.of("true"), Path.of("/srv/work"), false))
+			.containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
+					"/proc/self/fd/4", "contain", "--no-mount-namespace", "--write", "/srv/out", "--", "true");
+	}
+
 	@Test
 	void commandLineRunsTheLauncherAsItsOwnWrapperInContainMode() {
-		List<String> command = new SeccompMechanism(LAUNCHER).commandLine(List.of("echo", "hi"), Path.of("/srv/work"),
-				false);
+		List<String> command = new SeccompMechanism(LAUNCHER, HOST).commandLine(List.of("echo", "hi"),
+				Path.of("/srv/work"), false);
 		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
 				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--", "echo", "hi");
 	}
 
 	@Test
 	void checkAndUserNamespacesArePassedToTheLauncher() {
-		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), true));
+		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), true), HOST);
 		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false, true)).containsSubsequence(
 				"/proc/self/fd/4", "contain", "--allow-userns", "--check", "--no-mount-namespace", "--", "true");
 	}
 
 	@Test
 	void commandUserGoesToContainNotToOuterAndNamesTheWorkingDirectorysGroup() {
-		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534));
+		SeccompMechanism mechanism = new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534), HOST);
 		assertThat(mechanism.commandLine(List.of("true"), Path.of("/srv/work"), false)).containsExactly(
 				"/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--", "/proc/self/fd/4",
 				"contain", "--no-mount-namespace", "--command-user", "65534", "--", "true");
 		assertThat(mechanism.commandGroup()).isEqualTo(65534);
-		assertThat(new SeccompMechanism(LAUNCHER).commandGroup()).isEqualTo(Launcher.CALLER);
+		assertThat(new SeccompMechanism(LAUNCHER, HOST).commandGroup()).isEqualTo(Launcher.CALLER);
 	}
 
 	@Test
 	void hasNoNetworkNamespaceSoNoPrivateLoopback() {
-		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER);
+		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER, HOST);
 		assertThat(mechanism.namespaces()).isEmpty();
 		assertThat(mechanism.supportsPrivateLoopback()).isFalse();
 		assertThatIllegalArgumentException()
@@ -52,17 +77,18 @@ class SeccompMechanismTests {
 
 	@Test
 	void needsOnlyTheLauncher() {
-		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER);
+		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER, HOST);
 		assertThat(mechanism.name()).isEqualTo("seccomp");
 		assertThat(mechanism.binaries()).containsExactly(LAUNCHER.path());
 		assertThat(mechanism.hides(Path.of("/run/docker.sock"))).isFalse();
-		assertThatNullPointerException().isThrownBy(() -> new SeccompMechanism(null));
+		assertThatNullPointerException().isThrownBy(() -> new SeccompMechanism(null, HOST));
+		assertThatNullPointerException().isThrownBy(() -> new SeccompMechanism(LAUNCHER, null));
 	}
 
 	@Test
 	void limitsGoToTheContainingLauncherAndThereIsNoTmpfsToSize() {
-		List<String> command = new SeccompMechanism(LAUNCHER).commandLine(List.of("true"), Path.of("/srv/work"), false,
-				false, ResourceLimits.defaults());
+		List<String> command = new SeccompMechanism(LAUNCHER, HOST).commandLine(List.of("true"), Path.of("/srv/work"),
+				false, false, ResourceLimits.defaults());
 		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
 				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--limit-memory", "4294967296",
 				"--limit-processes", "512", "--", "true");

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +20,12 @@ class UnshareMechanismTests {
 
 	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
 			true);
+
+	private static final FilesystemView SYSTEM = new FilesystemView(FilesystemView.Kind.SYSTEM,
+			List.of(Path.of("/tmp"), Path.of("/dev/shm")), true, List.of(Path.of("/usr"), Path.of("/etc")),
+			Map.of(Path.of("/lib"), Path.of("usr/lib"), Path.of("/bin"), Path.of("usr/bin")),
+			List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssl/private")), List.of(Path.of("/srv/data")),
+			List.of(Path.of("/srv/out")));
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
@@ -48,9 +55,10 @@ class UnshareMechanismTests {
 			.contains("case \"$m\" in '/tmp'|'/tmp'/*|'/run'|'/run'/*|'/tmp/cave-sandbox-1'|'/tmp/cave-sandbox-1'/*) "
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
-			.contains("  mount -n -o remount,bind,ro \"$m\"\n")
-			.endsWith("cd '/tmp/cave-sandbox-1'\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
-					+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+			.contains("  remount \"$m\" \"$o\" ,ro\n")
+			.endsWith(
+					"cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
+							+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -90,13 +98,12 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, FilesystemView.of(List.of(Path.of("/run")), false))
 			.setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -c --bind . '/srv/work'\n")
-			.contains("x=; for o in noexec noatime nodiratime strictatime; do case \",$f,\" in *,$o,*) x=$x,$o ;; "
-					+ "esac; done\nmount -n -c -o remount,bind,nosuid,nodev$x '/srv/work'\n")
+			.contains("flags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n")
 			.contains("for k in /proc/keys /proc/key-users; do if [ -e $k ]; then mount -n --bind /dev/null $k; fi; "
 					+ "done\n")
 			.contains("\ncd '/srv/work'\n")
-			.doesNotContain("mkdir")
-			.doesNotContain("remount,bind,ro");
+			.doesNotContain("mkdir -p '")
+			.doesNotContain("remount \"$m\"");
 	}
 
 	/**
@@ -161,8 +168,9 @@ class UnshareMechanismTests {
 		String script = mechanism(1000, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
-					+ "mount -n -c --bind . '/srv/work'\nwhile read -r")
-			.contains("\ncd '/srv/work'\nexec 3<&0\n");
+					+ "mount -n -c --bind . '/srv/work'\nflags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n"
+					+ "while read -r")
+			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec 3<&0\n");
 	}
 
 	@Test
@@ -172,9 +180,9 @@ class UnshareMechanismTests {
 		assertThat(script)
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mkdir -p '/run/cave-sandbox-1'\nmount -n -c --bind . '/run/cave-sandbox-1'\n")
-			.contains("mount -n -c -o remount,bind,nosuid,nodev$x '/run/cave-sandbox-1'\n")
+			.contains("flags '/run/cave-sandbox-1'; remount '/run/cave-sandbox-1' \"$f\" ,nosuid,nodev\n")
 			.contains("\ncd '/run/cave-sandbox-1'\n")
-			.doesNotContain("remount,bind,ro");
+			.doesNotContain("remount \"$m\"");
 	}
 
 	@Test
@@ -223,6 +231,83 @@ class UnshareMechanismTests {
 			.endsWith("/proc/self/fd/4", "exec", "--command-user", "65534", "--", "id")
 			.doesNotContain("--user", "--map-root-user");
 		assertThat(mechanism.setupScript(Path.of("/srv/work"), false)).doesNotContain("--map-user");
+	}
+
+	/**
+	 * A system view: a new root on a tmpfs over the first hidden directory, the system
+	 * directories, links, masks, /dev, a new proc, the hidden directories and the listed
+	 * paths in it, then pivot_root, the host's root detached, and the read-only pass.
+	 */
+	@Test
+	void systemViewBuildsANewRootPivotsIntoItAndDetachesTheHostRoot() {
+		String script = mechanism(0, true, SYSTEM).setupScript(Path.of("/srv/work"), false);
+		assertThat(script).contains("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox '/tmp'\n"
+				+ "mkdir -p '/tmp/usr' '/tmp/etc' '/tmp/dev' '/tmp/proc' '/tmp/tmp' '/tmp/dev/shm'\n"
+				+ "mount -n -c --rbind '/usr' '/tmp/usr'\nmount -n -c --rbind '/etc' '/tmp/etc'\n"
+				+ "ln -s 'usr/bin' '/tmp/bin'\nln -s 'usr/lib' '/tmp/lib'\n" + "mount -n -c --rbind /dev '/tmp/dev'\n"
+				+ "mount -n -t proc -o nosuid,nodev,noexec proc '/tmp/proc'\n"
+				+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/tmp'\n"
+				+ "mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/tmp/dev/shm'\n"
+				+ "bind 10 '/srv/out' '/tmp/srv/out' ,nosuid,nodev\nbind 11 '/srv/data' '/tmp/srv/data' ,ro\n"
+				+ "mkdir -p '/tmp/srv/work'\nmount -n -c --bind . '/tmp/srv/work'\n"
+				+ "flags '/tmp/srv/work'; remount '/tmp/srv/work' \"$f\" ,nosuid,nodev\n"
+				+ "mount -n -c --bind /dev/null '/tmp/etc/shadow'\n"
+				+ "mount -n -t tmpfs -o ro,mode=755,nosuid,nodev,noexec cave-sandbox '/tmp/etc/ssl/private'\n"
+				+ "cd '/tmp'\npivot_root . .\numount -n -l .\nwhile read -r")
+			.contains("case \"$m\" in '/srv/out'|'/etc/shadow'|'/tmp'|'/tmp'/*|'/dev/shm'|'/dev/shm'/*|'/srv/work'|"
+					+ "'/srv/work'/*) " + "continue ;; esac\n")
+			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
+			.endsWith(
+					"cd '/srv/work'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+							+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
+	}
+
+	@Test
+	void systemViewPutsItsNewRootOverAHiddenDirectoryThatHoldsNoListedPath() {
+		FilesystemView view = new FilesystemView(FilesystemView.Kind.SYSTEM,
+				List.of(Path.of("/tmp"), Path.of("/dev/shm"), Path.of("/run")), true, List.of(Path.of("/usr")),
+				Map.of(), List.of(), List.of(), List.of(Path.of("/tmp/input")), List.of());
+		assertThat(mechanism(1000, true, view).setupScript(Path.of("/srv/work"), false))
+			.contains("mount -n -t tmpfs -o mode=755,nosuid,nodev cave-sandbox '/run'\n")
+			.doesNotContain("cave-sandbox '/tmp'\n")
+			.doesNotContain("cave-sandbox '/dev/shm'\n");
+		FilesystemView none = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/dev/shm")), true,
+				List.of(Path.of("/usr")), Map.of(), List.of(), List.of(), List.of(), List.of());
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> mechanism(1000, true, none).commandLine(List.of("true"), Path.of("/w"), false))
+			.withMessageContaining("a system view needs a hidden directory");
+	}
+
+	@Test
+	void hostViewBindsTheListedPathsAndLeavesTheWritableOnesOutOfTheReadOnlyPass() {
+		FilesystemView view = HIDE_TMP_AND_RUN.withPaths(List.of(Path.of("/run/in")), List.of(Path.of("/srv/out")));
+		String script = mechanism(1000, true, view).setupScript(Path.of("/srv/work"), false);
+		assertThat(script)
+			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
+					+ "bind 10 '/srv/out' '/srv/out' ,nosuid,nodev\nbind 11 '/run/in' '/run/in' ,ro\n"
+					+ "mount -n -c --bind . '/srv/work'\n")
+			.contains("case \"$m\" in '/srv/out'|'/tmp'|")
+			.doesNotContain("pivot_root");
+	}
+
+	/**
+	 * outer opens the listed paths in the order the script binds them; the script's
+	 * {@code bind} makes the mount point by the descriptor's file type and refuses a
+	 * mount that is not the descriptor's file (a component swapped after outer opened
+	 * it).
+	 */
+	@Test
+	void listedPathsAreOpenedByOuterAndEachBindIsCheckedAgainstItsDescriptor() {
+		FilesystemView view = HIDE_TMP_AND_RUN.withPaths(List.of(Path.of("/run/in")), List.of(Path.of("/srv/out")));
+		List<String> command = mechanism(1000, true, view).commandLine(List.of("id"), Path.of("/w"), false);
+		assertThat(command.subList(0, command.indexOf("--pdeathsig") - 1)).containsExactly(
+				"/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/w", "--listed", "/srv/out", "--listed",
+				"/run/in", "--");
+		assertThat(mechanism(1000, true, view).setupScript(Path.of("/w"), false))
+			.contains("bind() { d=/proc/self/fd/$1; if [ ! -e \"$3\" ]; then if [ -d \"$d\" ]; then mkdir -p \"$3\"; "
+					+ "else mkdir -p \"${3%/*}\"; : > \"$3\"; fi; fi\n  mount -n -c --rbind \"$2\" \"$3\"\n"
+					+ "  [ \"$(stat -L -c %d:%i \"$d\")\" = \"$(stat -c %d:%i \"$3\")\" ] || { echo \"cave-sandbox: the "
+					+ "listed path $2 is not the one the launcher opened: it changed during set-up\" >&2; exit 125; }\n");
 	}
 
 }

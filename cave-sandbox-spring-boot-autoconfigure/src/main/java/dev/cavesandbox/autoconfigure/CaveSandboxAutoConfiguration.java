@@ -134,6 +134,9 @@ public final class CaveSandboxAutoConfiguration {
 		probed.put("loopback", settings.loopback());
 		probed.put("readOnlyRoot", settings.readOnlyRoot());
 		probed.put("hiddenDirectories", settings.hiddenDirectories());
+		probed.put("filesystem.view", settings.filesystem().view());
+		probed.put("filesystem.readablePaths", settings.filesystem().readablePaths());
+		probed.put("filesystem.writablePaths", settings.filesystem().writablePaths());
 		probed.put("workDirectory", settings.workDirectory());
 		// The probe runs while the conditions are evaluated, before any bean (so before
 		// any customizer) exists: it verifies and states the limits of the properties.

@@ -72,6 +72,14 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 			case "linux.command-user" -> {
 				return (((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;
 			}
+			case "filesystem.readable-paths", "filesystem.writable-paths" -> {
+				for (Object listed : (List<?>) value) {
+					Path path = Path.of((String) listed);
+					if (!path.isAbsolute() || path.getParent() == null) {
+						return "must list absolute paths other than /, but has " + listed;
+					}
+				}
+			}
 			case "hidden-directories" -> {
 				// Strings, not Paths: Boot would resolve "/" against the class path.
 				for (Object directory : (List<?>) value) {

@@ -55,6 +55,7 @@ import org.springframework.util.unit.DataSize;
  * @param limits Resource limits of every command, set by the launcher of the Linux
  * mechanisms; unisolated (fallback mode) and on macOS none is applied. A request may
  * override each of them.
+ * @param filesystem What of the host's filesystem the commands see (Linux mechanisms).
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -64,7 +65,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
 				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
-		@DefaultValue Macos macos, @DefaultValue Limits limits){
+		@DefaultValue Macos macos, @DefaultValue Limits limits, @DefaultValue Filesystem filesystem){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -102,7 +103,10 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.loopback(this.loopback)
 			.readOnlyRoot(this.readOnlyRoot)
 			.hiddenDirectories(this.hiddenDirectories.stream().map(Path::of).toList())
-			.limits(this.limits.toResourceLimits());
+			.limits(this.limits.toResourceLimits())
+			.filesystemView(this.filesystem.view())
+			.readablePaths(this.filesystem.readablePaths().stream().map(Path::of).toList())
+			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -161,6 +165,31 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * denies the network (deprecated by Apple, but still shipped).
 	 */
 	public record Macos(@DefaultValue("/usr/bin/sandbox-exec") Path sandboxExecPath) {
+
+	}
+
+	/**
+	 * What of the host's filesystem the commands see (Linux mechanisms; on macOS the
+	 * host's, read-only).
+	 *
+	 * @param view 'system' shows the command only what programs need to run: /usr, /bin,
+	 * /sbin, /lib*, /etc without its secret files (shadow, sudoers, SSH host keys, TLS
+	 * private keys), the JVM's java.home, a new /dev and /proc, the hidden directories
+	 * (empty), the working directory and the listed paths; nothing else of the host
+	 * exists inside (on the rungs without a mount namespace, Landlock refuses reading
+	 * it). 'host' shows the host's whole filesystem, read-only, without the hidden
+	 * directories.
+	 * @param readablePaths Host paths (directories or files) every command sees read-only
+	 * besides the view: absolute, without symbolic links. A path that does not exist is
+	 * left out, and the verified facts say so. A request may add more.
+	 * @param writablePaths Host paths every command sees and may write: absolute, without
+	 * symbolic links. A request may add more.
+	 */
+	public record Filesystem(@DefaultValue("system") SandboxSettings.Filesystem.View view,
+			@DefaultValue List<String> readablePaths, @DefaultValue List<String> writablePaths) {
+
+		// Strings, not Paths: Boot's conversion to Path resolves a path that the class
+		// path also has (/dev, where this project's classes lie) against the class path.
 
 	}
 

@@ -70,6 +70,11 @@ final class ProbedCapability {
 					.ifPresent((fact) -> logger.warn(
 							"cave-sandbox: {} (cave.sandbox.limits.processes does not hold); fix: {}", fact,
 							processLimitFix(fact)));
+				capability.verified()
+					.stream()
+					.filter((fact) -> fact.contains(" left out: "))
+					.forEach((fact) -> logger.warn("cave-sandbox: {}; commands do not see it (fix the path in "
+							+ "cave.sandbox.filesystem.readable-paths or writable-paths)", fact));
 			}
 			else {
 				logger.info("Network isolation unavailable (probe took {} ms): {}{}; fix: {}",

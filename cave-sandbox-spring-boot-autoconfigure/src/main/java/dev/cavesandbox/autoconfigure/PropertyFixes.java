@@ -39,6 +39,9 @@ final class PropertyFixes {
 		properties.put("loopback", "cave.sandbox.loopback");
 		properties.put("readOnlyRoot", "cave.sandbox.read-only-root");
 		properties.put("hiddenDirectories", "cave.sandbox.hidden-directories");
+		properties.put("filesystem.view", "cave.sandbox.filesystem.view");
+		properties.put("filesystem.readablePaths", "cave.sandbox.filesystem.readable-paths");
+		properties.put("filesystem.writablePaths", "cave.sandbox.filesystem.writable-paths");
 		properties.put("linux.bwrapPath", "cave.sandbox.linux.bwrap-path");
 		properties.put("linux.ipPath", "cave.sandbox.linux.ip-path");
 		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");

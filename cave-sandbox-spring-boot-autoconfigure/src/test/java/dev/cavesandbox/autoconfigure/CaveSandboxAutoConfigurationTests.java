@@ -128,6 +128,23 @@ class CaveSandboxAutoConfigurationTests {
 	}
 
 	/**
+	 * A listed path of the settings that the view leaves out (here one that does not
+	 * exist) is a fact of the probe and a WARN at startup that names it and its reason:
+	 * otherwise a typo would only show as a command's "No such file or directory".
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void aListedPathLeftOutOfTheViewIsWarnedAtStartup(CapturedOutput output) {
+		String missing = "/srv/cave-sandbox-missing-" + java.util.UUID.randomUUID();
+		this.runner.withPropertyValues("cave.sandbox.filesystem.readable-paths=" + missing)
+			.run((context) -> assertThat(context.getBean(IsolationCapability.class).verified())
+				.contains("readable path " + missing
+						+ " left out: it does not exist or cannot be resolved (NoSuchFileException)"));
+		assertThat(output.getAll()).containsPattern("WARN .*ProbedCapability.*cave-sandbox: readable path " + missing
+				+ " left out: it does not exist .*; commands do not see it");
+	}
+
+	/**
 	 * A JVM running as root whose commands stay root ({@code command-user=0}) gets no
 	 * process limit (the kernel exempts uid 0): the probe states it, and startup warns
 	 * once, with the fix. Any other user's JVM gets the limit and no warning.
@@ -482,8 +499,8 @@ class CaveSandboxAutoConfigurationTests {
 	@Tag(HostSandboxes.SANDBOX)
 	void hiddenDirectoriesAndReadOnlyRootReachTheProbe(@TempDir Path directory) {
 		this.runner
-			.withPropertyValues("cave.sandbox.hidden-directories=/run", "cave.sandbox.read-only-root=false",
-					"cave.sandbox.work-directory=" + directory)
+			.withPropertyValues("cave.sandbox.filesystem.view=host", "cave.sandbox.hidden-directories=/run",
+					"cave.sandbox.read-only-root=false", "cave.sandbox.work-directory=" + directory)
 			.run((context) -> {
 				IsolationCapability capability = context.getBean(IsolationCapability.class);
 				// The home of the private directories and the launcher is hidden too.

@@ -144,6 +144,19 @@ class CaveSandboxPropertiesTests {
 		});
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "cave.sandbox.filesystem.readable-paths=srv/relative",
+			"cave.sandbox.filesystem.writable-paths=/" })
+	void listedPathsMustBeAbsoluteAndNotTheRoot(String property) {
+		String name = property.substring(0, property.indexOf('='));
+		this.startup.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under '" + name + "'")
+				.hasStackTraceContaining("must list absolute paths other than /");
+		});
+	}
+
 	@Test
 	void mechanismNoneIsOnlyAllowedInFallbackMode() {
 		this.startup.withPropertyValues("cave.sandbox.mechanism=none").run((context) -> {
@@ -180,13 +193,53 @@ class CaveSandboxPropertiesTests {
 		});
 	}
 
+	/**
+	 * The filesystem view and its listed paths bind into the settings; a path is the host
+	 * path as written, also where the class path has a directory of that name
+	 * ({@code dev/} holds this project's packages).
+	 */
+	@Test
+	void filesystemPropertiesBindIntoTheSettings() {
+		this.runner
+			.withPropertyValues("cave.sandbox.filesystem.view=host",
+					"cave.sandbox.filesystem.readable-paths=/srv/data,/opt/tools,/dev",
+					"cave.sandbox.filesystem.writable-paths=/srv/out")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().filesystem())
+				.isEqualTo(new SandboxSettings.Filesystem(SandboxSettings.Filesystem.View.HOST,
+						List.of(Path.of("/srv/data"), Path.of("/opt/tools"), Path.of("/dev")),
+						List.of(Path.of("/srv/out")))));
+		this.runner.withPropertyValues("cave.sandbox.filesystem.view=SYSTEM")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().filesystem().view())
+				.isEqualTo(SandboxSettings.Filesystem.View.SYSTEM));
+	}
+
+	/** Without properties commands get the system view and no listed paths. */
+	@Test
+	void filesystemDefaultsToTheSystemViewWithoutListedPaths() {
+		this.runner.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().filesystem())
+			.isEqualTo(SandboxSettings.Filesystem.DEFAULT)
+			.isEqualTo(new SandboxSettings.Filesystem(SandboxSettings.Filesystem.View.SYSTEM, List.of(), List.of())));
+	}
+
+	/** A view that does not exist fails the binding of its property. */
+	@Test
+	void unknownFilesystemViewFailsWithBootsBindingReport() {
+		this.runner.withPropertyValues("cave.sandbox.filesystem.view=everything").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.filesystem.view'")
+				.hasStackTraceContaining("everything");
+		});
+	}
+
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = { "cave.sandbox.timeout|-1s|must be positive",
 			"cave.sandbox.mode|banana|failed to convert",
 			"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
 			"cave.sandbox.max-concurrent|0|must be positive", "cave.sandbox.limits.processes|0|must be positive",
 			"cave.sandbox.linux.command-user|-1|must be a uid", "cave.sandbox.limits.memory|lots|failed to convert",
-			"cave.sandbox.hidden-directories|relative|absolute path" })
+			"cave.sandbox.hidden-directories|relative|absolute path",
+			"cave.sandbox.filesystem.view|everything|failed to convert" })
 	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
 			CapturedOutput output) {
 		SpringApplication application = new SpringApplication(StartupConfiguration.class);

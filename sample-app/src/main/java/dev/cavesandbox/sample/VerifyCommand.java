@@ -358,7 +358,8 @@ final class VerifyCommand {
 		return new SandboxSettings(settings.mode(), settings.timeout(), settings.maxOutputBytes(),
 				settings.killGracePeriod(), settings.probeTimeout(), settings.maxConcurrent(), settings.queueTimeout(),
 				settings.workDirectory(), settings.env(), settings.linux(), mechanism, settings.loopback(),
-				settings.readOnlyRoot(), settings.hiddenDirectories(), settings.macos(), settings.limits());
+				settings.readOnlyRoot(), settings.hiddenDirectories(), settings.macos(), settings.limits(),
+				settings.filesystem());
 	}
 
 	/**
