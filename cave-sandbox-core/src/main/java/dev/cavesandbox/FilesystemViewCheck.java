@@ -46,17 +46,17 @@ final class FilesystemViewCheck {
 					+ "can read, except in the hidden directories" + listed);
 			return null;
 		}
-		String planted = first(facts, "planted");
+		String planted = LinuxProbe.first(facts, "planted");
 		if (!planted.equals("refused")) {
 			return "the child could read a file outside the system view (a file of everyone's the probe planted "
 					+ "beside its working directory: planted=" + (planted.isEmpty() ? "(no report)" : planted) + ")";
 		}
-		String shadow = first(facts, "shadow");
+		String shadow = LinuxProbe.first(facts, "shadow");
 		if (shadow.equals("readable") || shadow.isEmpty()) {
 			return "the child could read /etc/shadow in the system view (shadow="
 					+ (shadow.isEmpty() ? "(no report)" : shadow) + ")";
 		}
-		String rootList = first(facts, "rootlist");
+		String rootList = LinuxProbe.first(facts, "rootlist");
 		String shown = view.systemDirectories().stream().map(Path::toString).collect(Collectors.joining(", "));
 		if (mountNamespace) {
 			if (rootList.equals("refused") || rootList.isEmpty()) {
@@ -103,8 +103,8 @@ final class FilesystemViewCheck {
 			.flatMap(List::stream)
 			.filter((path) -> path.getNameCount() > 0)
 			.forEach((path) -> names.add(path.getName(0).toString()));
-		// The working directory, wherever it lies: the probe's lies in the work
-		// directory.
+		// No name of its own for the probe's working directory: it lies in the work
+		// directory, beside the private directories' home, which is a hidden directory.
 		return names;
 	}
 
@@ -126,11 +126,6 @@ final class FilesystemViewCheck {
 				.append(view.writablePaths().stream().map(Path::toString).collect(Collectors.joining(", ")));
 		}
 		return listed.toString();
-	}
-
-	private static String first(Map<String, List<String>> facts, String key) {
-		List<String> values = facts.get(key);
-		return (values == null || values.isEmpty()) ? "" : values.get(0);
 	}
 
 }

@@ -767,7 +767,7 @@ final class LinuxProbe {
 		return child.startsWith(prefix) && jvm.startsWith(prefix) && !child.equals(jvm);
 	}
 
-	private static String first(Map<String, List<String>> facts, String key) {
+	static String first(Map<String, List<String>> facts, String key) {
 		List<String> values = facts.getOrDefault(key, List.of());
 		return values.isEmpty() ? "" : values.get(0);
 	}
