@@ -62,6 +62,22 @@ public final class DestinationAddresses {
 		return (bytes.length == 4) ? refusal(IPV4, bytes) : refusal(IPV6, bytes);
 	}
 
+	/**
+	 * The first refused address of a name's answer: one refused address refuses the whole
+	 * answer (a name that answers a public and a private address is refused, whatever
+	 * their order).
+	 * @param addresses the addresses
+	 * @return the first refused address, or {@code null} when all are global
+	 */
+	static @Nullable InetAddress firstRefused(List<InetAddress> addresses) {
+		for (InetAddress address : addresses) {
+			if (refusal(address) != null) {
+				return address;
+			}
+		}
+		return null;
+	}
+
 	private static @Nullable String refusal(List<Block> table, byte[] address) {
 		for (Block block : table) {
 			if (block.contains(address)) {

@@ -3,6 +3,7 @@ package dev.cavesandbox.egress;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -111,6 +112,17 @@ class DestinationAddressesTests {
 		assertThat(DestinationAddresses.refusal(ipv6("2002:c0a8:0101::1")))
 			.isEqualTo("private (RFC 1918) in 6to4 (RFC 3056)");
 		assertThat(DestinationAddresses.refusal(ipv6("2002:0101:0101::1"))).isNull();
+	}
+
+	@Test
+	void oneRefusedAddressRefusesTheWholeAnswerInAnyOrder() throws UnknownHostException {
+		InetAddress global = literal("1.1.1.1");
+		InetAddress loopback = literal("127.0.0.1");
+		InetAddress metadata = literal("169.254.169.254");
+		assertThat(DestinationAddresses.firstRefused(List.of(global, loopback))).isEqualTo(loopback);
+		assertThat(DestinationAddresses.firstRefused(List.of(loopback, global))).isEqualTo(loopback);
+		assertThat(DestinationAddresses.firstRefused(List.of(global, metadata, loopback))).isEqualTo(metadata);
+		assertThat(DestinationAddresses.firstRefused(List.of(global, literal("8.8.8.8")))).isNull();
 	}
 
 	private static InetAddress literal(String address) throws UnknownHostException {
