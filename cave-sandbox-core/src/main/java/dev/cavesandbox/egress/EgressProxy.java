@@ -110,13 +110,19 @@ public final class EgressProxy implements AutoCloseable {
 			throw new FileAlreadyExistsException(socketPath.toString(), null, "the proxy's socket must be new");
 		}
 		ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+		boolean bound = false;
 		try {
 			server.bind(UnixDomainSocketAddress.of(socketPath));
+			bound = true;
 			Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
 		}
 		catch (IOException | RuntimeException ex) {
 			server.close();
-			Files.deleteIfExists(socketPath);
+			if (bound) {
+				// Only the socket this proxy created: a path that was taken is left
+				// alone.
+				Files.deleteIfExists(socketPath);
+			}
 			throw ex;
 		}
 		EgressProxy proxy = new EgressProxy(socketPath, policy, listener, server);

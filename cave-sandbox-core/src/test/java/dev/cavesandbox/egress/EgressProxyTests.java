@@ -3,7 +3,9 @@ package dev.cavesandbox.egress;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -19,7 +21,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
@@ -119,6 +123,47 @@ class EgressProxyTests {
 				.endsWith("hello from upstream /early");
 		}
 		assertThat(this.received).singleElement().extracting(Received::uri).isEqualTo("/early");
+	}
+
+	@Test
+	void tunnelPassesAHalfCloseOnInBothDirections() throws Exception {
+		try (ServerSocket upstream = new ServerSocket(0, 1, LOOPBACK)) {
+			// Answers only once the client's side has ended: the client's half-close must
+			// arrive.
+			CompletableFuture<Void> answered = CompletableFuture.runAsync(() -> {
+				try (Socket socket = upstream.accept()) {
+					String text = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+					socket.getOutputStream().write(("got: " + text).getBytes(StandardCharsets.US_ASCII));
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
+			});
+			EgressProxy proxy = start(policy(true, "localhost:" + upstream.getLocalPort()));
+			try (SocketChannel client = connect(proxy)) {
+				send(client, "CONNECT localhost:" + upstream.getLocalPort() + " HTTP/1.1\r\n\r\n");
+				assertThat(read(client, true)).startsWith("HTTP/1.1 200 ");
+				send(client, "ping");
+				client.shutdownOutput();
+				assertThat(read(client, false)).isEqualTo("got: ping");
+			}
+			answered.get(10, TimeUnit.SECONDS);
+		}
+	}
+
+	@Test
+	void postThatExpectsContinueGetsTheUpstreamsInterimResponse() throws IOException {
+		EgressProxy proxy = start(policy(true, "localhost:" + this.port));
+		try (SocketChannel client = connect(proxy)) {
+			send(client, "POST http://localhost:" + this.port + "/expect HTTP/1.1\r\nContent-Length: 5\r\n"
+					+ "Expect: 100-continue\r\n\r\n");
+			assertThat(read(client, true)).startsWith("HTTP/1.1 100 Continue");
+			send(client, "later");
+			assertThat(read(client, false)).startsWith("HTTP/1.1 200 ").endsWith("hello from upstream /expect");
+		}
+		assertThat(this.received).singleElement()
+			.extracting((request) -> new String(request.body(), StandardCharsets.US_ASCII))
+			.isEqualTo("later");
 	}
 
 	@Test
