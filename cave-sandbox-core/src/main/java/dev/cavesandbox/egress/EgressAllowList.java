@@ -228,11 +228,8 @@ public final class EgressAllowList {
 			if (portPart == null) {
 				return 0;
 			}
-			if (portPart.isEmpty() || portPart.length() > 5 || !portPart.chars().allMatch(Character::isDigit)) {
-				throw invalid(entry, "the port is not a number from 1 to 65535");
-			}
-			int port = Integer.parseInt(portPart);
-			if (port < 1 || port > 65535) {
+			int port = RequestTarget.portNumber(portPart);
+			if (port < 0) {
 				throw invalid(entry, "the port is not a number from 1 to 65535");
 			}
 			return port;

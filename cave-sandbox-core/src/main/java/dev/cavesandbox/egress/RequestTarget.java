@@ -107,14 +107,24 @@ record RequestTarget(String host, boolean ipv6, int port, String authority, Stri
 			}
 			return defaultPort;
 		}
-		if (portText.isEmpty() || portText.length() > 5 || !portText.chars().allMatch((c) -> c >= '0' && c <= '9')) {
-			throw new BadRequestException("the port is not a number from 1 to 65535");
-		}
-		int port = Integer.parseInt(portText);
-		if (port < 1 || port > 65535) {
+		int port = portNumber(portText);
+		if (port < 0) {
 			throw new BadRequestException("the port is not a number from 1 to 65535");
 		}
 		return port;
+	}
+
+	/**
+	 * A port as written in an authority or an allow-list entry.
+	 * @param text the decimal digits
+	 * @return the port, or {@code -1} when the text is not a number from 1 to 65535
+	 */
+	static int portNumber(String text) {
+		if (text.isEmpty() || text.length() > 5 || !text.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+			return -1;
+		}
+		int port = Integer.parseInt(text);
+		return (port >= 1 && port <= 65535) ? port : -1;
 	}
 
 	/**
