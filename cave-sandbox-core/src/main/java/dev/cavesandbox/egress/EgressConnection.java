@@ -138,7 +138,8 @@ final class EgressConnection {
 				refuseBadRequest(null, "not an HTTP/1.x request");
 				return;
 			}
-			ReferenceCountUtil.release(message);
+			// The decoder's request holds no buffer: its body comes as HttpContent
+			// messages.
 			boolean connect = HttpMethod.CONNECT.equals(request.method());
 			RequestTarget target;
 			try {
