@@ -1,0 +1,116 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.egress.EgressProxy;
+import dev.cavesandbox.mechanism.Launcher;
+
+/**
+ * The egress of one execution with an allow-list: a directory of its own (mode
+ * {@code 0711}, so that a command user of another uid can pass it) that holds the
+ * {@link EgressProxy}'s unix socket ({@value Launcher#EGRESS_SOCKET}), the
+ * {@link Launcher.Egress bridge} that the launcher starts inside the sandbox, and the
+ * variables that point the command's HTTP clients at it.
+ */
+final class EgressSession implements AutoCloseable {
+
+	private static final String DIRECTORY_PREFIX = "cave-egress-";
+
+	private final Path directory;
+
+	private final EgressProxy proxy;
+
+	private EgressSession(Path directory, EgressProxy proxy) {
+		this.directory = directory;
+		this.proxy = proxy;
+	}
+
+	/**
+	 * Create the directory in {@code parent} and start the proxy in it.
+	 * @param parent the executor's work directory
+	 * @param policy what the proxy allows
+	 * @param listener told of each decision
+	 * @return the session
+	 * @throws IOException if the directory or the socket cannot be created (a unix
+	 * socket's path is limited to 107 bytes, unix(7))
+	 */
+	static EgressSession start(Path parent, EgressPolicy policy, EgressListener listener) throws IOException {
+		Path directory = Files.createTempDirectory(parent.toAbsolutePath().normalize(), DIRECTORY_PREFIX);
+		try {
+			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx--x--x"));
+			return new EgressSession(directory,
+					EgressProxy.start(directory.resolve(Launcher.EGRESS_SOCKET), policy, listener));
+		}
+		catch (IOException | RuntimeException ex) {
+			DirectoryTrees.delete(directory);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Return the launcher's bridge to this session's proxy.
+	 * @return the bridge on {@code 127.0.0.1:}{@value SandboxSettings.Egress#PROXY_PORT}
+	 */
+	Launcher.Egress bridge() {
+		return new Launcher.Egress(this.directory, SandboxSettings.Egress.PROXY_PORT);
+	}
+
+	/**
+	 * Point the command's HTTP clients at the bridge: {@code HTTP_PROXY},
+	 * {@code HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms (curl reads only
+	 * {@code http_proxy} in lower case), {@code NO_PROXY} and {@code no_proxy} empty (a
+	 * local name has nothing to reach inside the sandbox but the bridge), and
+	 * {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties (networking properties of
+	 * {@code java.net}; {@code http.nonProxyHosts} empty, as the JDK's default would send
+	 * {@code localhost} directly), appended to the command's own.
+	 * @param environment the command's environment, changed in place
+	 */
+	static void pointAtBridge(Map<String, String> environment) {
+		String host = "127.0.0.1";
+		int port = SandboxSettings.Egress.PROXY_PORT;
+		String url = "http://" + host + ":" + port;
+		Map<String, String> variables = new LinkedHashMap<>();
+		for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")) {
+			variables.put(name, url);
+			variables.put(name.toLowerCase(java.util.Locale.ROOT), url);
+		}
+		variables.put("NO_PROXY", "");
+		variables.put("no_proxy", "");
+		environment.putAll(variables);
+		String properties = "-Dhttp.proxyHost=" + host + " -Dhttp.proxyPort=" + port + " -Dhttps.proxyHost=" + host
+				+ " -Dhttps.proxyPort=" + port + " -Dhttp.nonProxyHosts=";
+		String own = environment.get("JAVA_TOOL_OPTIONS");
+		environment.put("JAVA_TOOL_OPTIONS", (own == null || own.isBlank()) ? properties : own + " " + properties);
+	}
+
+	/**
+	 * Return what the proxy decided so far.
+	 * @return the decisions, in order
+	 */
+	List<EgressDecision> decisions() {
+		return this.proxy.decisions();
+	}
+
+	/**
+	 * Stop the proxy (every connection it still relays ends) and delete the directory.
+	 */
+	@Override
+	public void close() {
+		try {
+			this.proxy.close();
+		}
+		finally {
+			DirectoryTrees.delete(this.directory);
+		}
+	}
+
+}
