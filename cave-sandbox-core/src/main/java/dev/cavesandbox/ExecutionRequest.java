@@ -457,8 +457,8 @@ public final class ExecutionRequest {
 		/**
 		 * Let the command reach these hosts, and only these, through the egress proxy, in
 		 * place of the executor's allowed hosts (none: no egress at all). Only the rungs
-		 * with a network namespace of their own can offer it; elsewhere the execution fails
-		 * with {@link EgressUnavailableException}.
+		 * with a network namespace of their own can offer it; elsewhere the execution
+		 * fails with {@link EgressUnavailableException}.
 		 * @param entries {@code host} (ports 80 and 443), {@code *.domain} (its
 		 * subdomains, ports 80 and 443) or {@code host:port}
 		 * @return this builder

@@ -29,8 +29,8 @@ import dev.cavesandbox.egress.EgressDecision;
  * when the timeout ended the execution, and where no limit is applied (unisolated in
  * fallback mode, macOS)
  * @param egressDecisions what the egress proxy decided for each connection the command
- * asked it for, in order (host and port as the command named them, allowed or the
- * reason of the refusal); empty without an allow-list
+ * asked it for, in order (host and port as the command named them, allowed or the reason
+ * of the refusal); empty without an allow-list
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
 		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,

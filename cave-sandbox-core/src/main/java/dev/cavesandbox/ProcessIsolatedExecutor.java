@@ -189,8 +189,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			EgressAllowList allowList = allowList(request);
 			if (mechanism != null && !allowList.isEmpty()) {
 				requireEgress(mechanism);
-				egress = EgressSession.start(this.settings.workDirectory(), new EgressPolicy(allowList,
-						this.settings.egress().allowPrivateDestinations(), this.resolver), EgressListener.NONE);
+				egress = EgressSession.start(this.settings.workDirectory(),
+						new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
+						EgressListener.NONE);
 				mechanism = mechanism.withEgress(egress.bridge());
 				EgressSession.pointAtBridge(environment);
 			}
@@ -206,8 +207,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			ResourceLimits limits = this.settings.limits().overriddenBy(request.limits());
 			ProcessRunner.Spec spec = new ProcessRunner.Spec(
 					commandLine(mechanism, request, argv, realDirectory, limits, egress != null), directory,
-					wrapperEnvironment,
-					request.stdin(), (request.timeout() != null) ? request.timeout() : this.settings.timeout(),
+					wrapperEnvironment, request.stdin(),
+					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			checkLauncherUnchanged();

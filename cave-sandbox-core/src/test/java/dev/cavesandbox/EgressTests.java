@@ -41,7 +41,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 @EnabledOnOs(OS.LINUX)
 class EgressTests {
 
-	/** A name of the reserved {@code .test} domain (RFC 6761) that only the proxy knows. */
+	/**
+	 * A name of the reserved {@code .test} domain (RFC 6761) that only the proxy knows.
+	 */
 	private static final String SERVICE = "service.test";
 
 	private HttpServer server;
@@ -85,19 +87,20 @@ class EgressTests {
 	@ParameterizedTest
 	@MethodSource("rungsWithANetworkNamespace")
 	void curlPythonAndAChildJvmReachAnAllowedHost(MechanismChoice mechanism, @TempDir Path work) throws Exception {
-		Files.writeString(work.resolve("Fetch.java"), """
-				import java.net.URI;
-				import java.net.http.HttpClient;
-				import java.net.http.HttpRequest;
-				import java.net.http.HttpResponse;
-				class Fetch {
-					public static void main(String[] args) throws Exception {
-						HttpResponse<String> response = HttpClient.newHttpClient().send(
-								HttpRequest.newBuilder(URI.create(args[0])).build(), HttpResponse.BodyHandlers.ofString());
-						System.out.print("java " + response.statusCode() + " " + response.body());
-					}
-				}
-				""");
+		Files.writeString(work.resolve("Fetch.java"),
+				"""
+						import java.net.URI;
+						import java.net.http.HttpClient;
+						import java.net.http.HttpRequest;
+						import java.net.http.HttpResponse;
+						class Fetch {
+							public static void main(String[] args) throws Exception {
+								HttpResponse<String> response = HttpClient.newHttpClient().send(
+										HttpRequest.newBuilder(URI.create(args[0])).build(), HttpResponse.BodyHandlers.ofString());
+								System.out.print("java " + response.statusCode() + " " + response.body());
+							}
+						}
+						""");
 		String url = "http://localhost:" + port();
 		String script = "curl -sS " + url + "/curl\n" + "curl -sS -p " + url + "/tunnel\n"
 				+ "python3 -c 'import urllib.request,sys; print(\"python\", urllib.request.urlopen(sys.argv[1]).read()"
@@ -113,8 +116,8 @@ class EgressTests {
 			assertThat(this.received).containsExactlyInAnyOrder("GET /curl ", "GET /tunnel ", "GET /python ",
 					"GET /java ");
 			assertThat(result.egressDecisions()).hasSize(4)
-				.allSatisfy((decision) -> assertThat(decision).extracting(EgressDecision::host, EgressDecision::port,
-						EgressDecision::allowed)
+				.allSatisfy((decision) -> assertThat(decision)
+					.extracting(EgressDecision::host, EgressDecision::port, EgressDecision::allowed)
 					.containsExactly("localhost", port(), true));
 		}
 	}
@@ -191,8 +194,8 @@ class EgressTests {
 				assertThat(host).isEqualTo(SERVICE);
 				return List.of(InetAddress.getByAddress(SERVICE, new byte[] { 127, 0, 0, 1 }));
 			});
-			ExecutionResult result = executor
-				.execute(ExecutionRequest.builder("curl", "-sS", "http://" + SERVICE + ":" + port() + "/named").build());
+			ExecutionResult result = executor.execute(
+					ExecutionRequest.builder("curl", "-sS", "http://" + SERVICE + ":" + port() + "/named").build());
 			assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("served /named\n");
 			assertThat(result.egressDecisions()).singleElement().satisfies((decision) -> {
 				assertThat(decision.host()).isEqualTo(SERVICE);
@@ -209,9 +212,8 @@ class EgressTests {
 	@Test
 	void aRequestsAllowListReplacesTheSettings() throws Exception {
 		try (ProcessIsolatedExecutor executor = allowing(MechanismChoice.BWRAP, List.of("localhost:" + port()), true)) {
-			ExecutionResult none = executor.execute(ExecutionRequest.builder("sh", "-c", "echo \"[$HTTP_PROXY]\"")
-				.allowedHosts()
-				.build());
+			ExecutionResult none = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "echo \"[$HTTP_PROXY]\"").allowedHosts().build());
 			assertThat(none.stdoutText()).isEqualTo("[]\n");
 			ExecutionResult other = executor.execute(ExecutionRequest
 				.builder("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://localhost:" + port() + "/")
@@ -230,7 +232,8 @@ class EgressTests {
 	void theEnvironmentNamesTheBridge() throws Exception {
 		try (ProcessIsolatedExecutor executor = allowing(MechanismChoice.BWRAP, List.of("localhost:" + port()), true)) {
 			ExecutionResult result = executor.execute(ExecutionRequest
-				.builder("sh", "-c", "echo $HTTP_PROXY $https_proxy $ALL_PROXY \"[$NO_PROXY]\"; echo $JAVA_TOOL_OPTIONS")
+				.builder("sh", "-c",
+						"echo $HTTP_PROXY $https_proxy $ALL_PROXY \"[$NO_PROXY]\"; echo $JAVA_TOOL_OPTIONS")
 				.environment("JAVA_TOOL_OPTIONS", "-Xmx64m")
 				.build());
 			assertThat(result.stdoutText()).isEqualTo(
@@ -257,7 +260,8 @@ class EgressTests {
 		}
 		assertThat(marker).doesNotExist();
 		try (Stream<Path> left = Files.list(workDirectory)) {
-			assertThat(left.map((path) -> path.getFileName().toString())).noneMatch((name) -> name.startsWith("cave-egress"));
+			assertThat(left.map((path) -> path.getFileName().toString()))
+				.noneMatch((name) -> name.startsWith("cave-egress"));
 		}
 	}
 
@@ -273,17 +277,19 @@ class EgressTests {
 				(builder) -> builder.workDirectory(workDirectory)
 					.allowedHosts(List.of("localhost:" + port()))
 					.allowPrivateDestinations(true))) {
-			ExecutionResult result = executor.execute(ExecutionRequest
-				.builder("sh", "-c", "curl -sS -p http://localhost:" + port() + "/a; "
+			ExecutionResult result = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "curl -sS -p http://localhost:" + port() + "/a; "
 						+ "(exec 3<>/dev/null; python3 -c 'import socket,time; s=socket.create_connection((\"127.0.0.1\", 3128)); "
-						+ "s.sendall(b\"CONNECT localhost:" + port() + " HTTP/1.1\\r\\n\\r\\n\"); time.sleep(60)' &) ; sleep 1")
-				.build());
+						+ "s.sendall(b\"CONNECT localhost:" + port()
+						+ " HTTP/1.1\\r\\n\\r\\n\"); time.sleep(60)' &) ; sleep 1")
+					.build());
 			assertThat(result.stdoutText()).as(result.stderrText()).contains("served /a");
 		}
 		assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
 			.noneMatch((name) -> name.startsWith("cave-sandbox-egress"));
 		try (Stream<Path> left = Files.list(workDirectory)) {
-			assertThat(left.map((path) -> path.getFileName().toString())).noneMatch((name) -> name.startsWith("cave-egress"));
+			assertThat(left.map((path) -> path.getFileName().toString()))
+				.noneMatch((name) -> name.startsWith("cave-egress"));
 		}
 	}
 

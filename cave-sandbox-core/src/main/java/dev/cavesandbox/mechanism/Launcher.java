@@ -140,7 +140,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
-	/** The descriptor of the egress directory ({@code outer --egress}), for the bridge. */
+	/**
+	 * The descriptor of the egress directory ({@code outer --egress}), for the bridge.
+	 */
 	public static final int EGRESS_FD = 6;
 
 	/** The name of the egress proxy's unix socket in the egress directory. */
@@ -177,8 +179,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * The egress bridge of one execution with an allow-list: {@code outer --egress DIR}
 	 * opens the directory that holds the JVM's egress proxy socket
 	 * ({@value #EGRESS_SOCKET}) without following links, at descriptor
-	 * {@value #EGRESS_FD}, and the launcher inside ({@code --egress-port PORT}) listens on
-	 * {@code 127.0.0.1:PORT} of the sandbox's own network namespace and relays each
+	 * {@value #EGRESS_FD}, and the launcher inside ({@code --egress-port PORT}) listens
+	 * on {@code 127.0.0.1:PORT} of the sandbox's own network namespace and relays each
 	 * connection to that socket.
 	 *
 	 * @param directory the egress directory, absolute and normalized
@@ -189,7 +191,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 		public Egress {
 			Objects.requireNonNull(directory, "directory must not be null");
 			if (!directory.isAbsolute() || !directory.normalize().equals(directory)) {
-				throw new IllegalArgumentException("the egress directory must be absolute and normalized: " + directory);
+				throw new IllegalArgumentException(
+						"the egress directory must be absolute and normalized: " + directory);
 			}
 			if (port < 1 || port > 65535) {
 				throw new IllegalArgumentException("the egress port must be from 1 to 65535, not " + port);

@@ -125,8 +125,8 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 
 	@Override
 	public SandboxMechanism withEgress(Launcher.Egress egress) {
-		return new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress), this.filesystem,
-				this.uid, this.gid, this.keepUid);
+		return new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress),
+				this.filesystem, this.uid, this.gid, this.keepUid);
 	}
 
 	@Override

@@ -366,8 +366,8 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 
 	@Override
 	public SandboxMechanism withEgress(Launcher.Egress egress) {
-		return new UnshareMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress), this.filesystem,
-				this.uid, this.gid, this.keepUid);
+		return new UnshareMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress),
+				this.filesystem, this.uid, this.gid, this.keepUid);
 	}
 
 	@Override

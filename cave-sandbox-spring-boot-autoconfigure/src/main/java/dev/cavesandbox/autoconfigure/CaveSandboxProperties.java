@@ -56,8 +56,8 @@ import org.springframework.util.unit.DataSize;
  * mechanisms; unisolated (fallback mode) and on macOS none is applied. A request may
  * override each of them.
  * @param filesystem What of the host's filesystem the commands see (Linux mechanisms).
- * @param egress Which hosts commands may reach through the egress proxy (Linux rungs
- * with a network namespace: bwrap, unshare, namespaces).
+ * @param egress Which hosts commands may reach through the egress proxy (Linux rungs with
+ * a network namespace: bwrap, unshare, namespaces).
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -203,9 +203,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * egress at all. Otherwise each command's own network namespace gets a bridge on
 	 * 127.0.0.1:3128 to a proxy in the JVM (HTTP CONNECT and plain HTTP), HTTP_PROXY,
 	 * HTTPS_PROXY, ALL_PROXY (and lower case) and JAVA_TOOL_OPTIONS point at it, and the
-	 * proxy resolves each name itself and connects only to what it checked. Only the rungs
-	 * bwrap, unshare and namespaces can offer it; on seccomp and macOS an execution fails
-	 * with cave_sandbox_egress_unavailable.
+	 * proxy resolves each name itself and connects only to what it checked. Only the
+	 * rungs bwrap, unshare and namespaces can offer it; on seccomp and macOS an execution
+	 * fails with cave_sandbox_egress_unavailable.
 	 *
 	 * @param allowedHosts Entries 'host' (ports 80 and 443), '*.domain' (its subdomains,
 	 * ports 80 and 443) or 'host:port' (that port only). A request may replace the list.

@@ -16,8 +16,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * connection a command asked the proxy for, tagged with {@code outcome} ({@code allowed}
  * or the refusal's reason: {@code not_allowed}, {@code private_destination},
  * {@code unresolved}, {@code connect_failed}, {@code bad_request}) and {@code host}: the
- * allow-list entry that matched (bounded by the list), else {@code other}, never the
- * name the command sent (which it chooses freely). Bound to every registry like any
+ * allow-list entry that matched (bounded by the list), else {@code other}, never the name
+ * the command sent (which it chooses freely). Bound to every registry like any
  * {@link MeterBinder}; the {@link ObservedIsolatedExecutor} reports each result's
  * decisions.
  */
