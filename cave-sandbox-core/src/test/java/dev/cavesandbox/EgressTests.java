@@ -24,8 +24,11 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import dev.cavesandbox.ContainerConfinement.Profile;
+import dev.cavesandbox.ContainerConfinement.User;
 import dev.cavesandbox.egress.EgressDecision;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -291,6 +294,48 @@ class EgressTests {
 			assertThat(left.map((path) -> path.getFileName().toString()))
 				.noneMatch((name) -> name.startsWith("cave-egress"));
 		}
+	}
+
+	static Stream<Arguments> unprivilegedJvms() {
+		return Stream.of(Arguments.of(Profile.UNCONFINED, MechanismChoice.BWRAP),
+				Arguments.of(Profile.UNCONFINED, MechanismChoice.UNSHARE),
+				Arguments.of(Profile.MOUNTS_REFUSED, MechanismChoice.NAMESPACES));
+	}
+
+	/**
+	 * A JVM of an unprivileged user (nobody; on namespaces in a container that refuses
+	 * mounts) serves its own proxy, whose socket its sandbox reaches: the allowed port is
+	 * reached, another is refused.
+	 */
+	@ParameterizedTest(name = "{0}, {1}")
+	@MethodSource("unprivilegedJvms")
+	void anUnprivilegedJvmGivesItsCommandsTheAllowList(Profile profile, MechanismChoice mechanism,
+			@TempDir Path directory) throws Exception {
+		ContainerConfinement.assumeAvailable();
+		try (ContainerJvm jvm = ContainerJvm.start(directory, profile, User.NOBODY, mechanism)) {
+			assertThat(jvm.verdict().available()).as("%s; log: %s", jvm.verdict(), jvm.log()).isTrue();
+			ContainerJvm.Result result = jvm.withEgress("localhost:" + port(), "sh", "-c",
+					"id -u; curl -sS http://localhost:" + port() + "/nobody; curl -s -o /dev/null -w '%{http_code}' "
+							+ "http://localhost:" + (port() + 1) + "/");
+			assertThat(result.stdout()).as("%s; log: %s", result, jvm.log()).isEqualTo("65534\nserved /nobody\n403");
+		}
+		assertThat(control()).isEqualTo(List.of("GET /nobody ", "GET /control "));
+	}
+
+	/**
+	 * In Docker's default confinement only the seccomp rung remains: an unprivileged
+	 * JVM's execution with an allow-list fails with its code.
+	 */
+	@Test
+	void anUnprivilegedJvmInDockersDefaultConfinementRefusesTheAllowList(@TempDir Path directory) throws Exception {
+		ContainerConfinement.assumeAvailable();
+		try (ContainerJvm jvm = ContainerJvm.start(directory, Profile.DOCKER_DEFAULT, User.NOBODY,
+				MechanismChoice.AUTO)) {
+			assertThat(jvm.verdict().mechanism()).as("%s; log: %s", jvm.verdict(), jvm.log()).isEqualTo("seccomp");
+			ContainerJvm.Result result = jvm.withEgress("localhost:" + port(), "curl", "http://localhost:" + port());
+			assertThat(result.error()).as("%s", result).isEqualTo("cave_sandbox_egress_unavailable");
+		}
+		assertThat(control()).isEqualTo(List.of("GET /control "));
 	}
 
 	private static ProcessIsolatedExecutor allowing(MechanismChoice mechanism, List<String> hosts, boolean privateToo) {
