@@ -7,6 +7,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.EgressListener;
@@ -15,43 +16,48 @@ import dev.cavesandbox.egress.EgressProxy;
 import dev.cavesandbox.mechanism.Launcher;
 
 /**
- * The egress of one execution with an allow-list: a directory of its own (mode
- * {@code 0711}, so that a command user of another uid can pass it) that holds the
- * {@link EgressProxy}'s unix socket ({@value Launcher#EGRESS_SOCKET}), the
- * {@link Launcher.Egress bridge} that the launcher starts inside the sandbox, and the
- * variables that point the command's HTTP clients at it.
+ * The egress of one execution with an allow-list: a private directory of its own, in the
+ * home of the private directories (owner-only, and hidden in every sandbox, so that
+ * neither another execution nor another local user can reach the socket), opened to
+ * {@code 0711} (a command user of another uid passes it: the bridge reaches it through
+ * {@code outer}'s descriptor, not through the home), that holds the {@link EgressProxy}'s
+ * unix socket ({@value Launcher#EGRESS_SOCKET}); the {@link Launcher.Egress bridge} that
+ * the launcher starts inside the sandbox; and the variables that point the command's HTTP
+ * clients at it.
  */
 final class EgressSession implements AutoCloseable {
-
-	private static final String DIRECTORY_PREFIX = "cave-egress-";
 
 	private final Path directory;
 
 	private final EgressProxy proxy;
 
-	private EgressSession(Path directory, EgressProxy proxy) {
+	private final Consumer<Path> release;
+
+	private EgressSession(Path directory, EgressProxy proxy, Consumer<Path> release) {
 		this.directory = directory;
 		this.proxy = proxy;
+		this.release = release;
 	}
 
 	/**
-	 * Create the directory in {@code parent} and start the proxy in it.
-	 * @param parent the executor's work directory
+	 * Start the proxy in a private directory.
+	 * @param directory a new private directory
+	 * @param release gives the directory back (its tree is removed) when the session ends
+	 * or fails to start
 	 * @param policy what the proxy allows
 	 * @param listener told of each decision
 	 * @return the session
-	 * @throws IOException if the directory or the socket cannot be created (a unix
-	 * socket's path is limited to 107 bytes, unix(7))
+	 * @throws IOException if the socket cannot be created
 	 */
-	static EgressSession start(Path parent, EgressPolicy policy, EgressListener listener) throws IOException {
-		Path directory = Files.createTempDirectory(parent.toAbsolutePath().normalize(), DIRECTORY_PREFIX);
+	static EgressSession start(Path directory, Consumer<Path> release, EgressPolicy policy, EgressListener listener)
+			throws IOException {
 		try {
+			Path socket = directory.resolve(Launcher.EGRESS_SOCKET);
 			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx--x--x"));
-			return new EgressSession(directory,
-					EgressProxy.start(directory.resolve(Launcher.EGRESS_SOCKET), policy, listener));
+			return new EgressSession(directory, EgressProxy.start(socket, policy, listener), release);
 		}
 		catch (IOException | RuntimeException ex) {
-			DirectoryTrees.delete(directory);
+			release.accept(directory);
 			throw ex;
 		}
 	}
@@ -109,7 +115,7 @@ final class EgressSession implements AutoCloseable {
 			this.proxy.close();
 		}
 		finally {
-			DirectoryTrees.delete(this.directory);
+			this.release.accept(this.directory);
 		}
 	}
 

@@ -189,7 +189,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			EgressAllowList allowList = allowList(request);
 			if (mechanism != null && !allowList.isEmpty()) {
 				requireEgress(mechanism);
-				egress = EgressSession.start(this.settings.workDirectory(),
+				egress = EgressSession.start(this.privateDirectories.create(), this.privateDirectories::release,
 						new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
 						EgressListener.NONE);
 				mechanism = mechanism.withEgress(egress.bridge());

@@ -262,9 +262,8 @@ class EgressTests {
 				.withMessageContaining("no network namespace");
 		}
 		assertThat(marker).doesNotExist();
-		try (Stream<Path> left = Files.list(workDirectory)) {
-			assertThat(left.map((path) -> path.getFileName().toString()))
-				.noneMatch((name) -> name.startsWith("cave-egress"));
+		try (Stream<Path> left = Files.walk(workDirectory)) {
+			assertThat(left.map((path) -> path.getFileName().toString())).doesNotContain("egress.sock");
 		}
 	}
 
@@ -290,9 +289,8 @@ class EgressTests {
 		}
 		assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
 			.noneMatch((name) -> name.startsWith("cave-sandbox-egress"));
-		try (Stream<Path> left = Files.list(workDirectory)) {
-			assertThat(left.map((path) -> path.getFileName().toString()))
-				.noneMatch((name) -> name.startsWith("cave-egress"));
+		try (Stream<Path> left = Files.walk(workDirectory)) {
+			assertThat(left.map((path) -> path.getFileName().toString())).doesNotContain("egress.sock");
 		}
 	}
 

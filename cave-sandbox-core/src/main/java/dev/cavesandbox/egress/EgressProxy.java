@@ -6,6 +6,8 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -51,6 +53,9 @@ import org.slf4j.LoggerFactory;
  * named {@code cave-sandbox-egress-N}. {@link #close()} ends them all.
  */
 public final class EgressProxy implements AutoCloseable {
+
+	/** The longest path of a unix socket, in bytes, without its NUL (unix(7)). */
+	static final int MAX_SOCKET_PATH = 107;
 
 	/** The most connections served at once by one proxy. */
 	static final int MAX_CONNECTIONS = 64;
@@ -112,7 +117,7 @@ public final class EgressProxy implements AutoCloseable {
 		ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
 		boolean bound = false;
 		try {
-			server.bind(UnixDomainSocketAddress.of(socketPath));
+			bind(server, socketPath);
 			bound = true;
 			Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
 		}
@@ -130,6 +135,44 @@ public final class EgressProxy implements AutoCloseable {
 		logger.debug("Egress proxy listening on {}, allowing {}{}", socketPath, policy.allowList(),
 				policy.allowPrivateDestinations() ? " (private destinations too)" : "");
 		return proxy;
+	}
+
+	/**
+	 * Bind the server to the path. A unix socket's path holds at most
+	 * {@value #MAX_SOCKET_PATH} bytes (unix(7)), which a work directory of some length
+	 * and the private directories' names in it exceed: a longer path is bound through a
+	 * descriptor of its directory that this JVM holds open for the call, as
+	 * {@code /proc/self/fd/N/NAME} (proc(5): the kernel resolves the directory through
+	 * the descriptor and creates the socket in it). The descriptor is found by its link
+	 * in {@code /proc/self/fd}; that the socket then exists at the path is checked.
+	 */
+	private static void bind(ServerSocketChannel server, Path socketPath) throws IOException {
+		if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length <= MAX_SOCKET_PATH) {
+			server.bind(UnixDomainSocketAddress.of(socketPath));
+			return;
+		}
+		Path directory = socketPath.getParent().toRealPath();
+		try (DirectoryStream<Path> held = Files.newDirectoryStream(directory);
+				DirectoryStream<Path> descriptors = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+			for (Path descriptor : descriptors) {
+				Path target;
+				try {
+					target = Files.readSymbolicLink(descriptor);
+				}
+				catch (IOException ex) {
+					continue;
+				}
+				if (target.equals(directory)) {
+					server.bind(UnixDomainSocketAddress.of(descriptor.resolve(socketPath.getFileName())));
+					if (!Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
+						throw new IOException("the egress socket was not created at " + socketPath);
+					}
+					return;
+				}
+			}
+		}
+		throw new IOException("cannot bind the egress socket " + socketPath + ": its path is longer than "
+				+ MAX_SOCKET_PATH + " bytes (unix(7)) and no descriptor of its directory was found in /proc/self/fd");
 	}
 
 	/**

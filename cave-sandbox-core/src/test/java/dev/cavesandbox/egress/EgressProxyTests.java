@@ -445,6 +445,35 @@ class EgressProxyTests {
 			.isEqualTo("rw-rw-rw-");
 	}
 
+	/**
+	 * A path longer than a unix socket's 107 bytes is bound through a descriptor of its
+	 * directory; a client that reaches the directory by a shorter path (here its working
+	 * directory's relative name, as the bridge does after fchdir) gets the proxy.
+	 */
+	@Test
+	void socketWhosePathIsLongerThanAUnixSocketsIsBoundInItsDirectory() throws Exception {
+		Path deep = Files.createDirectories(this.directory.resolve("d".repeat(60)).resolve("e".repeat(60)));
+		Path socket = deep.resolve("egress.sock");
+		assertThat(socket.toString().length()).isGreaterThan(EgressProxy.MAX_SOCKET_PATH);
+		EgressProxy proxy = EgressProxy.start(socket, policy(true, "localhost:" + this.port), EgressListener.NONE);
+		this.proxies.add(proxy);
+		assertThat(proxy.socketPath()).isEqualTo(socket);
+		assertThat(Files
+			.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class,
+					java.nio.file.LinkOption.NOFOLLOW_LINKS)
+			.isOther()).as("a socket").isTrue();
+		Process client = new ProcessBuilder("python3", "-c",
+				"import socket; s = socket.socket(socket.AF_UNIX); s.connect('egress.sock'); "
+						+ "s.sendall(b'GET http://localhost:" + this.port
+						+ "/deep HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'); " + "print(s.recv(100).decode().splitlines()[0])")
+			.directory(deep.toFile())
+			.redirectErrorStream(true)
+			.start();
+		assertThat(new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+			.isEqualTo("HTTP/1.1 200 OK\n");
+		assertThat(this.received).extracting(Received::uri).containsExactly("/deep");
+	}
+
 	@Test
 	void socketPathMustNotExist() throws IOException {
 		Path taken = Files.createFile(this.directory.resolve("taken.sock"));
