@@ -55,7 +55,7 @@ public final class IsolatedExecutors {
 			String egress = settings.egress().allowedHosts().isEmpty() ? null
 					: ProcessIsolatedExecutor.egressUnavailable(capability.mechanism(), capability);
 			if (egress != null) {
-				logger.warn("cave-sandbox: cave.sandbox.egress.allowed-hosts is set, but {}: every execution that "
+				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but {}: every execution that "
 						+ "keeps that list fails with cave_sandbox_egress_unavailable", egress);
 			}
 			return ProcessIsolatedExecutor.isolated(settings, capability);
@@ -69,7 +69,7 @@ public final class IsolatedExecutors {
 					capability.cause().description(),
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
 			if (!settings.egress().allowedHosts().isEmpty()) {
-				logger.warn("cave-sandbox: cave.sandbox.egress.allowed-hosts is set, but commands run WITHOUT "
+				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but commands run WITHOUT "
 						+ "network isolation in FALLBACK mode: they reach every host, not only those listed, and no "
 						+ "proxy decides anything");
 			}

@@ -193,7 +193,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
 						EgressListener.NONE);
 				mechanism = mechanism.withEgress(egress.bridge());
-				EgressSession.pointAtBridge(environment);
+				EgressSession.pointAtBridge(environment,
+						(request.loopback() != null) ? request.loopback() : this.settings.loopback());
 			}
 			checkVisible(mechanism, CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
 					realDirectory);
@@ -294,7 +295,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK)) {
 			return "the mechanism " + mechanism.name() + " has no network namespace of the command's own, where the "
 					+ "egress bridge listens (only the rungs bwrap, unshare and namespaces have one); leave "
-					+ "cave.sandbox.egress.allowed-hosts and the request's allowedHosts empty on this host, or run "
+					+ "the allowed hosts (egress allowedHosts, and the request's allowedHosts) empty on this host, or run "
 					+ "where a user namespace can be created (see the README's Containers and Kubernetes section)";
 		}
 		if (capability == null || !capability.privateLoopback()) {

@@ -246,6 +246,43 @@ class EgressTests {
 	}
 
 	/**
+	 * With a private loopback asked for, the command's own servers stay local: local
+	 * names bypass the proxy ({@code NO_PROXY}, and the JDK's default non-proxy hosts),
+	 * and a server the command starts on {@code 127.0.0.1} answers it directly, without
+	 * any decision of the proxy.
+	 */
+	@Test
+	void aPrivateLoopbackKeepsLocalNamesLocal(@TempDir Path work) throws Exception {
+		Files.writeString(work.resolve("inside.txt"), "inside the sandbox\n");
+		try (ProcessIsolatedExecutor executor = allowing(MechanismChoice.BWRAP, List.of("localhost:" + port()), true)) {
+			ExecutionResult result = executor.execute(ExecutionRequest
+				.builder("sh", "-c", "echo \"[$NO_PROXY] [$no_proxy]\"; echo $JAVA_TOOL_OPTIONS; "
+						+ "python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 & "
+						+ "for i in $(seq 50); do curl -s http://localhost:8000/inside.txt && break; sleep 0.1; done")
+				.workingDirectory(work)
+				.loopback(true)
+				.build());
+			assertThat(result.stdoutText()).as(result.stderrText())
+				.isEqualTo("[localhost,127.0.0.1,::1] [localhost,127.0.0.1,::1]\n-Dhttp.proxyHost=127.0.0.1 "
+						+ "-Dhttp.proxyPort=3128 -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128\ninside the sandbox\n");
+			assertThat(result.egressDecisions()).isEmpty();
+		}
+	}
+
+	/** A {@code NO_PROXY} of the request's own is kept, in both spellings. */
+	@Test
+	void theRequestsOwnNoProxyIsKept() throws Exception {
+		try (ProcessIsolatedExecutor executor = allowing(MechanismChoice.BWRAP, List.of("localhost:" + port()), true)) {
+			ExecutionResult result = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "echo \"[$NO_PROXY] [$no_proxy] $HTTP_PROXY\"")
+					.environment("NO_PROXY", "internal.test")
+					.environment("HTTP_PROXY", "http://elsewhere.test:8080")
+					.build());
+			assertThat(result.stdoutText()).isEqualTo("[internal.test] [internal.test] http://127.0.0.1:3128\n");
+		}
+	}
+
+	/**
 	 * The seccomp rung has no network namespace: an execution with allowed hosts fails
 	 * with its code before anything runs, and leaves no egress directory behind.
 	 */

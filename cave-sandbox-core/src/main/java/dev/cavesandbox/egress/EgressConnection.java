@@ -172,7 +172,7 @@ final class EgressConnection {
 		EgressPolicy policy = this.proxy.policy();
 		if (!policy.allowList().allows(target.host(), target.port())) {
 			refuse(403, "Forbidden", EgressDecision.NOT_ALLOWED, target,
-					target.display() + " is not in cave.sandbox.egress.allowed-hosts");
+					target.display() + " is not in the allowed hosts (allowedHosts)");
 			return false;
 		}
 		List<InetAddress> addresses;
@@ -188,7 +188,7 @@ final class EgressConnection {
 			refuse(403, "Forbidden", EgressDecision.PRIVATE_DESTINATION, target,
 					target.display() + " resolves to " + refused.getHostAddress() + ", "
 							+ DestinationAddresses.refusal(refused)
-							+ "; refused unless cave.sandbox.egress.allow-private-destinations=true");
+							+ "; refused unless private destinations are allowed (allowPrivateDestinations)");
 			return false;
 		}
 		List<String> failures = new ArrayList<>();

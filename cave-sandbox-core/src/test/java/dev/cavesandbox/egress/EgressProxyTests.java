@@ -244,7 +244,7 @@ class EgressProxyTests {
 		String response = exchange(proxy, "CONNECT localhost:" + otherPort + " HTTP/1.1\r\n\r\n");
 		assertThat(response).startsWith("HTTP/1.1 403 Forbidden\r\n")
 			.endsWith("\r\n\r\ncave-sandbox egress: localhost:" + otherPort
-					+ " is not in cave.sandbox.egress.allowed-hosts\n");
+					+ " is not in the allowed hosts (allowedHosts)\n");
 		String plain = exchange(proxy, "GET http://localhost:" + otherPort + "/ HTTP/1.1\r\n\r\n");
 		assertThat(plain).startsWith("HTTP/1.1 403 ");
 		assertThat(proxy.decisions())
@@ -259,7 +259,7 @@ class EgressProxyTests {
 		EgressProxy proxy = start(policy(true, "localhost:" + this.port));
 		String response = exchange(proxy, "GET http://service.test:" + this.port + "/ HTTP/1.1\r\n\r\n");
 		assertThat(response).startsWith("HTTP/1.1 403 ")
-			.contains("service.test:" + this.port + " is not in cave.sandbox.egress.allowed-hosts");
+			.contains("service.test:" + this.port + " is not in the allowed hosts (allowedHosts)");
 		assertThat(proxy.decisions()).extracting(EgressDecision::reason).containsExactly("not_allowed");
 		assertThat(this.resolved).isEmpty();
 		assertThat(this.received).isEmpty();
@@ -273,7 +273,7 @@ class EgressProxyTests {
 		assertThat(response).startsWith("HTTP/1.1 403 ")
 			.contains("localhost:" + this.port + " resolves to ")
 			.contains("loopback")
-			.contains("refused unless cave.sandbox.egress.allow-private-destinations=true");
+			.contains("refused unless private destinations are allowed (allowPrivateDestinations)");
 		assertThat(proxy.decisions())
 			.containsExactly(new EgressDecision("localhost", this.port, false, "private_destination", null));
 		assertThat(this.received).isEmpty();
