@@ -7,6 +7,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.cavesandbox.egress.EgressDecision;
@@ -35,6 +36,8 @@ final class EgressSession implements AutoCloseable {
 	private final EgressProxy proxy;
 
 	private final Consumer<Path> release;
+
+	private final AtomicBoolean closed = new AtomicBoolean();
 
 	private EgressSession(Path directory, EgressProxy proxy, Consumer<Path> release) {
 		this.directory = directory;
@@ -118,10 +121,15 @@ final class EgressSession implements AutoCloseable {
 	}
 
 	/**
-	 * Stop the proxy (every connection it still relays ends) and delete the directory.
+	 * Stop the proxy (every connection it still relays ends) and give the directory back,
+	 * once: a second call does nothing (a directory given back twice would be handed to
+	 * two executions).
 	 */
 	@Override
 	public void close() {
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
 		try {
 			this.proxy.close();
 		}

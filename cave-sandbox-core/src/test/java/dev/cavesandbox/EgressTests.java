@@ -283,6 +283,25 @@ class EgressTests {
 	}
 
 	/**
+	 * Executions one after another each get an empty working directory of their own,
+	 * which is never also an egress directory (a directory given back twice would be
+	 * handed out twice).
+	 */
+	@Test
+	void consecutiveExecutionsEachGetAnEmptyWorkingDirectory() throws Exception {
+		try (ProcessIsolatedExecutor executor = allowing(MechanismChoice.BWRAP, List.of("localhost:" + port()), true)) {
+			for (int i = 0; i < 6; i++) {
+				ExecutionResult result = executor.execute(
+						ExecutionRequest.builder("sh", "-c", "pwd; ls -A; curl -s http://localhost:" + port() + "/")
+							.build());
+				assertThat(result.exitCode()).as(result.stderrText()).isZero();
+				List<String> lines = result.stdoutText().lines().toList();
+				assertThat(lines).as("pwd, an empty listing, the server's answer").hasSize(2).endsWith("served /");
+			}
+		}
+	}
+
+	/**
 	 * The seccomp rung has no network namespace: an execution with allowed hosts fails
 	 * with its code before anything runs, and leaves no egress directory behind.
 	 */
