@@ -3,9 +3,9 @@
  * before the wrapper (bwrap, or setpriv + unshare). Linux only.
  *
  *   cave-sandbox-launcher --version
- *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--command-user UID] -- WRAPPER ARGS...
- *   cave-sandbox-launcher init [--allow-inet] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
- *   cave-sandbox-launcher exec [OPTIONS] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--egress DIR] [--command-user UID] -- WRAPPER ARGS...
+ *   cave-sandbox-launcher init [--allow-inet [--egress-port PORT]] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher exec [OPTIONS] [--egress-port PORT] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
  *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace --command-user UID
  *   VIEW (exec and contain with --no-mount-namespace): --read PATH --mask PATH --write PATH
@@ -34,6 +34,14 @@
  * component swapped for a link after the JVM resolved the path makes outer refuse
  * instead of binding where the link points. init, exec and contain close them with every
  * other descriptor from 3 up.
+ *
+ * --egress DIR (outer) and --egress-port PORT (init and exec, with --allow-inet): the
+ * egress bridge of an allow-list (the JVM's egress proxy serves the unix socket
+ * DIR/egress.sock). outer opens DIR like the working directory, without following links,
+ * at descriptor EGRESS_FD; inside, after no_new_privs and before Landlock and the filter,
+ * the launcher listens on 127.0.0.1:PORT of the sandbox's own network namespace and
+ * starts the bridge (start_bridge), which relays each connection to that socket through
+ * the descriptor. A port it cannot listen on is a set-up failure.
  *
  * init (PID 1 of bwrap's PID namespace, bwrap --as-pid-1) and exec (the last step under
  * unshare): close every descriptor from 3 up but the start pipe, check that the working
@@ -159,7 +167,10 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,10 +178,13 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "8"
+#define LAUNCHER_VERSION "9"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
+/* The egress directory (outer's --egress), which holds the JVM's egress proxy socket. */
+#define EGRESS_FD 6
+#define EGRESS_SOCKET "egress.sock"
 /* The first listed path (--listed); the others follow. Above START_FD, with room. */
 #define LISTED_FD 10
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
@@ -308,6 +322,8 @@ struct options {
 	/* outer's --listed paths: paths of argv, in the wrapper's order. */
 	const char **listed;
 	size_t listed_count;
+	/* --egress-port: the port of the egress bridge on 127.0.0.1; 0: none. */
+	unsigned long egress_port;
 };
 
 /*
@@ -1125,17 +1141,20 @@ static void check(const struct options *options)
 /* ---- set-up -------------------------------------------------------------------------- */
 
 /* Close every descriptor from 3 up but the start pipe, if it is one. */
-static int close_descriptors(void)
+static int close_descriptors(int keep_egress)
 {
 	struct stat status;
 	int start = (fstat(START_FD, &status) == 0 && S_ISFIFO(status.st_mode)) ? START_FD : -1;
-	if (syscall(SYS_close_range, 3, START_FD - 1, 0) != 0 || syscall(SYS_close_range, START_FD + 1, ~0U, 0) != 0) {
+	if (syscall(SYS_close_range, 3, START_FD - 1, 0) != 0 || syscall(SYS_close_range, EGRESS_FD + 1, ~0U, 0) != 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 		for (long fd = 3; fd < max; fd++) {
-			if (fd != START_FD) {
+			if (fd != START_FD && fd != EGRESS_FD) {
 				close((int) fd);
 			}
 		}
+	}
+	if (!keep_egress) {
+		close(EGRESS_FD);
 	}
 	if (start < 0) {
 		close(START_FD);
@@ -1601,13 +1620,181 @@ static void reset_signals(void)
 	}
 }
 
+/* ---- the egress bridge ------------------------------------------------------------- */
+
+/* Write all of length bytes; 0, or -1 when the other end is gone. */
+static int send_all(int fd, const char *buffer, size_t length)
+{
+	while (length > 0) {
+		ssize_t sent = send(fd, buffer, length, MSG_NOSIGNAL);
+		if (sent < 0 && errno == EINTR) {
+			continue;
+		}
+		if (sent <= 0) {
+			return -1;
+		}
+		buffer += sent;
+		length -= (size_t) sent;
+	}
+	return 0;
+}
+
+/*
+ * Relay bytes both ways between a client of the bridge and the proxy until both ends
+ * have finished: an end that reaches end of file shuts down the other's writing half,
+ * so that a request half-closed by its client still gets its whole answer.
+ */
+static void relay(int client, int proxy)
+{
+	static char buffer[65536];
+	struct pollfd ends[2] = { { client, POLLIN, 0 }, { proxy, POLLIN, 0 } };
+	int open_ends = 2;
+	while (open_ends > 0) {
+		if (poll(ends, 2, -1) < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return;
+		}
+		for (int side = 0; side < 2; side++) {
+			if (ends[side].fd < 0 || ends[side].revents == 0) {
+				continue;
+			}
+			int to = (side == 0) ? proxy : client;
+			ssize_t length = read(ends[side].fd, buffer, sizeof buffer);
+			if (length < 0 && errno == EINTR) {
+				continue;
+			}
+			if (length <= 0) {
+				shutdown(to, SHUT_WR);
+				ends[side].fd = -1;
+				open_ends--;
+			}
+			else if (send_all(to, buffer, (size_t) length) != 0) {
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * The bridge's process: accepts each connection to 127.0.0.1:PORT of the sandbox's own
+ * network namespace and relays it, in a process of its own, to the JVM's egress proxy,
+ * the unix socket EGRESS_SOCKET in the egress directory (EGRESS_FD, its working
+ * directory from here on: the socket is reached through outer's descriptor, whatever
+ * the sandbox's mounts or Landlock show of the host). It decides nothing: the proxy
+ * checks every destination, so a command that reaches the socket without the bridge
+ * gains nothing. It runs as the command's user without any capability, with
+ * no_new_privs, not dumpable (the command can neither ptrace it, which the filter also
+ * refuses, nor write its memory through /proc), and under the filter of a rung with a
+ * mount namespace and a private loopback (socket(AF_UNIX) allowed, for the proxy), but
+ * without the command's Landlock ruleset.
+ */
+static void bridge(int listener, const struct options *options) __attribute__((noreturn));
+
+static void bridge(int listener, const struct options *options)
+{
+	if (fchdir(EGRESS_FD) != 0) {
+		_exit(EXIT_SETUP);
+	}
+	close(EGRESS_FD);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) {
+		_exit(EXIT_SETUP);
+	}
+	close(null);
+	if (options->command_user >= 0 && getuid() != (uid_t) options->command_user) {
+		switch_user(options);
+	}
+	drop_capabilities(0, 0);
+	struct options filter = { 1, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		_exit(EXIT_SETUP);
+	}
+	load_filter(&filter);
+	/* Each connection's process is reaped by the kernel. */
+	signal(SIGCHLD, SIG_IGN);
+	for (;;) {
+		int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+		if (client < 0) {
+			continue;
+		}
+		pid_t connection = fork();
+		if (connection == 0) {
+			close(listener);
+			int proxy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			struct sockaddr_un address = { .sun_family = AF_UNIX, .sun_path = EGRESS_SOCKET };
+			if (proxy < 0 || connect(proxy, (struct sockaddr *) &address, sizeof address) != 0) {
+				_exit(1);
+			}
+			relay(client, proxy);
+			_exit(0);
+		}
+		close(client);
+	}
+}
+
+/*
+ * --egress-port: listen on 127.0.0.1:PORT (the command's own loopback) before the
+ * command runs, so that its first connection finds the bridge ready, and start the
+ * bridge with that socket. With exec the bridge is not the command's child (a shell's
+ * wait(1) without arguments would wait for it): an intermediate child forks it and
+ * exits, and PID 1 of the sandbox's PID namespace inherits it; it dies with that
+ * namespace. With init it is PID 1's child, and dies the same way.
+ */
+static void start_bridge(const struct options *options, int start, int pid1)
+{
+	struct stat status;
+	if (fstat(EGRESS_FD, &status) != 0 || !S_ISDIR(status.st_mode)) {
+		fail("--egress-port needs the egress directory that outer opens for --egress at descriptor %d", EGRESS_FD);
+	}
+	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int reuse = 1;
+	struct sockaddr_in address = { .sin_family = AF_INET, .sin_port = htons((uint16_t) options->egress_port),
+				       .sin_addr = { htonl(INADDR_LOOPBACK) } };
+	if (listener < 0 || setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse) != 0
+	    || bind(listener, (struct sockaddr *) &address, sizeof address) != 0 || listen(listener, 128) != 0) {
+		fail("cannot listen on 127.0.0.1:%lu for the egress bridge: %s (is loopback up?)", options->egress_port,
+		     strerror(errno));
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		fail("cannot fork the egress bridge: %s", strerror(errno));
+	}
+	if (child == 0) {
+		if (start >= 0) {
+			close(start);
+		}
+		if (!pid1) {
+			pid_t grandchild = fork();
+			if (grandchild != 0) {
+				_exit(grandchild < 0 ? EXIT_SETUP : 0);
+			}
+		}
+		bridge(listener, options);
+	}
+	close(listener);
+	close(EGRESS_FD);
+	if (!pid1) {
+		int child_status;
+		while (waitpid(child, &child_status, 0) < 0) {
+			if (errno != EINTR) {
+				fail("lost the egress bridge's parent: %s", strerror(errno));
+			}
+		}
+		if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) {
+			fail("cannot fork the egress bridge");
+		}
+	}
+}
+
 /*
  * Set up everything but the limits and the start byte; return the start pipe (-1 when
  * there is none) for the process that becomes the command.
  */
 static int set_up(const struct options *options, int pid1)
 {
-	int start = close_descriptors();
+	int start = close_descriptors(options->egress_port != 0);
 	check_working_directory(options);
 	if (options->command_user >= 0 && !pid1) {
 		become_command_user(options);
@@ -1620,6 +1807,9 @@ static int set_up(const struct options *options, int pid1)
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		fail("cannot set no_new_privs: %s", strerror(errno));
+	}
+	if (options->egress_port != 0) {
+		start_bridge(options, start, pid1);
 	}
 	if (options->no_mount_namespace) {
 		restrict_by_landlock(options);
@@ -1707,7 +1897,8 @@ static void open_listed(const char **paths, size_t count)
 	free(fds);
 }
 
-static int outer(const char *directory, const char **listed, size_t listed_count, long command_user, char **argv)
+static int outer(const char *directory, const char **listed, size_t listed_count, const char *egress,
+		 long command_user, char **argv)
 {
 	pid_t parent = getppid();
 	const char *token = getenv(TOKEN_VARIABLE);
@@ -1742,6 +1933,14 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 		fail("cannot open this launcher through /proc/self/exe: %s", strerror(errno));
 	}
 	place(self, SELF_FD, "the launcher");
+	if (egress != NULL) {
+		int directory_fd = open_path_no_symlinks(egress, 1);
+		if (directory_fd < 0) {
+			fail("cannot open the egress directory %s without following symbolic links: %s", egress,
+			     strerror(errno));
+		}
+		place(directory_fd, EGRESS_FD, "the egress directory");
+	}
 	/* Before the start pipe, whose descriptors must not land on their numbers. */
 	open_listed(listed, listed_count);
 	char identity[64];
@@ -1782,6 +1981,9 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 	close(START_FD);
 	close(DIRECTORY_FD);
 	close(SELF_FD);
+	if (egress != NULL) {
+		close(EGRESS_FD);
+	}
 	for (size_t i = 0; i < listed_count; i++) {
 		close(LISTED_FD + (int) i);
 	}
@@ -2098,8 +2300,9 @@ int main(int argc, char **argv)
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
+	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
 	const char *directory = NULL;
+	const char *egress = NULL;
 	/* At most one path per two arguments: room for every --read, --mask and --write. */
 	options.reads = calloc((size_t) argc, sizeof *options.reads);
 	options.masks = calloc((size_t) argc, sizeof *options.masks);
@@ -2149,6 +2352,21 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--workdir") == 0 && i + 1 < argc) {
 			directory = argv[++i];
 		}
+		else if (strcmp(argv[i], "--egress") == 0 && i + 1 < argc) {
+			if (!normalized_path(argv[i + 1])) {
+				fail("--egress needs an absolute, normalized path without . or .. components, not '%s'",
+				     argv[i + 1]);
+			}
+			egress = argv[++i];
+		}
+		else if (strcmp(argv[i], "--egress-port") == 0 && i + 1 < argc) {
+			unsigned long long port = limit_value(argv[i], argv[i + 1]);
+			if (port > 65535) {
+				fail("--egress-port %s is not a port", argv[i + 1]);
+			}
+			options.egress_port = (unsigned long) port;
+			i++;
+		}
 		else if (strcmp(argv[i], "--command-user") == 0 && i + 1 < argc) {
 			unsigned long long user = limit_value(argv[i], argv[i + 1]);
 			if (user > 0x7fffffffULL) {
@@ -2181,6 +2399,15 @@ int main(int argc, char **argv)
 	if (options.listed_count > 0 && strcmp(mode, "outer") != 0) {
 		fail("--listed is for outer: the wrapper binds the listed paths through its descriptors");
 	}
+	if (egress != NULL && strcmp(mode, "outer") != 0) {
+		fail("--egress is for outer: the bridge reaches the egress directory through its descriptor");
+	}
+	if (options.egress_port != 0 && (strcmp(mode, "init") != 0 && strcmp(mode, "exec") != 0)) {
+		fail("--egress-port is for init and exec: the egress bridge needs the sandbox's own network namespace");
+	}
+	if (options.egress_port != 0 && !options.allow_inet) {
+		fail("--egress-port needs --allow-inet: the command reaches the bridge on its private loopback");
+	}
 	if (options.mask_count > 0 && options.read_count == 0) {
 		fail("--mask needs a --read path that holds it: the host view masks nothing");
 	}
@@ -2190,7 +2417,7 @@ int main(int argc, char **argv)
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
-		return outer(directory, options.listed, options.listed_count, options.command_user, command);
+		return outer(directory, options.listed, options.listed_count, egress, options.command_user, command);
 	}
 	if (strcmp(mode, "init") == 0) {
 		if (options.no_mount_namespace) {
@@ -2234,7 +2461,7 @@ int main(int argc, char **argv)
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
+		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {

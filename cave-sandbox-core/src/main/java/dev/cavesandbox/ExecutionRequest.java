@@ -18,6 +18,8 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.cavesandbox.egress.EgressAllowList;
+
 /**
  * One command to run in the sandbox. Immutable; create it with {@link #of(String...)} or
  * {@link #builder(List)}. Unset optional values take the executor's defaults
@@ -56,6 +58,8 @@ public final class ExecutionRequest {
 
 	private final List<Path> writablePaths;
 
+	private final @Nullable List<String> allowedHosts;
+
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -70,6 +74,7 @@ public final class ExecutionRequest {
 		this.limits = builder.limits;
 		this.readablePaths = List.copyOf(builder.readablePaths);
 		this.writablePaths = List.copyOf(builder.writablePaths);
+		this.allowedHosts = (builder.allowedHosts != null) ? List.copyOf(builder.allowedHosts) : null;
 	}
 
 	/**
@@ -215,6 +220,16 @@ public final class ExecutionRequest {
 		return this.writablePaths;
 	}
 
+	/**
+	 * Return the hosts this command may reach through the egress proxy, in place of the
+	 * executor's {@linkplain SandboxSettings.Egress#allowedHosts() allowed hosts}.
+	 * @return normalized entries ({@link EgressAllowList}), empty for no egress at all,
+	 * or {@code null} for the executor's
+	 */
+	public @Nullable List<String> allowedHosts() {
+		return this.allowedHosts;
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -251,6 +266,8 @@ public final class ExecutionRequest {
 		private final List<Path> readablePaths = new ArrayList<>();
 
 		private final List<Path> writablePaths = new ArrayList<>();
+
+		private @Nullable List<String> allowedHosts;
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -433,6 +450,26 @@ public final class ExecutionRequest {
 		public Builder writablePaths(Path... paths) {
 			for (Path path : paths) {
 				this.writablePaths.add(checkListed("writable path", path));
+			}
+			return this;
+		}
+
+		/**
+		 * Let the command reach these hosts, and only these, through the egress proxy, in
+		 * place of the executor's allowed hosts (none: no egress at all). Only the rungs
+		 * with a network namespace of their own can offer it; elsewhere the execution
+		 * fails with {@link EgressUnavailableException}.
+		 * @param entries {@code host} (ports 80 and 443), {@code *.domain} (its
+		 * subdomains, ports 80 and 443) or {@code host:port}
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if an entry has none of those forms
+		 */
+		public Builder allowedHosts(String... entries) {
+			try {
+				this.allowedHosts = EgressAllowList.of(Arrays.asList(entries)).entries();
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidExecutionRequestException(ex.getMessage());
 			}
 			return this;
 		}

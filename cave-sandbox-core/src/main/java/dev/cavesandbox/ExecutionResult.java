@@ -3,8 +3,11 @@ package dev.cavesandbox;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
+
+import dev.cavesandbox.egress.EgressDecision;
 
 /**
  * What one execution produced. Immutable.
@@ -25,10 +28,35 @@ import org.jspecify.annotations.Nullable;
  * of {@code SIGXFSZ} under a file size limit), else {@code null}; always {@code null}
  * when the timeout ended the execution, and where no limit is applied (unisolated in
  * fallback mode, macOS)
+ * @param egressDecisions what the egress proxy decided for each connection the command
+ * asked it for, in order (host and port as the command named them, allowed or the reason
+ * of the refusal); empty without an allow-list
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
 		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,
-		@Nullable ResourceLimit limitExceeded) {
+		@Nullable ResourceLimit limitExceeded, List<EgressDecision> egressDecisions) {
+
+	public ExecutionResult {
+		egressDecisions = List.copyOf(egressDecisions);
+	}
+
+	/**
+	 * Create a result without egress decisions.
+	 * @param exitCode the exit code
+	 * @param stdout the captured stdout
+	 * @param stderr the captured stderr
+	 * @param stdoutTruncated whether stdout was truncated
+	 * @param stderrTruncated whether stderr was truncated
+	 * @param timedOut whether the timeout ended the execution
+	 * @param wallTime the wall-clock time
+	 * @param isolation the isolation that was applied
+	 * @param limitExceeded the resource limit that ended the command, or {@code null}
+	 */
+	public ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
+			boolean timedOut, Duration wallTime, Isolation isolation, @Nullable ResourceLimit limitExceeded) {
+		this(exitCode, stdout, stderr, stdoutTruncated, stderrTruncated, timedOut, wallTime, isolation, limitExceeded,
+				List.of());
+	}
 
 	/**
 	 * Create a result of a command that no known resource limit ended.

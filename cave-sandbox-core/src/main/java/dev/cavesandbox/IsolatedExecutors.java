@@ -52,6 +52,12 @@ public final class IsolatedExecutors {
 	 */
 	public static IsolatedExecutor create(SandboxSettings settings, IsolationCapability capability) {
 		if (capability.available()) {
+			String egress = settings.egress().allowedHosts().isEmpty() ? null
+					: ProcessIsolatedExecutor.egressUnavailable(capability.mechanism(), capability);
+			if (egress != null) {
+				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but {}: every execution that "
+						+ "keeps that list fails with cave_sandbox_egress_unavailable", egress);
+			}
 			return ProcessIsolatedExecutor.isolated(settings, capability);
 		}
 		if (settings.mode() == SandboxMode.FALLBACK) {
@@ -62,6 +68,11 @@ public final class IsolatedExecutors {
 							+ "isolation 'none'. Fix: {}. Set the mode to strict to fail closed instead.",
 					capability.cause().description(),
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
+			if (!settings.egress().allowedHosts().isEmpty()) {
+				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but commands run WITHOUT "
+						+ "network isolation in FALLBACK mode: they reach every host, not only those listed, and no "
+						+ "proxy decides anything");
+			}
 			return ProcessIsolatedExecutor.unisolated(settings);
 		}
 		return new UnavailableIsolatedExecutor(capability);

@@ -19,6 +19,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.cavesandbox.egress.EgressAllowList;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.LinuxNamespace;
 import dev.cavesandbox.mechanism.SandboxExecMechanism;
@@ -65,6 +70,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	private final Isolation isolation;
 
 	private final ProcessRunner runner;
+
+	/** How the egress proxy resolves names; only tests replace it. */
+	private volatile HostResolver resolver = HostResolver.SYSTEM;
 
 	private final PrivateDirectories privateDirectories;
 
@@ -169,6 +177,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		else {
 			checkedDirectory = checkWorkingDirectory(directory);
 		}
+		@Nullable EgressSession egress = null;
 		try {
 			// The path that was checked, not resolved again: a component swapped for a
 			// symbolic link in between would otherwise be followed, and the launcher
@@ -177,6 +186,16 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
 			SandboxMechanism mechanism = (this.capability != null)
 					? withListedPaths(this.capability.mechanism(), request) : null;
+			EgressAllowList allowList = allowList(request);
+			if (mechanism != null && !allowList.isEmpty()) {
+				requireEgress(mechanism);
+				egress = EgressSession.start(this.privateDirectories.create(), this.privateDirectories::release,
+						new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
+						EgressListener.NONE);
+				mechanism = mechanism.withEgress(egress.bridge());
+				EgressSession.pointAtBridge(environment,
+						(request.loopback() != null) ? request.loopback() : this.settings.loopback());
+			}
 			checkVisible(mechanism, CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
 					realDirectory);
 			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
@@ -188,8 +207,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
 			ResourceLimits limits = this.settings.limits().overriddenBy(request.limits());
 			ProcessRunner.Spec spec = new ProcessRunner.Spec(
-					commandLine(mechanism, request, argv, realDirectory, limits), directory, wrapperEnvironment,
-					request.stdin(), (request.timeout() != null) ? request.timeout() : this.settings.timeout(),
+					commandLine(mechanism, request, argv, realDirectory, limits, egress != null), directory,
+					wrapperEnvironment, request.stdin(),
+					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
 					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 			checkLauncherUnchanged();
@@ -204,10 +224,18 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			if (this.capability != null) {
 				checkLauncher(outcome, request.argv().get(0), launchToken);
 			}
+			List<EgressDecision> decisions = List.of();
+			if (egress != null) {
+				// Closed first: a connection still relayed for a process the command left
+				// behind ends here, and the list is complete.
+				egress.close();
+				decisions = egress.decisions();
+			}
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
 					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(),
-							appliesLimits() ? limits : ResourceLimits.NONE));
+							appliesLimits() ? limits : ResourceLimits.NONE),
+					decisions);
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not start " + request.argv().get(0) + ": " + ex.getMessage(), ex);
@@ -218,10 +246,63 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					ex);
 		}
 		finally {
+			if (egress != null) {
+				egress.close();
+			}
 			if (privateDirectory) {
 				this.privateDirectories.release(directory);
 			}
 		}
+	}
+
+	/**
+	 * Resolve the egress proxy's names with the given resolver from now on (tests, which
+	 * may resolve no name but to a loopback address).
+	 */
+	void resolveHostsWith(HostResolver resolver) {
+		this.resolver = resolver;
+	}
+
+	/**
+	 * The allow-list of the request, else the settings'.
+	 */
+	private EgressAllowList allowList(ExecutionRequest request) {
+		List<String> entries = request.allowedHosts();
+		return (entries != null) ? EgressAllowList.of(entries) : this.settings.egress().allowList();
+	}
+
+	/**
+	 * Throw where the mechanism cannot give the command the egress bridge: it needs a
+	 * network namespace of the command's own with a private loopback that the probe
+	 * verified.
+	 */
+	private void requireEgress(SandboxMechanism mechanism) {
+		String why = egressUnavailable(mechanism, this.capability);
+		if (why != null) {
+			throw new EgressUnavailableException("allowed hosts were given, but " + why);
+		}
+	}
+
+	/**
+	 * Return why the verified mechanism cannot give a command the egress bridge, or
+	 * {@code null} where it can: it needs a network namespace of the command's own with a
+	 * private loopback that the probe verified.
+	 * @param mechanism the mechanism
+	 * @param capability the probe's verdict
+	 * @return the reason with its fix, or {@code null}
+	 */
+	static @Nullable String egressUnavailable(SandboxMechanism mechanism, @Nullable IsolationCapability capability) {
+		if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK)) {
+			return "the mechanism " + mechanism.name() + " has no network namespace of the command's own, where the "
+					+ "egress bridge listens (only the rungs bwrap, unshare and namespaces have one); leave "
+					+ "the allowed hosts (egress allowedHosts, and the request's allowedHosts) empty on this host, or run "
+					+ "where a user namespace can be created (see the README's Containers and Kubernetes section)";
+		}
+		if (capability == null || !capability.privateLoopback()) {
+			return "the mechanism " + mechanism.name() + " cannot give a private loopback on this host, where the "
+					+ "egress bridge listens (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + ")";
+		}
+		return null;
 	}
 
 	/**
@@ -327,11 +408,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * of the request or the settings, and the merged resource limits.
 	 */
 	private List<String> commandLine(@Nullable SandboxMechanism mechanism, ExecutionRequest request, List<String> argv,
-			Path realDirectory, ResourceLimits limits) {
+			Path realDirectory, ResourceLimits limits, boolean egress) {
 		if (this.capability == null || mechanism == null) {
 			return argv;
 		}
-		boolean loopback = (request.loopback() != null) ? request.loopback() : this.settings.loopback();
+		// The egress bridge listens on the private loopback, whatever the request says.
+		boolean loopback = egress || ((request.loopback() != null) ? request.loopback() : this.settings.loopback());
 		if (loopback && !this.capability.privateLoopback()) {
 			String why = mechanism.namespaces().contains(LinuxNamespace.NETWORK)
 					|| mechanism instanceof SandboxExecMechanism

@@ -12,6 +12,9 @@ import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.cavesandbox.egress.DestinationAddresses;
+import dev.cavesandbox.egress.EgressAllowList;
+
 /**
  * Executor-wide settings: the defaults of every request, the mechanism and its host
  * paths. Immutable; create it with {@link #builder()}. The Spring Boot starter binds them
@@ -45,11 +48,13 @@ import org.jspecify.annotations.Nullable;
  * (default {@link ResourceLimits#defaults()})
  * @param filesystem what of the host's filesystem every command sees (default: the
  * {@linkplain Filesystem.View#SYSTEM system} view, no listed paths)
+ * @param egress which hosts commands may reach through the egress proxy (default
+ * {@link Egress#NONE}: no egress at all)
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
 		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos,
-		ResourceLimits limits, Filesystem filesystem) {
+		ResourceLimits limits, Filesystem filesystem, Egress egress) {
 
 	/**
 	 * The directories hidden by default: where host services put their unix sockets
@@ -93,6 +98,36 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(macos, "macos must not be null");
 		Objects.requireNonNull(limits, "limits must not be null");
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
+		Objects.requireNonNull(egress, "egress must not be null");
+	}
+
+	/**
+	 * Create the settings without egress.
+	 * @param mode what to do when isolation is unavailable
+	 * @param timeout the default timeout of an execution
+	 * @param maxOutputBytes the default cap of each output stream, in bytes
+	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
+	 * @param probeTimeout the time limit of the isolation probe
+	 * @param maxConcurrent how many executions may run at once
+	 * @param queueTimeout how long an execution waits for a free slot
+	 * @param workDirectory where the private working directories are created
+	 * @param env the environment of every child
+	 * @param linux the host paths of the Linux mechanisms
+	 * @param mechanism which mechanism isolates the commands
+	 * @param loopback whether commands get a private loopback interface
+	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
+	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
+	 * @param macos the host paths of the macOS mechanism
+	 * @param limits the resource limits of every command
+	 * @param filesystem what of the host's filesystem every command sees
+	 */
+	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
+			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
+			MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
+			Macos macos, ResourceLimits limits, Filesystem filesystem) {
+		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
+				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, filesystem,
+				Egress.NONE);
 	}
 
 	/**
@@ -120,6 +155,44 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			Macos macos, ResourceLimits limits) {
 		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
 				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, Filesystem.DEFAULT);
+	}
+
+	/**
+	 * Which hosts commands may reach through the egress proxy: where the list is not
+	 * empty, each execution's network namespace gets a bridge on
+	 * {@code 127.0.0.1:}{@value #PROXY_PORT} to a proxy that the JVM serves on a unix
+	 * socket, the command's environment points {@code HTTP_PROXY} and the others at it,
+	 * and the proxy resolves and checks every destination ({@link EgressAllowList}). Only
+	 * the rungs with a network namespace of their own (bwrap, unshare, namespaces) can
+	 * offer it; elsewhere an execution with an allow-list fails with
+	 * {@link EgressUnavailableException} ({@code cave_sandbox_egress_unavailable}).
+	 *
+	 * @param allowedHosts {@code host}, {@code *.domain} or {@code host:port} entries
+	 * ({@link EgressAllowList#of(List)}); empty (the default): no egress at all
+	 * @param allowPrivateDestinations whether the proxy may connect to loopback, private,
+	 * link-local, CGNAT, multicast and other non-global addresses
+	 * ({@link DestinationAddresses}; default {@code false})
+	 */
+	public record Egress(List<String> allowedHosts, boolean allowPrivateDestinations) {
+
+		/** The port of the egress bridge on each command's private loopback. */
+		public static final int PROXY_PORT = 3128;
+
+		/** No egress at all. */
+		public static final Egress NONE = new Egress(List.of(), false);
+
+		public Egress {
+			allowedHosts = List.copyOf(EgressAllowList.of(allowedHosts).entries());
+		}
+
+		/**
+		 * Return the allow-list.
+		 * @return the allow-list of {@link #allowedHosts()}
+		 */
+		public EgressAllowList allowList() {
+			return EgressAllowList.of(this.allowedHosts);
+		}
+
 	}
 
 	/**
@@ -375,6 +448,10 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		private List<Path> writablePaths = new ArrayList<>();
 
+		private List<String> allowedHosts = new ArrayList<>();
+
+		private boolean allowPrivateDestinations;
+
 		private Builder() {
 		}
 
@@ -560,6 +637,28 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
+		 * Replace the hosts commands may reach through the egress proxy.
+		 * @param entries {@code host}, {@code *.domain} or {@code host:port} (default
+		 * none: no egress)
+		 * @return this builder
+		 */
+		public Builder allowedHosts(Iterable<String> entries) {
+			this.allowedHosts = new ArrayList<>();
+			entries.forEach(this.allowedHosts::add);
+			return this;
+		}
+
+		/**
+		 * Set whether the egress proxy may connect to non-global addresses.
+		 * @param allow whether it may (default {@code false})
+		 * @return this builder
+		 */
+		public Builder allowPrivateDestinations(boolean allow) {
+			this.allowPrivateDestinations = allow;
+			return this;
+		}
+
+		/**
 		 * Build the settings.
 		 * @return the settings
 		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
@@ -573,7 +672,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 							this.userNamespaces, this.commandUser),
 					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 					new Macos(this.sandboxExecPath), this.limits,
-					new Filesystem(this.filesystemView, this.readablePaths, this.writablePaths));
+					new Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),
+					new Egress(this.allowedHosts, this.allowPrivateDestinations));
 		}
 
 	}

@@ -48,7 +48,12 @@ final class ContainerConfinement {
 		 * Only the mount calls refused with EPERM, as containerd's AppArmor profile does
 		 * under Kubernetes; user and network namespaces can be created.
 		 */
-		MOUNTS_REFUSED("mounts-refused");
+		MOUNTS_REFUSED("mounts-refused"),
+
+		/**
+		 * Nothing refused: a host's own JVM, as {@link User#NOBODY} an unprivileged one.
+		 */
+		UNCONFINED("unconfined");
 
 		private final String argument;
 

@@ -33,10 +33,11 @@ import static org.awaitility.Awaitility.await;
  * same user in the same confinement, without the sandbox).
  * <p>
  * Layout of the test's directory (made reachable by everyone): {@code classpath} (the
- * core's and the tests' classes and the logging jars, copied where nobody can read them;
- * {@code ~/.m2} is root's), {@code work} (the executor's work directory) and
- * {@code commands} (the commands' working directory, outside the hidden directories only
- * because it is the working directory); the last two belong to the JVM's user.
+ * core's and the tests' classes, the logging jars and Netty's (the egress proxy), copied
+ * where nobody can read them; {@code ~/.m2} is root's), {@code work} (the executor's work
+ * directory) and {@code commands} (the commands' working directory, outside the hidden
+ * directories only because it is the working directory); the last two belong to the JVM's
+ * user.
  */
 final class ContainerJvm implements AutoCloseable {
 
@@ -131,7 +132,7 @@ final class ContainerJvm implements AutoCloseable {
 				}
 				entries.add(copy.toString());
 			}
-			else if (name.startsWith("slf4j-") || name.startsWith("jspecify-")) {
+			else if (name.startsWith("slf4j-") || name.startsWith("jspecify-") || name.startsWith("netty-")) {
 				entries.add(Files.copy(path, directory.resolve(entries.size() + "-" + name)).toString());
 			}
 		}
@@ -185,6 +186,18 @@ final class ContainerJvm implements AutoCloseable {
 	/** Run a command in the sandbox with a private loopback requested. */
 	Result withLoopback(String... argv) throws IOException {
 		return awaitResult(start("loopback", null, argv));
+	}
+
+	/**
+	 * Run a command in the sandbox with an allow-list of its own, by the executor whose
+	 * proxy may connect to private destinations (the test's loopback server).
+	 * @param allowedHosts the request's allowed hosts, comma-separated
+	 * @param argv the command
+	 */
+	Result withEgress(String allowedHosts, String... argv) throws IOException {
+		return awaitResult(
+				start("egress:" + Base64.getEncoder().encodeToString(allowedHosts.getBytes(StandardCharsets.UTF_8)),
+						null, argv));
 	}
 
 	/**

@@ -19,12 +19,14 @@ import java.util.List;
  * VERDICT available=BOOLEAN mechanism=NAME|- cause=CAUSE|- detail=BASE64
  * FACT BASE64                                   (one per verified fact)
  * READY
- * in:  ID isolated|loopback|unisolated TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
+ * in:  ID isolated|loopback|unisolated|egress:BASE64_HOSTS TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
  * out: RESULT ID exit=N timedOut=BOOLEAN isolation=BASE64 stdout=BASE64 stderr=BASE64
  *      RESULT ID error=CODE|CLASS message=BASE64
  * </pre> Each command runs on a thread of its own, so that a long one does not hold the
  * others back; the unisolated executor (the same user in the same confinement, without
- * the sandbox) serves the tests' controls.
+ * the sandbox) serves the tests' controls, and an isolated executor whose egress proxy
+ * may connect to private destinations serves the requests with an allow-list
+ * ({@code egress:}, comma-separated hosts).
  */
 public final class ContainerSandboxMain {
 
@@ -41,6 +43,9 @@ public final class ContainerSandboxMain {
 		SandboxSettings strict = settings.mode(SandboxMode.STRICT).mechanism(MechanismChoice.valueOf(args[0])).build();
 		IsolationCapability capability = new NetworkIsolationProbe(strict).probe();
 		IsolatedExecutor isolated = IsolatedExecutors.create(strict, capability);
+		IsolatedExecutor egress = capability.available()
+				? ProcessIsolatedExecutor.isolated(settings.allowPrivateDestinations(true).build(), capability)
+				: isolated;
 		IsolatedExecutor unisolated = ProcessIsolatedExecutor
 			.unisolated(settings.mode(SandboxMode.FALLBACK).mechanism(MechanismChoice.NONE).build());
 		print("VERDICT available=" + capability.available() + " mechanism="
@@ -53,13 +58,15 @@ public final class ContainerSandboxMain {
 		String line;
 		while ((line = in.readLine()) != null) {
 			String[] fields = line.split(" ");
-			Thread thread = new Thread(() -> run(fields, fields[1].equals("unisolated") ? unisolated : isolated),
-					"command-" + fields[0]);
+			IsolatedExecutor executor = fields[1].equals("unisolated") ? unisolated
+					: fields[1].startsWith("egress:") ? egress : isolated;
+			Thread thread = new Thread(() -> run(fields, executor), "command-" + fields[0]);
 			thread.setDaemon(true);
 			thread.start();
 		}
 		// stdin closed: the test is done with this JVM
 		isolated.close();
+		egress.close();
 		unisolated.close();
 	}
 
@@ -74,6 +81,11 @@ public final class ContainerSandboxMain {
 		}
 		if (fields[1].equals("loopback")) {
 			request.loopback(true);
+		}
+		if (fields[1].startsWith("egress:")) {
+			request.allowedHosts(new String(Base64.getDecoder().decode(fields[1].substring("egress:".length())),
+					StandardCharsets.UTF_8)
+				.split(","));
 		}
 		if (!fields[3].equals("-")) {
 			request.workingDirectory(Path.of(fields[3]));

@@ -10,6 +10,8 @@
 #   does; everything else allowed.
 # PROFILE mounts-refused: only the mount calls refused with EPERM (containerd's AppArmor
 #   profile under Kubernetes); no capability change.
+# PROFILE unconfined: no filter and no capability change (a host's own unprivileged JVM,
+#   with USER nobody).
 # USER root keeps the user; USER nobody switches to uid and gid 65534 with no groups.
 import errno, os, sys
 
@@ -23,9 +25,9 @@ MOUNT_CALLS = ("mount", "umount2", "pivot_root", "open_tree", "move_mount", "fso
 # CLONE_NEWNET: Docker's mask 0x7E020000.
 CLONE_NEW_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 
-if len(sys.argv) < 5 or sys.argv[3] != "--" or sys.argv[1] not in ("docker-default", "mounts-refused") \
+if len(sys.argv) < 5 or sys.argv[3] != "--" or sys.argv[1] not in ("docker-default", "mounts-refused", "unconfined") \
         or sys.argv[2] not in ("root", "nobody"):
-    sys.exit("usage: container-confinement.py docker-default|mounts-refused root|nobody -- COMMAND...")
+    sys.exit("usage: container-confinement.py docker-default|mounts-refused|unconfined root|nobody -- COMMAND...")
 profile, user, command = sys.argv[1], sys.argv[2], sys.argv[4:]
 
 setpriv = ["/usr/bin/setpriv"]
@@ -43,5 +45,6 @@ if profile == "docker-default":
     for flag in CLONE_NEW_FLAGS:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-rules.load()
+if profile != "unconfined":
+    rules.load()
 os.execv(setpriv[0], setpriv + ["--"] + command)

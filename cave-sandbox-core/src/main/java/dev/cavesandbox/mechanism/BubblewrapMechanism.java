@@ -200,6 +200,11 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	}
 
 	@Override
+	public SandboxMechanism withEgress(Launcher.Egress egress) {
+		return new BubblewrapMechanism(this.bwrap, this.launcher.withEgress(egress), this.filesystem);
+	}
+
+	@Override
 	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
 		return (readable.isEmpty() && writable.isEmpty()) ? this
 				: new BubblewrapMechanism(this.bwrap, this.launcher, this.filesystem.withPaths(readable, writable));

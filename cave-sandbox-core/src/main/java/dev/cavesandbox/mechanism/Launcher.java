@@ -77,7 +77,7 @@ import dev.cavesandbox.ResourceLimits;
  * @param commandUser the uid (and gid) a root JVM's command runs as, or {@value #CALLER}
  * for the caller's
  */
-public record Launcher(Path path, boolean userNamespaces, long commandUser) {
+public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nullable Egress egress) {
 
 	/** No command user: the command keeps the caller's uid. */
 	public static final long CALLER = -1;
@@ -140,6 +140,14 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
+	/**
+	 * The descriptor of the egress directory ({@code outer --egress}), for the bridge.
+	 */
+	public static final int EGRESS_FD = 6;
+
+	/** The name of the egress proxy's unix socket in the egress directory. */
+	public static final String EGRESS_SOCKET = "egress.sock";
+
 	public Launcher {
 		Objects.requireNonNull(path, "path must not be null");
 		if (commandUser != CALLER && (commandUser <= 0 || commandUser > Integer.MAX_VALUE)) {
@@ -155,6 +163,53 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 	 */
 	public Launcher(Path path, boolean userNamespaces) {
 		this(path, userNamespaces, CALLER);
+	}
+
+	/**
+	 * Create a launcher without an egress bridge.
+	 * @param path the launcher binary
+	 * @param userNamespaces whether the command may create user namespaces of its own
+	 * @param commandUser the command user's uid, or {@link #CALLER}
+	 */
+	public Launcher(Path path, boolean userNamespaces, long commandUser) {
+		this(path, userNamespaces, commandUser, null);
+	}
+
+	/**
+	 * The egress bridge of one execution with an allow-list: {@code outer --egress DIR}
+	 * opens the directory that holds the JVM's egress proxy socket
+	 * ({@value #EGRESS_SOCKET}) without following links, at descriptor
+	 * {@value #EGRESS_FD}, and the launcher inside ({@code --egress-port PORT}) listens
+	 * on {@code 127.0.0.1:PORT} of the sandbox's own network namespace and relays each
+	 * connection to that socket.
+	 *
+	 * @param directory the egress directory, absolute and normalized
+	 * @param port the bridge's port on the command's loopback, 1 to 65535
+	 */
+	public record Egress(Path directory, int port) {
+
+		public Egress {
+			Objects.requireNonNull(directory, "directory must not be null");
+			if (!directory.isAbsolute() || !directory.normalize().equals(directory)) {
+				throw new IllegalArgumentException(
+						"the egress directory must be absolute and normalized: " + directory);
+			}
+			if (port < 1 || port > 65535) {
+				throw new IllegalArgumentException("the egress port must be from 1 to 65535, not " + port);
+			}
+		}
+
+	}
+
+	/**
+	 * Return this launcher with the egress bridge of one execution.
+	 * @param egress the bridge
+	 * @return a launcher whose {@code outer} opens the egress directory and whose
+	 * {@value #INIT} and {@value #EXEC} start the bridge
+	 */
+	public Launcher withEgress(Egress egress) {
+		return new Launcher(this.path, this.userNamespaces, this.commandUser,
+				Objects.requireNonNull(egress, "egress must not be null"));
 	}
 
 	/**
@@ -206,6 +261,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 				List.of(this.path.toString(), "outer", "--workdir", workingDirectory.toString()));
 		for (Path path : listed) {
 			command.addAll(List.of("--listed", path.toString()));
+		}
+		if (this.egress != null) {
+			command.addAll(List.of("--egress", this.egress.directory().toString()));
 		}
 		if (hasCommandUser() && commandUserNamespace) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
@@ -312,6 +370,13 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser) {
 		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
+		}
+		if (this.egress != null) {
+			if (!loopback || CONTAIN.equals(mode)) {
+				throw new IllegalArgumentException("the egress bridge needs the command's private loopback in a "
+						+ "network namespace of its own (init or exec with loopback)");
+			}
+			command.addAll(List.of("--egress-port", String.valueOf(this.egress.port())));
 		}
 		if (this.userNamespaces) {
 			command.add("--allow-userns");

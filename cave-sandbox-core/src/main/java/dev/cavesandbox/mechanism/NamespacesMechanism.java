@@ -124,6 +124,12 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 	}
 
 	@Override
+	public SandboxMechanism withEgress(Launcher.Egress egress) {
+		return new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress),
+				this.filesystem, this.uid, this.gid, this.keepUid);
+	}
+
+	@Override
 	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
 		return (readable.isEmpty() && writable.isEmpty()) ? this
 				: new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher,

@@ -64,7 +64,9 @@ final class Pid1Script {
 	 * PID 1, ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status,
 	 * and takes the namespace down when it exits. util-linux setsid(1) is found on the
 	 * baseline PATH the wrappers run with. stdin goes through fd 3 because an
-	 * asynchronous list would otherwise read /dev/null.
+	 * asynchronous list would otherwise read /dev/null. Once the command is started, the
+	 * shell closes fd 3 and the egress directory ({@link Launcher#EGRESS_FD}), which only
+	 * the launcher's bridge needs.
 	 * @param unshare the {@code unshare} binary
 	 * @param uid the caller's uid
 	 * @param gid the caller's gid
@@ -82,7 +84,7 @@ final class Pid1Script {
 				.append(gid)
 				.append(" -- ");
 		}
-		return script.append("\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n").toString();
+		return script.append("\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n").toString();
 	}
 
 }

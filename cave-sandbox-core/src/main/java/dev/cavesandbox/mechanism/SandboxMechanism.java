@@ -119,6 +119,20 @@ public sealed interface SandboxMechanism
 	}
 
 	/**
+	 * Return this mechanism with the egress bridge of one execution
+	 * ({@link Launcher.Egress}): its launcher opens the egress directory outside and
+	 * listens on the command's private loopback inside.
+	 * @param egress the bridge
+	 * @return the mechanism
+	 * @throws IllegalArgumentException where the mechanism has no network namespace of
+	 * its own (the seccomp rung, sandbox-exec)
+	 */
+	default SandboxMechanism withEgress(Launcher.Egress egress) {
+		throw new IllegalArgumentException("the " + name() + " mechanism has no network namespace of its own, so it "
+				+ "cannot give the command an egress bridge on a private loopback");
+	}
+
+	/**
 	 * Return this mechanism with more host paths shown to the command: those of a
 	 * request, besides the view's own ({@link FilesystemView#withPaths(List, List)}).
 	 * @param readable absolute real paths shown read-only

@@ -365,6 +365,12 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	}
 
 	@Override
+	public SandboxMechanism withEgress(Launcher.Egress egress) {
+		return new UnshareMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress),
+				this.filesystem, this.uid, this.gid, this.keepUid);
+	}
+
+	@Override
 	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
 		return (readable.isEmpty() && writable.isEmpty()) ? this
 				: new UnshareMechanism(this.setpriv, this.unshare, this.ip, this.launcher,

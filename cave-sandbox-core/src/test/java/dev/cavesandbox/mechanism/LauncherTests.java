@@ -135,4 +135,27 @@ class LauncherTests {
 			.withMessageContaining("as the host's");
 	}
 
+	/**
+	 * The egress bridge: {@code outer --egress DIR} before the command user, and
+	 * {@code --egress-port PORT} right after {@code --allow-inet}, only with a private
+	 * loopback and never for {@code contain}.
+	 */
+	@Test
+	void egressOpensItsDirectoryOutsideAndListensInsideOnlyWithALoopback() {
+		Launcher egress = new Launcher(Path.of("/l"), false, 65534)
+			.withEgress(new Launcher.Egress(Path.of("/tmp/cave-egress-1"), 3128));
+		assertThat(egress.outer(Path.of("/w"), true)).containsExactly("/l", "outer", "--workdir", "/w", "--egress",
+				"/tmp/cave-egress-1", "--command-user", "65534", "--");
+		assertThat(egress.inside(Launcher.INIT, true, false, List.of("cmd"))).containsExactly("/proc/self/fd/4", "init",
+				"--allow-inet", "--egress-port", "3128", "--command-user", "65534", "--", "cmd");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> egress.inside(Launcher.EXEC, false, false, List.of("cmd")))
+			.withMessageContaining("private loopback");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> egress.inside(Launcher.CONTAIN, true, false, true, List.of("cmd")));
+		assertThat(this.launcher.outer(Path.of("/w"), true)).doesNotContain("--egress");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher.Egress(Path.of("relative"), 3128));
+		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher.Egress(Path.of("/d"), 0));
+	}
+
 }

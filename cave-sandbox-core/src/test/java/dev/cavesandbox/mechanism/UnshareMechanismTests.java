@@ -58,7 +58,7 @@ class UnshareMechanismTests {
 			.contains("  remount \"$m\" \"$o\" ,ro\n")
 			.endsWith(
 					"cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
-							+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+							+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -68,14 +68,14 @@ class UnshareMechanismTests {
 		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
 			.endsWith("setsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-					+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+					+ "\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("setpriv");
 	}
 
 	@Test
 	void olderUtilLinuxStaysRootAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n")
+		assertThat(script).endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
 			.doesNotContain("--map-user")
 			.doesNotContain("setpriv");
 	}
@@ -259,7 +259,7 @@ class UnshareMechanismTests {
 			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
 			.endsWith(
 					"cd '/srv/work'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-							+ "\"$@\" 0<&3 3<&- &\nexec 3<&-\nset +e\nwait $!\nexit $?\n");
+							+ "\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n");
 	}
 
 	@Test

@@ -8,6 +8,7 @@ import java.util.Map;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.egress.EgressAllowList;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
@@ -78,6 +79,14 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 					if (!path.isAbsolute() || path.getParent() == null) {
 						return "must list absolute paths other than /, but has " + listed;
 					}
+				}
+			}
+			case "egress.allowed-hosts" -> {
+				try {
+					EgressAllowList.of(((List<?>) value).stream().map(String::valueOf).toList());
+				}
+				catch (IllegalArgumentException ex) {
+					return ex.getMessage();
 				}
 			}
 			case "hidden-directories" -> {

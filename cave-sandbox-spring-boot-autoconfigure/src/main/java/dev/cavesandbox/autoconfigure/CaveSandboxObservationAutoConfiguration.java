@@ -2,6 +2,7 @@ package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.egress.EgressAllowList;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.ObservationRegistry;
 
@@ -25,6 +26,8 @@ import org.springframework.context.annotation.Configuration;
  * {@code management.observations.enable.cave.sandbox=false} switches them off;</li>
  * <li>the gauge {@code cave.sandbox.unisolated} when {@code micrometer-core} is present
  * (Boot binds it to every {@link io.micrometer.core.instrument.MeterRegistry}).</li>
+ * <li>the counter {@code cave.sandbox.egress}: the egress proxy's decisions, counted by
+ * the observed executor ({@link EgressMetrics}).</li>
  * </ul>
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class)
@@ -34,8 +37,9 @@ public final class CaveSandboxObservationAutoConfiguration {
 	@Bean
 	static ObservedIsolatedExecutorPostProcessor caveSandboxObservedIsolatedExecutorPostProcessor(
 			ObjectProvider<ObservationRegistry> registry,
-			ObjectProvider<SandboxExecutionObservationConvention> convention) {
-		return new ObservedIsolatedExecutorPostProcessor(registry, convention);
+			ObjectProvider<SandboxExecutionObservationConvention> convention,
+			ObjectProvider<EgressMetrics> egressMetrics) {
+		return new ObservedIsolatedExecutorPostProcessor(registry, convention, egressMetrics);
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -48,6 +52,12 @@ public final class CaveSandboxObservationAutoConfiguration {
 		SandboxMeterBinder caveSandboxMeterBinder(IsolatedExecutor executor, IsolationCapability capability,
 				CaveSandboxProperties properties) {
 			return new SandboxMeterBinder(new SandboxFacts(executor, capability, properties.mode()));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "caveSandboxEgressMetrics")
+		EgressMetrics caveSandboxEgressMetrics(CaveSandboxProperties properties) {
+			return new EgressMetrics(EgressAllowList.of(properties.egress().allowedHosts()));
 		}
 
 	}

@@ -56,6 +56,8 @@ import org.springframework.util.unit.DataSize;
  * mechanisms; unisolated (fallback mode) and on macOS none is applied. A request may
  * override each of them.
  * @param filesystem What of the host's filesystem the commands see (Linux mechanisms).
+ * @param egress Which hosts commands may reach through the egress proxy (Linux rungs with
+ * a network namespace: bwrap, unshare, namespaces).
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -65,7 +67,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue Env env, @DefaultValue Linux linux, @DefaultValue("auto") MechanismChoice mechanism,
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
 				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
-		@DefaultValue Macos macos, @DefaultValue Limits limits, @DefaultValue Filesystem filesystem){
+		@DefaultValue Macos macos, @DefaultValue Limits limits, @DefaultValue Filesystem filesystem,
+		@DefaultValue Egress egress){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -106,7 +109,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.limits(this.limits.toResourceLimits())
 			.filesystemView(this.filesystem.view())
 			.readablePaths(this.filesystem.readablePaths().stream().map(Path::of).toList())
-			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList());
+			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList())
+			.allowedHosts(this.egress.allowedHosts())
+			.allowPrivateDestinations(this.egress.allowPrivateDestinations());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -190,6 +195,27 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 
 		// Strings, not Paths: Boot's conversion to Path resolves a path that the class
 		// path also has (/dev, where this project's classes lie) against the class path.
+
+	}
+
+	/**
+	 * Which hosts commands may reach through the egress proxy. Empty (the default): no
+	 * egress at all. Otherwise each command's own network namespace gets a bridge on
+	 * 127.0.0.1:3128 to a proxy in the JVM (HTTP CONNECT and plain HTTP), HTTP_PROXY,
+	 * HTTPS_PROXY, ALL_PROXY (and lower case) and JAVA_TOOL_OPTIONS point at it, and the
+	 * proxy resolves each name itself and connects only to what it checked. Only the
+	 * rungs bwrap, unshare and namespaces can offer it; on seccomp and macOS an execution
+	 * fails with cave_sandbox_egress_unavailable.
+	 *
+	 * @param allowedHosts Entries 'host' (ports 80 and 443), '*.domain' (its subdomains,
+	 * ports 80 and 443) or 'host:port' (that port only). A request may replace the list.
+	 * @param allowPrivateDestinations Whether the proxy may connect to loopback, private
+	 * (RFC 1918, ULA), link-local (169.254.169.254 and other cloud metadata), CGNAT,
+	 * multicast and other non-global addresses. Off: a name that resolves to one is
+	 * refused (SSRF).
+	 */
+	public record Egress(@DefaultValue List<String> allowedHosts,
+			@DefaultValue("false") boolean allowPrivateDestinations) {
 
 	}
 

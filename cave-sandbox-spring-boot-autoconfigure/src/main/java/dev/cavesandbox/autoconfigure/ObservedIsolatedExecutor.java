@@ -29,11 +29,19 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 
 	private final @Nullable SandboxExecutionObservationConvention convention;
 
+	private final @Nullable EgressMetrics egressMetrics;
+
 	ObservedIsolatedExecutor(IsolatedExecutor delegate, ObservationRegistry registry,
 			@Nullable SandboxExecutionObservationConvention convention) {
+		this(delegate, registry, convention, null);
+	}
+
+	ObservedIsolatedExecutor(IsolatedExecutor delegate, ObservationRegistry registry,
+			@Nullable SandboxExecutionObservationConvention convention, @Nullable EgressMetrics egressMetrics) {
 		this.delegate = delegate;
 		this.registry = registry;
 		this.convention = convention;
+		this.egressMetrics = egressMetrics;
 	}
 
 	@Override
@@ -43,6 +51,7 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 		return observation(context).observe(() -> {
 			ExecutionResult result = this.delegate.execute(request);
 			context.setResult(result);
+			countEgress(request, result);
 			return result;
 		});
 	}
@@ -68,10 +77,17 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 			}
 			else {
 				context.setResult(result);
+				countEgress(request, result);
 			}
 			observation.stop();
 		});
 		return future;
+	}
+
+	private void countEgress(ExecutionRequest request, ExecutionResult result) {
+		if (this.egressMetrics != null) {
+			this.egressMetrics.record(request, result);
+		}
 	}
 
 	private Observation observation(SandboxExecutionObservationContext context) {

@@ -18,10 +18,14 @@ final class ObservedIsolatedExecutorPostProcessor implements BeanPostProcessor {
 
 	private final ObjectProvider<SandboxExecutionObservationConvention> convention;
 
+	private final ObjectProvider<EgressMetrics> egressMetrics;
+
 	ObservedIsolatedExecutorPostProcessor(ObjectProvider<ObservationRegistry> registry,
-			ObjectProvider<SandboxExecutionObservationConvention> convention) {
+			ObjectProvider<SandboxExecutionObservationConvention> convention,
+			ObjectProvider<EgressMetrics> egressMetrics) {
 		this.registry = registry;
 		this.convention = convention;
+		this.egressMetrics = egressMetrics;
 	}
 
 	@Override
@@ -29,7 +33,8 @@ final class ObservedIsolatedExecutorPostProcessor implements BeanPostProcessor {
 		if (bean instanceof IsolatedExecutor executor && !(bean instanceof ObservedIsolatedExecutor)) {
 			ObservationRegistry observationRegistry = this.registry.getIfUnique();
 			if (observationRegistry != null) {
-				return new ObservedIsolatedExecutor(executor, observationRegistry, this.convention.getIfUnique());
+				return new ObservedIsolatedExecutor(executor, observationRegistry, this.convention.getIfUnique(),
+						this.egressMetrics.getIfUnique());
 			}
 		}
 		return bean;

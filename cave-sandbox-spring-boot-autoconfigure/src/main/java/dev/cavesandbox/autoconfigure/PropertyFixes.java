@@ -42,6 +42,8 @@ final class PropertyFixes {
 		properties.put("filesystem.view", "cave.sandbox.filesystem.view");
 		properties.put("filesystem.readablePaths", "cave.sandbox.filesystem.readable-paths");
 		properties.put("filesystem.writablePaths", "cave.sandbox.filesystem.writable-paths");
+		properties.put("egress.allowedHosts", "cave.sandbox.egress.allowed-hosts");
+		properties.put("egress.allowPrivateDestinations", "cave.sandbox.egress.allow-private-destinations");
 		properties.put("linux.bwrapPath", "cave.sandbox.linux.bwrap-path");
 		properties.put("linux.ipPath", "cave.sandbox.linux.ip-path");
 		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.Isolation;
@@ -149,6 +150,24 @@ class CaveSandboxAutoConfigurationTests {
 	 * process limit (the kernel exempts uid 0): the probe states it, and startup warns
 	 * once, with the fix. Any other user's JVM gets the limit and no warning.
 	 */
+	/**
+	 * Allowed hosts on a rung without a network namespace (seccomp) cannot hold: the
+	 * executor says so at startup, and an execution fails with its code.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void allowedHostsWhereTheRungCannotOfferEgressAreWarnedAtStartup(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("cave.sandbox.mechanism=seccomp", "cave.sandbox.egress.allowed-hosts=localhost:8080")
+			.run((context) -> {
+				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+				assertThat(output.getAll()).containsPattern("WARN .*cave-sandbox: allowed hosts are set \\(egress "
+						+ "allowedHosts\\), but the mechanism seccomp has no network namespace of the command's own.*"
+						+ "fails with cave_sandbox_egress_unavailable");
+				assertThatExceptionOfType(EgressUnavailableException.class).isThrownBy(() -> executor.execute("true"));
+			});
+	}
+
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
 	void processLimitThatDoesNotHoldIsWarnedOnceAtStartup(CapturedOutput output) {

@@ -1,5 +1,10 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ProcessIsolatedExecutor;
@@ -145,6 +150,48 @@ class CaveSandboxObservationAutoConfigurationTests {
 			assertThat(active.activeTasks()).isZero();
 			assertThat(meters.get("cave.sandbox.unisolated").gauge().value()).isZero();
 		});
+	}
+
+	/**
+	 * Each connection the egress proxy decided is counted, tagged with its outcome and
+	 * the allow-list entry that matched (never the name the command sent): an allowed
+	 * request to the test's loopback server and a refused one to another name.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void bootCountsTheEgressDecisionsByOutcomeAndAllowListEntry() throws Exception {
+		HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+		server.createContext("/", (exchange) -> {
+			exchange.sendResponseHeaders(204, -1);
+			exchange.close();
+		});
+		server.start();
+		try {
+			String entry = "localhost:" + server.getAddress().getPort();
+			this.bootRunner
+				.withPropertyValues("cave.sandbox.egress.allowed-hosts=" + entry,
+						"cave.sandbox.egress.allow-private-destinations=true")
+				.run((context) -> {
+					ExecutionResult result = context.getBean(IsolatedExecutor.class)
+						.execute("sh", "-c", "curl -s -o /dev/null -o /dev/null -w '%{http_code} ' http://" + entry
+								+ "/ http://unlisted.test:" + server.getAddress().getPort() + "/");
+					assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("204 403 ");
+					MeterRegistry meters = context.getBean(MeterRegistry.class);
+					assertThat(meters.get("cave.sandbox.egress")
+						.tag("outcome", "allowed")
+						.tag("host", entry)
+						.counter()
+						.count()).isOne();
+					assertThat(meters.get("cave.sandbox.egress")
+						.tag("outcome", "not_allowed")
+						.tag("host", "other")
+						.counter()
+						.count()).isOne();
+				});
+		}
+		finally {
+			server.stop(0);
+		}
 	}
 
 	@Test

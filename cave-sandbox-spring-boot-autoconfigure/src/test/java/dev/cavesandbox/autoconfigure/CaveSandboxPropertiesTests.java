@@ -213,6 +213,30 @@ class CaveSandboxPropertiesTests {
 				.isEqualTo(SandboxSettings.Filesystem.View.SYSTEM));
 	}
 
+	/** The egress allow-list binds into the settings, normalized; empty by default. */
+	@Test
+	void egressPropertiesBindIntoTheSettings() {
+		this.runner
+			.withPropertyValues("cave.sandbox.egress.allowed-hosts=PyPI.org,*.pythonhosted.org,localhost:8080",
+					"cave.sandbox.egress.allow-private-destinations=true")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().egress()).isEqualTo(
+					new SandboxSettings.Egress(List.of("pypi.org", "*.pythonhosted.org", "localhost:8080"), true)));
+		this.runner.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().egress())
+			.isEqualTo(SandboxSettings.Egress.NONE));
+	}
+
+	/** An entry of none of the accepted forms fails the binding of its property. */
+	@ParameterizedTest
+	@ValueSource(strings = { "http://pypi.org", "pypi.org/simple", "*", "localhost:0", "a.*.org" })
+	void badAllowListEntryFailsWithBootsBindingReport(String entry) {
+		this.startup.withPropertyValues("cave.sandbox.egress.allowed-hosts=" + entry).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.egress.allowed-hosts'")
+				.hasStackTraceContaining(entry);
+		});
+	}
+
 	/** Without properties commands get the system view and no listed paths. */
 	@Test
 	void filesystemDefaultsToTheSystemViewWithoutListedPaths() {

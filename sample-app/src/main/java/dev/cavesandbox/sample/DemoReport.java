@@ -20,12 +20,15 @@ import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import dev.cavesandbox.CaveSandboxException;
+import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.egress.EgressDecision;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.annotation.Value;
@@ -68,6 +71,7 @@ class DemoReport {
 		try {
 			List<Row> rows = new ArrayList<>();
 			rows.add(row("exfiltrate a secret to the host's loopback", () -> exfiltration(workspace)));
+			rows.add(row("send a secret through the egress allow-list", () -> egress(workspace)));
 			rows.add(row("DNS lookup of example.com", this::dnsLookup));
 			rows.add(row("sha256sum of a file (offline)", () -> checksum(workspace)));
 			rows.add(row("runaway busy loop + background child, timeout 2 s", this::runaway));
@@ -107,6 +111,46 @@ class DemoReport {
 			boolean blocked = received == 0;
 			return new Row("exfiltrate a secret to 127.0.0.1:" + listener.getLocalPort(), result,
 					blocked ? "BLOCKED: the listener received 0 bytes"
+							: "LEAKED: the listener received " + received + " bytes",
+					blocked == result.isolation().networkIsolated());
+		}
+	}
+
+	/**
+	 * The egress proxy's SSRF guard: the command may use the proxy for the listener's
+	 * address (the allow-list names it), but the proxy refuses a loopback destination, so
+	 * nothing arrives. On a rung without a network namespace the request is refused
+	 * before anything runs.
+	 */
+	private Row egress(Path workspace) throws IOException {
+		Path secret = Files.writeString(workspace.resolve("egress-secret.txt"), "api-key=sk-demo-" + UUID.randomUUID());
+		try (ServerSocket listener = new ServerSocket()) {
+			listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+			String target = "127.0.0.1:" + listener.getLocalPort();
+			String job = "allow-list " + target + ", send a secret there";
+			ExecutionResult result;
+			try {
+				result = this.executor.execute(ExecutionRequest
+					.builder("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--data-binary",
+							"@" + secret.getFileName(), "http://" + target + "/")
+					.allowedHosts(target)
+					.workingDirectory(workspace)
+					.timeout(Duration.ofSeconds(10))
+					.build());
+			}
+			catch (EgressUnavailableException ex) {
+				return new Row(job, null, "REFUSED: " + ex.code() + " (this rung has no network namespace)", true);
+			}
+			int received = receivedBytes(listener);
+			boolean blocked = received == 0;
+			String reasons = result.egressDecisions()
+				.stream()
+				.map(EgressDecision::reason)
+				.distinct()
+				.collect(Collectors.joining(","));
+			return new Row(job, result,
+					blocked ? "BLOCKED: the proxy answered " + result.stdoutText() + " (" + reasons
+							+ ": loopback is not a public destination), 0 bytes arrived"
 							: "LEAKED: the listener received " + received + " bytes",
 					blocked == result.isolation().networkIsolated());
 		}

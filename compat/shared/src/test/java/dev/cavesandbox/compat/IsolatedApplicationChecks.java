@@ -5,15 +5,20 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
+import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.util.Version;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootVersion;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * types both lines share: a real isolated execution, recorded as a timer. A subclass per line adds
  * the line's own health types.
  */
+@TestPropertySource(properties = "cave.sandbox.egress.allow-private-destinations=true")
 abstract class IsolatedApplicationChecks {
 
 	@Autowired
@@ -74,6 +80,38 @@ abstract class IsolatedApplicationChecks {
 			try (SocketChannel accepted = listener.accept()) {
 				assertThat(accepted).isNotNull();
 			}
+		}
+	}
+
+	/**
+	 * The egress proxy with the Netty that the line manages (4.1 on Boot 3.5, 4.2 on 4.x): a
+	 * POST forwarded through it to this test's loopback server (private destinations allowed
+	 * for this application) arrives with its body, and the answer comes back.
+	 */
+	@Test
+	void egressProxyForwardsARequestWithTheLinesNetty() throws Exception {
+		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", (exchange) -> {
+			byte[] answer = ("through the proxy: " + new String(exchange.getRequestBody().readAllBytes(),
+					StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(200, answer.length);
+			exchange.getResponseBody().write(answer);
+			exchange.close();
+		});
+		server.start();
+		try {
+			String target = "127.0.0.1:" + server.getAddress().getPort();
+			ExecutionResult result = this.executor.execute(ExecutionRequest
+				.builder("curl", "-sS", "--data-binary", "posted", "http://" + target + "/")
+				.allowedHosts(target)
+				.build());
+			assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("through the proxy: posted");
+			assertThat(result.egressDecisions()).singleElement()
+				.satisfies((decision) -> assertThat(decision.allowed()).isTrue());
+			System.out.println("Netty on this line: " + Version.identify().get("netty-codec-http"));
+		}
+		finally {
+			server.stop(0);
 		}
 	}
 
