@@ -196,7 +196,8 @@ final class EgressConnection {
 			SocketChannel channel = SocketChannel.open();
 			try {
 				upstream(channel);
-				channel.socket().connect(new InetSocketAddress(address, target.port()), CONNECT_TIMEOUT_MILLIS);
+				this.proxy.connector()
+					.connect(channel, new InetSocketAddress(address, target.port()), CONNECT_TIMEOUT_MILLIS);
 				this.proxy.decided(new EgressDecision(target.host(), target.port(), true, EgressDecision.ALLOWED,
 						address.getHostAddress()), "connected to " + address.getHostAddress());
 				return true;

@@ -1,6 +1,7 @@
 package dev.cavesandbox.egress;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -90,11 +91,29 @@ public final class EgressProxy implements AutoCloseable {
 
 	private boolean closed;
 
-	private EgressProxy(Path socketPath, EgressPolicy policy, EgressListener listener, ServerSocketChannel server) {
+	private final Connector connector;
+
+	private EgressProxy(Path socketPath, EgressPolicy policy, EgressListener listener, ServerSocketChannel server,
+			Connector connector) {
 		this.socketPath = socketPath;
 		this.policy = policy;
 		this.listener = listener;
 		this.server = server;
+		this.connector = connector;
+	}
+
+	/**
+	 * How the proxy opens an upstream connection to an address it checked. Tests replace
+	 * it with one that refuses every address but loopback, so that a check that a change
+	 * broke cannot send anything to another address.
+	 */
+	interface Connector {
+
+		/** A plain connect(2). */
+		Connector DIRECT = (channel, address, timeoutMillis) -> channel.socket().connect(address, timeoutMillis);
+
+		void connect(SocketChannel channel, InetSocketAddress address, int timeoutMillis) throws IOException;
+
 	}
 
 	/**
@@ -108,6 +127,11 @@ public final class EgressProxy implements AutoCloseable {
 	 * @throws IOException when the socket cannot be bound
 	 */
 	public static EgressProxy start(Path socketPath, EgressPolicy policy, EgressListener listener) throws IOException {
+		return start(socketPath, policy, listener, Connector.DIRECT);
+	}
+
+	static EgressProxy start(Path socketPath, EgressPolicy policy, EgressListener listener, Connector connector)
+			throws IOException {
 		Objects.requireNonNull(socketPath, "socketPath");
 		Objects.requireNonNull(policy, "policy");
 		Objects.requireNonNull(listener, "listener");
@@ -130,7 +154,7 @@ public final class EgressProxy implements AutoCloseable {
 			}
 			throw ex;
 		}
-		EgressProxy proxy = new EgressProxy(socketPath, policy, listener, server);
+		EgressProxy proxy = new EgressProxy(socketPath, policy, listener, server, connector);
 		proxy.startThread(proxy::accept);
 		logger.debug("Egress proxy listening on {}, allowing {}{}", socketPath, policy.allowList(),
 				policy.allowPrivateDestinations() ? " (private destinations too)" : "");
@@ -335,6 +359,10 @@ public final class EgressProxy implements AutoCloseable {
 
 	EgressPolicy policy() {
 		return this.policy;
+	}
+
+	Connector connector() {
+		return this.connector;
 	}
 
 	/**

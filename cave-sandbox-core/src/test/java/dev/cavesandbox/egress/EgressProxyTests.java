@@ -491,9 +491,22 @@ class EgressProxyTests {
 	}
 
 	private EgressProxy start(EgressPolicy policy, EgressListener listener) throws IOException {
-		EgressProxy proxy = EgressProxy.start(this.directory.resolve("egress.sock"), policy, listener);
+		EgressProxy proxy = EgressProxy.start(this.directory.resolve("egress.sock"), policy, listener,
+				EgressProxyTests::loopbackOnly);
 		this.proxies.add(proxy);
 		return proxy;
+	}
+
+	/**
+	 * Connect only to loopback: the test resolver answers other addresses too (to be
+	 * refused), and a check that a change broke must not send anything there.
+	 */
+	private static void loopbackOnly(SocketChannel channel, InetSocketAddress address, int timeoutMillis)
+			throws IOException {
+		if (!address.getAddress().isLoopbackAddress()) {
+			throw new AssertionError("the proxy would have connected to " + address + ", which is not loopback");
+		}
+		EgressProxy.Connector.DIRECT.connect(channel, address, timeoutMillis);
 	}
 
 	private static List<Thread> proxyThreads() {
