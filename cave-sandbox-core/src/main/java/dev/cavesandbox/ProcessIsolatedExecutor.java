@@ -71,6 +71,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ProcessRunner runner;
 
+	/** The settings' allow-list, parsed once. */
+	private final EgressAllowList settingsAllowList;
+
 	/** How the egress proxy resolves names; only tests replace it. */
 	private volatile HostResolver resolver = HostResolver.SYSTEM;
 
@@ -87,6 +90,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		this.programDirectories = (capability != null) ? programDirectories(capability.mechanism()) : List.of();
 		this.isolation = isolation;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
+		this.settingsAllowList = settings.egress().allowList();
 		this.slots = new Semaphore(settings.maxConcurrent(), true);
 		AtomicInteger count = new AtomicInteger();
 		this.async = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(),
@@ -268,7 +272,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 */
 	private EgressAllowList allowList(ExecutionRequest request) {
 		List<String> entries = request.allowedHosts();
-		return (entries != null) ? EgressAllowList.of(entries) : this.settings.egress().allowList();
+		return (entries != null) ? EgressAllowList.of(entries) : this.settingsAllowList;
 	}
 
 	/**

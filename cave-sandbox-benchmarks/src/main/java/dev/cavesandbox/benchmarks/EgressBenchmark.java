@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -137,14 +136,14 @@ public class EgressBenchmark {
 				};
 			}
 		}
-		medians.jvmDirectUs = median(times.get("jvm-direct")) / 1000.0;
-		medians.jvmForwardUs = median(times.get("jvm-forward")) / 1000.0;
-		medians.jvmConnectUs = median(times.get("jvm-connect")) / 1000.0;
-		medians.pythonHostUs = median(times.get("python-host")) / 1000.0;
-		medians.pythonSandboxUs = median(times.get("python-sandbox")) / 1000.0;
-		medians.forwardOverDirect = medianRatio(times.get("jvm-forward"), times.get("jvm-direct"));
-		medians.connectOverDirect = medianRatio(times.get("jvm-connect"), times.get("jvm-direct"));
-		medians.sandboxOverHost = medianRatio(times.get("python-sandbox"), times.get("python-host"));
+		medians.jvmDirectUs = Rounds.median(times.get("jvm-direct")) / 1000.0;
+		medians.jvmForwardUs = Rounds.median(times.get("jvm-forward")) / 1000.0;
+		medians.jvmConnectUs = Rounds.median(times.get("jvm-connect")) / 1000.0;
+		medians.pythonHostUs = Rounds.median(times.get("python-host")) / 1000.0;
+		medians.pythonSandboxUs = Rounds.median(times.get("python-sandbox")) / 1000.0;
+		medians.forwardOverDirect = Rounds.medianRatio(times.get("jvm-forward"), times.get("jvm-direct"));
+		medians.connectOverDirect = Rounds.medianRatio(times.get("jvm-connect"), times.get("jvm-direct"));
+		medians.sandboxOverHost = Rounds.medianRatio(times.get("python-sandbox"), times.get("python-host"));
 		return medians.forwardOverDirect;
 	}
 
@@ -215,21 +214,6 @@ public class EgressBenchmark {
 			throw new IllegalStateException(result + ": " + result.stderrText());
 		}
 		return Long.parseLong(result.stdoutText().strip());
-	}
-
-	private static double median(long[] values) {
-		long[] sorted = values.clone();
-		Arrays.sort(sorted);
-		return sorted[sorted.length / 2];
-	}
-
-	private static double medianRatio(long[] numerators, long[] denominators) {
-		double[] ratios = new double[numerators.length];
-		for (int i = 0; i < ratios.length; i++) {
-			ratios[i] = (double) numerators[i] / denominators[i];
-		}
-		Arrays.sort(ratios);
-		return ratios[ratios.length / 2];
 	}
 
 	@TearDown

@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -101,14 +100,14 @@ public class LadderBenchmark {
 				times.get(variant)[i] = System.nanoTime() - start;
 			}
 		}
-		medians.plainUs = median(times.get("plain")) / 1000.0;
-		medians.seccompRawUs = median(times.get("seccomp")) / 1000.0;
-		medians.seccompExecutorUs = median(times.get("seccomp-executor")) / 1000.0;
-		medians.namespacesRawUs = times.containsKey("namespaces") ? median(times.get("namespaces")) / 1000.0 : 0;
-		medians.unshareRawUs = times.containsKey("unshare") ? median(times.get("unshare")) / 1000.0 : 0;
-		medians.bwrapRawUs = times.containsKey("bwrap") ? median(times.get("bwrap")) / 1000.0 : 0;
-		medians.seccompRawOverPlain = medianRatio(times.get("seccomp"), times.get("plain"));
-		medians.seccompExecutorOverPlain = medianRatio(times.get("seccomp-executor"), times.get("plain"));
+		medians.plainUs = Rounds.median(times.get("plain")) / 1000.0;
+		medians.seccompRawUs = Rounds.median(times.get("seccomp")) / 1000.0;
+		medians.seccompExecutorUs = Rounds.median(times.get("seccomp-executor")) / 1000.0;
+		medians.namespacesRawUs = times.containsKey("namespaces") ? Rounds.median(times.get("namespaces")) / 1000.0 : 0;
+		medians.unshareRawUs = times.containsKey("unshare") ? Rounds.median(times.get("unshare")) / 1000.0 : 0;
+		medians.bwrapRawUs = times.containsKey("bwrap") ? Rounds.median(times.get("bwrap")) / 1000.0 : 0;
+		medians.seccompRawOverPlain = Rounds.medianRatio(times.get("seccomp"), times.get("plain"));
+		medians.seccompExecutorOverPlain = Rounds.medianRatio(times.get("seccomp-executor"), times.get("plain"));
 		return medians.seccompRawOverPlain;
 	}
 
@@ -116,21 +115,6 @@ public class LadderBenchmark {
 		if (!result.succeeded()) {
 			throw new IllegalStateException(result + ": " + result.stderrText());
 		}
-	}
-
-	private static double median(long[] values) {
-		long[] sorted = values.clone();
-		Arrays.sort(sorted);
-		return sorted[sorted.length / 2];
-	}
-
-	private static double medianRatio(long[] numerators, long[] denominators) {
-		double[] ratios = new double[numerators.length];
-		for (int i = 0; i < ratios.length; i++) {
-			ratios[i] = (double) numerators[i] / denominators[i];
-		}
-		Arrays.sort(ratios);
-		return ratios[ratios.length / 2];
 	}
 
 	@TearDown
