@@ -573,6 +573,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	@Override
+	public SandboxedProcess start(ExecutionRequest request) {
+		// Placeholder of the base commit of branch issue15: the builder replaces it.
+		throw new UnsupportedOperationException("not built yet");
+	}
+
+	@Override
 	public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
 		AtomicReference<@Nullable Thread> worker = new AtomicReference<>();
 		CompletableFuture<ExecutionResult> future = new CompletableFuture<>() {

@@ -8,6 +8,7 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SandboxedProcess;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
@@ -102,6 +103,11 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 		catch (NetworkIsolationUnavailableException ex) {
 			return Isolation.NONE;
 		}
+	}
+
+	@Override
+	public SandboxedProcess start(ExecutionRequest request) {
+		return this.delegate.start(request);
 	}
 
 	@Override
