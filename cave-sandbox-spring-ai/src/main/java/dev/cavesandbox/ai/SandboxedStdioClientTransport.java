@@ -1,0 +1,320 @@
+package dev.cavesandbox.ai;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.function.Function;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.SandboxedProcess;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpClientTransport;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * An MCP client transport that starts a stdio MCP server in the sandbox, through
+ * {@link IsolatedExecutor#start(ExecutionRequest)}, and speaks newline-delimited JSON-RPC
+ * with it over its stdin and stdout, as the MCP SDK's {@code StdioClientTransport} does
+ * with a process of its own. The server's stderr is logged, line by line, under this
+ * class's logger with the connection's name.
+ * <p>
+ * The server starts when the client connects, in the sandbox of the request: no network
+ * but what the request's allow-list gives, the executor's filesystem view and limits, a
+ * private working directory; it dies with the JVM. A server that cannot start (isolation
+ * unavailable in strict mode, a command that does not exist) fails the client's first
+ * request with that exception. {@link #closeGracefully()} closes the server's stdin,
+ * waits briefly for it to exit, then {@linkplain SandboxedProcess#destroy() destroys} its
+ * process tree.
+ */
+public final class SandboxedStdioClientTransport implements McpClientTransport {
+
+	private static final Log logger = LogFactory.getLog(SandboxedStdioClientTransport.class);
+
+	/** Variables that {@link ServerParameters} copies from this JVM's environment. */
+	private static final List<String> INHERITED_VARIABLES = List.of("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
+			"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT",
+			"TEMP", "USERNAME", "USERPROFILE");
+
+	private static final Duration CLOSE_GRACE_PERIOD = Duration.ofSeconds(2);
+
+	private final String name;
+
+	private final IsolatedExecutor executor;
+
+	private final ExecutionRequest request;
+
+	private final McpJsonMapper jsonMapper;
+
+	private final Object lock = new Object();
+
+	private @Nullable SandboxedProcess process;
+
+	private @Nullable RuntimeException startFailure;
+
+	private @Nullable Scheduler writer;
+
+	private volatile boolean closing;
+
+	/**
+	 * Create a transport that starts the given request.
+	 * @param name the name of the connection, for the log and the threads
+	 * @param executor the executor that starts the server
+	 * @param request the server's command, environment and sandbox
+	 * @param jsonMapper the mapper of JSON-RPC messages
+	 */
+	public SandboxedStdioClientTransport(String name, IsolatedExecutor executor, ExecutionRequest request,
+			McpJsonMapper jsonMapper) {
+		this.name = Objects.requireNonNull(name, "name must not be null");
+		this.executor = Objects.requireNonNull(executor, "executor must not be null");
+		this.request = Objects.requireNonNull(request, "request must not be null");
+		this.jsonMapper = Objects.requireNonNull(jsonMapper, "jsonMapper must not be null");
+	}
+
+	/**
+	 * Return the request that starts the server described by the parameters of an MCP
+	 * stdio connection: its command and arguments, and the variables of its environment
+	 * that the connection sets. The variables that {@link ServerParameters} copies from
+	 * this JVM's environment by default ({@code HOME}, {@code PATH} and the like) are
+	 * left out, unless the connection sets another value: the sandbox's own baseline sets
+	 * them.
+	 * @param parameters the connection's parameters
+	 * @param allowedHosts the hosts the server may reach through the egress proxy, empty
+	 * for none
+	 * @param readablePaths host paths the server sees read-only besides the executor's
+	 * view
+	 * @return the request, without a timeout
+	 */
+	public static ExecutionRequest request(ServerParameters parameters, List<String> allowedHosts,
+			List<Path> readablePaths) {
+		List<String> argv = new ArrayList<>();
+		argv.add(parameters.getCommand());
+		argv.addAll(parameters.getArgs());
+		ExecutionRequest.Builder builder = ExecutionRequest.builder(argv)
+			.allowedHosts(allowedHosts.toArray(String[]::new))
+			.readablePaths(readablePaths.toArray(Path[]::new));
+		Map<String, String> jvm = System.getenv();
+		parameters.getEnv().forEach((variable, value) -> {
+			boolean inherited = INHERITED_VARIABLES.contains(variable) && value.equals(jvm.get(variable));
+			if (!inherited) {
+				builder.environment(variable, value);
+			}
+		});
+		return builder.build();
+	}
+
+	/**
+	 * Return the name of the connection.
+	 * @return the name
+	 */
+	public String name() {
+		return this.name;
+	}
+
+	/**
+	 * Return the server's process once the client has connected.
+	 * @return the process, running or ended, or empty before the client connected or when
+	 * the server could not start
+	 */
+	public Optional<SandboxedProcess> process() {
+		synchronized (this.lock) {
+			return Optional.ofNullable(this.process);
+		}
+	}
+
+	/**
+	 * Return why the server could not start.
+	 * @return the exception that {@link IsolatedExecutor#start(ExecutionRequest)} threw,
+	 * or empty
+	 */
+	public Optional<RuntimeException> startFailure() {
+		synchronized (this.lock) {
+			return Optional.ofNullable(this.startFailure);
+		}
+	}
+
+	/**
+	 * Start the server in the sandbox and the threads that read its stdout and stderr.
+	 * The returned {@link Mono} starts it on the subscribing thread; when it cannot
+	 * start, the {@link Mono} fails and so does every message sent afterwards.
+	 */
+	@Override
+	public Mono<Void> connect(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+		return Mono.fromRunnable(() -> {
+			SandboxedProcess started;
+			synchronized (this.lock) {
+				if (this.process != null || this.startFailure != null) {
+					throw new IllegalStateException("MCP server '" + this.name + "' was already started");
+				}
+				try {
+					started = this.executor.start(this.request);
+				}
+				catch (RuntimeException ex) {
+					this.startFailure = ex;
+					throw ex;
+				}
+				this.process = started;
+				this.writer = Schedulers.fromExecutorService(
+						Executors.newSingleThreadExecutor((task) -> thread(task, "stdin")), "cave-sandbox-mcp-stdin");
+			}
+			logger.info("MCP server '" + this.name + "' started in the sandbox: pid " + started.pid() + ", "
+					+ started.isolation());
+			thread(() -> readMessages(started.stdout(), handler), "stdout").start();
+			thread(() -> logLines(started.stderr()), "stderr").start();
+		});
+	}
+
+	private Thread thread(Runnable task, String stream) {
+		Thread thread = new Thread(task, "cave-sandbox-mcp-" + this.name + "-" + stream);
+		thread.setDaemon(true);
+		return thread;
+	}
+
+	private void readMessages(InputStream stdout, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+		try (BufferedReader reader = new BufferedReader(new InputStreamReader(stdout, StandardCharsets.UTF_8))) {
+			String line;
+			while ((line = reader.readLine()) != null) {
+				if (line.isBlank()) {
+					continue;
+				}
+				JSONRPCMessage message;
+				try {
+					message = McpSchema.deserializeJsonRpcMessage(this.jsonMapper, line);
+				}
+				catch (IOException | RuntimeException ex) {
+					logger.warn("MCP server '" + this.name + "' wrote a line that is no JSON-RPC message: " + line, ex);
+					continue;
+				}
+				handler.apply(Mono.just(message))
+					.subscribe(null,
+							(error) -> logger.warn(
+									"MCP server '" + this.name + "': handling a message failed: " + error.getMessage(),
+									error));
+			}
+		}
+		catch (IOException ex) {
+			if (!this.closing) {
+				logger.warn("MCP server '" + this.name + "': reading its stdout failed", ex);
+			}
+		}
+		if (!this.closing) {
+			logger.warn("MCP server '" + this.name + "' closed its stdout");
+		}
+	}
+
+	private void logLines(InputStream stderr) {
+		try (BufferedReader reader = new BufferedReader(new InputStreamReader(stderr, StandardCharsets.UTF_8))) {
+			String line;
+			while ((line = reader.readLine()) != null) {
+				logger.info("MCP server '" + this.name + "' stderr: " + line);
+			}
+		}
+		catch (IOException ex) {
+			if (!this.closing) {
+				logger.debug("MCP server '" + this.name + "': reading its stderr failed", ex);
+			}
+		}
+	}
+
+	/**
+	 * Write the message as one line of JSON to the server's stdin, on a thread of this
+	 * transport (in the order of the calls).
+	 */
+	@Override
+	public Mono<Void> sendMessage(JSONRPCMessage message) {
+		SandboxedProcess target;
+		Scheduler stdinWriter;
+		synchronized (this.lock) {
+			if (this.startFailure != null) {
+				return Mono.error(this.startFailure);
+			}
+			if (this.process == null || this.writer == null) {
+				return Mono.error(new IllegalStateException("MCP server '" + this.name + "' is not started"));
+			}
+			target = this.process;
+			stdinWriter = this.writer;
+		}
+		return Mono.<Void>fromRunnable(() -> write(target.stdin(), message)).subscribeOn(stdinWriter);
+	}
+
+	private void write(OutputStream stdin, JSONRPCMessage message) {
+		try {
+			// One message per line: the JSON must hold no raw line break.
+			String json = this.jsonMapper.writeValueAsString(message).replace("\r", "\\r").replace("\n", "\\n");
+			stdin.write(json.getBytes(StandardCharsets.UTF_8));
+			stdin.write('\n');
+			stdin.flush();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Writing to MCP server '" + this.name + "' failed", ex);
+		}
+	}
+
+	/**
+	 * Close the server's stdin, wait briefly for it to exit, then destroy its process
+	 * tree; on a thread of Reactor's bounded elastic scheduler.
+	 */
+	@Override
+	public Mono<Void> closeGracefully() {
+		return Mono.<Void>fromRunnable(this::stop).subscribeOn(Schedulers.boundedElastic());
+	}
+
+	private void stop() {
+		this.closing = true;
+		SandboxedProcess target;
+		Scheduler stdinWriter;
+		synchronized (this.lock) {
+			target = this.process;
+			stdinWriter = this.writer;
+		}
+		if (target == null) {
+			return;
+		}
+		if (stdinWriter != null) {
+			stdinWriter.dispose();
+		}
+		try {
+			target.stdin().close();
+		}
+		catch (IOException ex) {
+			logger.debug("MCP server '" + this.name + "': closing its stdin failed", ex);
+		}
+		try {
+			if (!target.waitFor(CLOSE_GRACE_PERIOD)) {
+				target.destroy();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			target.destroy();
+		}
+		logger.info("MCP server '" + this.name + "' ended with exit code " + target.exitCode().orElse(-1));
+	}
+
+	@Override
+	public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
+		return this.jsonMapper.convertValue(data, typeRef);
+	}
+
+}
