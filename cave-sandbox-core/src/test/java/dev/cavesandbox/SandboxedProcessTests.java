@@ -267,7 +267,7 @@ class SandboxedProcessTests {
 	@ForEachLinuxMechanism
 	void thePrivateWorkingDirectoryIsRemovedAfterTheEnd(MechanismChoice mechanism) throws Exception {
 		SandboxedProcess process = isolated(mechanism)
-			.start(ExecutionRequest.of("sh", "-c", "pwd; echo data > file; read l || true"));
+			.start(ExecutionRequest.of("sh", "-c", "echo data > file; pwd; read l || true"));
 		Path directory = Path.of(reader(process.stdout()).readLine());
 		assertThat(directory.getFileName().toString()).startsWith("cave-sandbox-");
 		assertThat(directory.resolve("file")).exists();
