@@ -256,6 +256,9 @@ public final class ExecutionRequest {
 	 */
 	public static final class Builder {
 
+		/** The longest name of a file that Linux file systems store (NAME_MAX). */
+		private static final int MAX_NAME_BYTES = 255;
+
 		private final List<String> argv;
 
 		private @Nullable Path workingDirectory;
@@ -528,6 +531,10 @@ public final class ExecutionRequest {
 					throw new InvalidExecutionRequestException("input file path " + relativePath
 							+ " has an empty, '.' or '..' name; give the plain path below the working directory, "
 							+ "such as dir/file.txt");
+				}
+				if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+					throw new InvalidExecutionRequestException("input file path " + relativePath + " has a name of "
+							+ "more than " + MAX_NAME_BYTES + " bytes, which no Linux file system stores; shorten it");
 				}
 			}
 			for (String other : this.inputFiles.keySet()) {

@@ -38,12 +38,15 @@ import org.jspecify.annotations.Nullable;
  * {@link #unisolated(SandboxSettings)}.
  * <p>
  * Each execution: waits for one of {@code maxConcurrent} slots; takes a private working
- * directory ({@code PrivateDirectories}) unless the request names one, which it checks;
- * builds the environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists,
- * is executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind
- * the mechanism's command line ({@code ProcessRunner}); and gives the private working
- * directory back whatever happened. This class keeps the slots, the asynchronous
- * executions and the orchestration; each concern lives in the class named.
+ * directory ({@code PrivateDirectories}) and writes the request's input files into it
+ * ({@code InputFiles}), unless the request names a directory, which it checks; builds the
+ * environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists, is
+ * executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind the
+ * mechanism's command line ({@code ProcessRunner}); and gives the private working
+ * directory and the slot back whatever happened. A process of {@link #start} is prepared
+ * the same way and gives them back when it has ended ({@code StartedProcess}). This class
+ * keeps the slots, the asynchronous executions and the orchestration; each concern lives
+ * in the class named.
  * <p>
  * Resource limits: each execution gets the settings' {@link SandboxSettings#limits()
  * limits}, with every value that its request sets ({@link ExecutionRequest#limits()})
@@ -198,12 +201,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			ProcessRunner.Started started = this.runner.start(launch.spec, launch::closeQuietly);
 			return new StartedProcess(started, this.isolation, launch.egress);
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (IOException ex) {
 			launch.closeQuietly();
-			if (ex instanceof RuntimeException runtime) {
-				throw runtime;
-			}
 			throw new SandboxLaunchException("could not start " + request.argv().get(0) + ": " + ex.getMessage(), ex);
+		}
+		catch (RuntimeException ex) {
+			launch.closeQuietly();
+			throw ex;
 		}
 		catch (InterruptedException ex) {
 			launch.closeQuietly();

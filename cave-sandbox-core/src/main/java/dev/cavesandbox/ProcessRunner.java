@@ -461,15 +461,35 @@ final class ProcessRunner implements AutoCloseable {
 		}
 
 		/**
+		 * The sandbox wrapper's own children (the sandbox's first process, or the seccomp
+		 * rung's subreaper), as soon as it has forked them, unless it ends first or takes
+		 * longer than {@value ProcessRunner#REAP_TIMEOUT_SECONDS} seconds.
+		 */
+		private List<ProcessHandle> sandboxChildren() throws InterruptedException {
+			long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
+			while (this.process.isAlive() && System.nanoTime() < deadline) {
+				List<ProcessHandle> children = this.process.children().toList();
+				if (!children.isEmpty()) {
+					return children;
+				}
+				Thread.sleep(5);
+			}
+			return List.of();
+		}
+
+		/**
 		 * The watcher, on an I/O thread: wait for the end or the timeout, wait for a
 		 * termination that another thread began, tear down, complete.
 		 */
 		private void watch(@Nullable Duration timeout, Runnable teardown) {
+			long start = System.nanoTime();
+			List<ProcessHandle> inside = List.of();
 			try {
+				inside = this.sandboxed ? sandboxChildren() : List.of();
 				if (timeout == null) {
 					this.process.waitFor();
 				}
-				else if (!this.process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+				else if (!this.process.waitFor(timeout.toNanos() - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
 					terminate(true);
 				}
 			}
@@ -477,6 +497,11 @@ final class ProcessRunner implements AutoCloseable {
 				terminate(false);
 			}
 			reap(this.process);
+			// A wrapper killed from outside (not by terminate) can end before the
+			// sandbox it started: the seccomp rung's subreaper then still takes its tree
+			// down. The end is reported only once that is over.
+			awaitTeardown(inside);
+			inside.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
 			synchronized (this.lock) {
 				this.exited = true;
 			}

@@ -174,6 +174,10 @@ class ExecutionRequestTests {
 					"input file path " + path + " has an empty, '.' or '..' name");
 		}
 		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a\0b", none), "contains a NUL byte");
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("d/" + "\u00e9".repeat(128), none),
+				"has a name of more than 255 bytes");
+		assertThat(ExecutionRequest.builder("true").inputFile("d/" + "x".repeat(255), none).build().inputFiles())
+			.hasSize(1);
 		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a", none).inputFile("a", none),
 				"collides with a, given before");
 		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a", none).inputFile("a/b", none),

@@ -161,6 +161,28 @@ class SandboxedProcessTests {
 		}
 	}
 
+	/**
+	 * A wrapper killed from outside (the OOM killer, an operator) can end before its
+	 * sandbox does: the end is reported only once the sandbox's processes are gone too.
+	 */
+	@ForEachLinuxMechanism
+	void aWrapperKilledFromOutsideEndsOnlyWithItsSandbox(MechanismChoice mechanism) throws Exception {
+		String marker = marker();
+		SandboxedProcess process = isolated(mechanism)
+			.start(ExecutionRequest.of("sh", "-c", "sleep " + marker + " & echo started; wait"));
+		try {
+			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
+			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 1);
+			assertThat(ProcessHandle.of(process.pid()).orElseThrow().destroyForcibly()).isTrue();
+			assertThat(process.waitFor(NO_HANG)).isTrue();
+			assertThat(ProcessRunnerTests.processesWith(marker)).isEmpty();
+			assertThat(process.exitCode()).hasValue(137);
+		}
+		finally {
+			ProcessRunnerTests.processesWith(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
 	@ForEachLinuxMechanism
 	void theRequestsTimeoutTerminatesTheTree(MechanismChoice mechanism) throws Exception {
 		String marker = marker();
@@ -267,7 +289,7 @@ class SandboxedProcessTests {
 	@ForEachLinuxMechanism
 	void thePrivateWorkingDirectoryIsRemovedAfterTheEnd(MechanismChoice mechanism) throws Exception {
 		SandboxedProcess process = isolated(mechanism)
-			.start(ExecutionRequest.of("sh", "-c", "pwd; echo data > file; read l || true"));
+			.start(ExecutionRequest.of("sh", "-c", "echo data > file; pwd; read l || true"));
 		Path directory = Path.of(reader(process.stdout()).readLine());
 		assertThat(directory.getFileName().toString()).startsWith("cave-sandbox-");
 		assertThat(directory.resolve("file")).exists();
