@@ -1,10 +1,15 @@
 package dev.cavesandbox.ai;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.ChildJvms;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
@@ -24,6 +29,7 @@ import org.junit.jupiter.api.condition.OS;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The MCP SDK's client speaking to a real MCP server that runs in this host's sandbox
@@ -149,6 +155,26 @@ class SandboxedStdioClientTransportTests {
 		transport.closeGracefully().block(Duration.ofSeconds(30));
 		assertThat(process.isAlive()).isFalse();
 		assertThat(process.exitCode()).hasValue(128 + 15);
+	}
+
+	@Test
+	void theServerDiesWithTheJvm() throws Exception {
+		String marker = "cave15-mcp-holder-" + UUID.randomUUID();
+		Process jvm = ChildJvms.childJvm(McpServerHolderMain.class, marker)
+			.redirectError(ProcessBuilder.Redirect.DISCARD)
+			.start();
+		try (BufferedReader out = new BufferedReader(new InputStreamReader(jvm.getInputStream()))) {
+			// The child logs to stdout too (Logback's default), before READY.
+			assertThat(out.lines().filter("READY"::equals).findFirst()).as("child JVM output").isPresent();
+			assertThat(ChildJvms.processesWith(marker)).as("the server runs").isNotEmpty();
+			jvm.destroyForcibly();
+			assertThat(jvm.waitFor(60, TimeUnit.SECONDS)).isTrue();
+			await().atMost(Duration.ofSeconds(10)).until(() -> ChildJvms.processesWith(marker).isEmpty());
+		}
+		finally {
+			jvm.destroyForcibly();
+			ChildJvms.processesWith(marker).forEach(ProcessHandle::destroyForcibly);
+		}
 	}
 
 }
