@@ -7,6 +7,7 @@ import java.util.Map;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.LoopbackTcpListener;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -21,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The code-execution tool running snippets in this host's real sandbox.
  */
 @EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
 class CodeExecutionToolTests {
 
 	private static final Map<String, List<String>> LANGUAGES = languages();

@@ -23,6 +23,7 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpSchema;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
  * through {@link SandboxedStdioClientTransport}.
  */
 @EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
 class SandboxedStdioClientTransportTests {
 
 	private final IsolatedExecutor executor = HostSandbox.isolatedExecutor();

@@ -8,6 +8,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.ai.CodeExecutionResult;
 import dev.cavesandbox.ai.CodeExecutionTool;
 import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The code-execution tool's auto-configuration, with this host's real sandbox.
  */
 @EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
 class CaveSandboxAiAutoConfigurationTests {
 
 	private static final JsonMapper JSON = JsonMapper.builder().build();

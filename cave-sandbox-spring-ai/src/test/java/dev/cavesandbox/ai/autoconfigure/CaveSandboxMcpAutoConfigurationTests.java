@@ -13,6 +13,7 @@ import dev.cavesandbox.ai.SandboxedStdioClientTransport;
 import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * runs in this host's real sandbox.
  */
 @EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
 class CaveSandboxMcpAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()

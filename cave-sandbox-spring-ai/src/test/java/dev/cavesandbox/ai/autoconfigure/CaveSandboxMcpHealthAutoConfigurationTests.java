@@ -7,6 +7,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.ai.McpTestServer;
 import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
 import io.modelcontextprotocol.client.McpSyncClient;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * initialized at startup here, so that each state can be seen.
  */
 @EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
 class CaveSandboxMcpHealthAutoConfigurationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
