@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.ServiceLoader;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
 
@@ -22,6 +23,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.SandboxedProcess;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.McpJsonMapperSupplier;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -90,6 +92,24 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 		this.executor = Objects.requireNonNull(executor, "executor must not be null");
 		this.request = Objects.requireNonNull(request, "request must not be null");
 		this.jsonMapper = Objects.requireNonNull(jsonMapper, "jsonMapper must not be null");
+	}
+
+	/**
+	 * Return the MCP SDK's default JSON mapper: the first {@link McpJsonMapperSupplier}
+	 * service on the class path ({@code mcp-json-jackson2} with Spring AI 1.1,
+	 * {@code mcp-json-jackson3} with Spring AI 2.0). The SDK's own accessor differs
+	 * between its lines ({@code McpJsonMapper.getDefault()} in 0.x,
+	 * {@code McpJsonDefaults.getMapper()} in 2.x); this service interface is the same in
+	 * both.
+	 * @return a new mapper
+	 * @throws IllegalStateException no supplier is on the class path
+	 */
+	public static McpJsonMapper defaultJsonMapper() {
+		return ServiceLoader.load(McpJsonMapperSupplier.class)
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("No " + McpJsonMapperSupplier.class.getName()
+					+ " on the class path: add the MCP SDK's mcp-json-jackson2 or mcp-json-jackson3"))
+			.get();
 	}
 
 	/**

@@ -7,7 +7,6 @@ import dev.cavesandbox.IsolatedExecutor;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.json.McpJsonDefaults;
 
 /**
  * Run in a child JVM by {@link SandboxedStdioClientTransportTests} with a marker: starts
@@ -26,7 +25,7 @@ public final class McpServerHolderMain {
 			.build();
 		SandboxedStdioClientTransport transport = new SandboxedStdioClientTransport("holder", executor,
 				SandboxedStdioClientTransport.request(parameters, List.of(), List.of(McpTestServer.directory())),
-				McpJsonDefaults.getMapper());
+				SandboxedStdioClientTransport.defaultJsonMapper());
 		McpSyncClient client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(20)).build();
 		client.initialize();
 		System.out.println("READY");

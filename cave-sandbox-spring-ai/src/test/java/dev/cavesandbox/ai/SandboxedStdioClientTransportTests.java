@@ -21,7 +21,6 @@ import dev.cavesandbox.SandboxedProcess;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpSchema;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -45,7 +44,8 @@ class SandboxedStdioClientTransportTests {
 	private static SandboxedStdioClientTransport transport(IsolatedExecutor executor, ServerParameters parameters) {
 		ExecutionRequest request = SandboxedStdioClientTransport.request(parameters, List.of(),
 				List.of(McpTestServer.directory()));
-		return new SandboxedStdioClientTransport("test", executor, request, McpJsonDefaults.getMapper());
+		return new SandboxedStdioClientTransport("test", executor, request,
+				SandboxedStdioClientTransport.defaultJsonMapper());
 	}
 
 	private static ServerParameters testServer() {

@@ -1,12 +1,5 @@
 package dev.cavesandbox.ai.autoconfigure;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Optional;
-
-import dev.cavesandbox.SandboxedProcess;
-import dev.cavesandbox.ai.SandboxedStdioClientTransport;
-
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -32,32 +25,8 @@ public final class SandboxedMcpHealthIndicator implements HealthIndicator {
 
 	@Override
 	public Health health() {
-		Health.Builder health = Health.up();
-		for (SandboxedStdioClientTransport server : this.servers.transports()) {
-			Map<String, Object> details = new LinkedHashMap<>();
-			Optional<SandboxedProcess> process = server.process();
-			Optional<RuntimeException> failure = server.startFailure();
-			if (failure.isPresent()) {
-				details.put("state", "failed to start");
-				details.put("error", String.valueOf(failure.get().getMessage()));
-				health.down();
-			}
-			else if (process.isEmpty()) {
-				details.put("state", "not started");
-			}
-			else if (process.get().isAlive()) {
-				details.put("state", "running");
-				details.put("pid", process.get().pid());
-				details.put("isolation", process.get().isolation().toString());
-			}
-			else {
-				details.put("state", "exited");
-				details.put("exitCode", process.get().exitCode().orElse(-1));
-				health.down();
-			}
-			health.withDetail(server.name(), details);
-		}
-		return health.build();
+		SandboxedMcpServers.Report report = this.servers.report();
+		return (report.up() ? Health.up() : Health.down()).withDetails(report.servers()).build();
 	}
 
 }

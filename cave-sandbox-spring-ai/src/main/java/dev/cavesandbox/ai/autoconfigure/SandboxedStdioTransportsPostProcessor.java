@@ -11,7 +11,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.ai.SandboxedStdioClientTransport;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
-import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
 
 import org.springframework.ai.mcp.client.common.autoconfigure.NamedClientMcpTransport;
 import org.springframework.ai.mcp.client.common.autoconfigure.properties.McpStdioClientProperties;
@@ -58,6 +58,7 @@ final class SandboxedStdioTransportsPostProcessor implements BeanPostProcessor {
 		checkNames(sandboxes.keySet(), connections.keySet());
 		IsolatedExecutor executor = this.executor.getIfAvailable();
 		SandboxedMcpServers servers = this.servers.getObject();
+		McpJsonMapper jsonMapper = null;
 		List<NamedClientMcpTransport> sandboxed = new ArrayList<>();
 		for (Object element : transports) {
 			NamedClientMcpTransport named = (NamedClientMcpTransport) element;
@@ -72,12 +73,15 @@ final class SandboxedStdioTransportsPostProcessor implements BeanPostProcessor {
 								: "sandbox: spring.ai.mcp.client.stdio has no parameters of that name")
 						+ "; it is not started outside of it");
 			}
+			if (jsonMapper == null) {
+				jsonMapper = SandboxedStdioClientTransport.defaultJsonMapper();
+			}
 			CaveSandboxAiProperties.Mcp sandbox = sandboxes.getOrDefault(named.name(),
 					new CaveSandboxAiProperties.Mcp(List.of(), List.of()));
 			SandboxedStdioClientTransport transport = new SandboxedStdioClientTransport(named.name(), executor,
 					SandboxedStdioClientTransport.request(parameters, sandbox.allowedHosts(),
 							sandbox.readablePaths().stream().map(Path::of).toList()),
-					McpJsonDefaults.getMapper());
+					jsonMapper);
 			servers.add(transport);
 			sandboxed.add(new NamedClientMcpTransport(named.name(), transport));
 		}
