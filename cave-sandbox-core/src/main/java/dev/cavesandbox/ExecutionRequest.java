@@ -507,8 +507,8 @@ public final class ExecutionRequest {
 		 * {@link #workingDirectory(Path)}.
 		 * @param relativePath a path relative to the working directory, with {@code /}
 		 * between its names: not empty, not absolute, without empty, {@code .} or
-		 * {@code ..} names and without NUL, and neither the same path as another input
-		 * file nor one of its directories
+		 * {@code ..} names, without NUL, valid Unicode, and neither the same path as
+		 * another input file nor one of its directories
 		 * @param content the bytes of the file (copied)
 		 * @return this builder
 		 * @throws InvalidExecutionRequestException if the path breaks one of these rules
@@ -521,6 +521,11 @@ public final class ExecutionRequest {
 								+ "'");
 			}
 			checkNoNul("input file path", relativePath);
+			if (!java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(relativePath)) {
+				throw new InvalidExecutionRequestException("input file path " + relativePath.replaceAll("\\p{Cs}", "?")
+						+ " is not valid Unicode (it holds a lone surrogate, shown as ?), so it names no file; give a "
+						+ "name of whole characters");
+			}
 			if (relativePath.startsWith("/")) {
 				throw new InvalidExecutionRequestException("input file path " + relativePath
 						+ " is absolute; give it relative to the working directory, for example "

@@ -42,6 +42,9 @@ final class ProcessRunner implements AutoCloseable {
 
 	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
 
+	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
+	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
+
 	/**
 	 * Idle I/O threads end after this, so a burst of executions leaves no threads behind.
 	 */
@@ -154,7 +157,14 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	private Process launch(ProcessBuilder builder) throws IOException, InterruptedException {
-		Future<Process> launched = this.launcher.submit(builder::start);
+		Future<Process> launched;
+		try {
+			launched = this.launcher.submit(builder::start);
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// close() shut the launcher threads down after the check in spawn().
+			throw new ExecutionCancelledException("the executor is closed", ex);
+		}
 		try {
 			return launched.get();
 		}
@@ -283,13 +293,45 @@ final class ProcessRunner implements AutoCloseable {
 			Thread.currentThread().interrupt();
 		}
 		if (!exited) {
+			List<ProcessHandle> anchors = process.children().toList();
 			tree = concat(process.descendants().toList(), tree);
 			process.toHandle().destroyForcibly();
 			if (sandboxed) {
 				awaitTeardown(tree);
+				killBelow(anchors);
 			}
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+	}
+
+	/**
+	 * SIGKILL every descendant of the wrapper's children that are still alive (the
+	 * seccomp rung's subreaper, which had the grace period to take its tree down), round
+	 * after round until none is left, before the children themselves are killed. A
+	 * subreaper that is still alive collects what a killed process forked meanwhile
+	 * (prctl(2), PR_SET_CHILD_SUBREAPER), so the next round finds it; killed first, it
+	 * would leave those to init, outside any tree this JVM can list.
+	 */
+	private void killBelow(List<ProcessHandle> anchors) {
+		long deadline = System.nanoTime() + KILL_ROUNDS_TIMEOUT.toNanos();
+		while (System.nanoTime() < deadline) {
+			List<ProcessHandle> below = anchors.stream()
+				.filter(ProcessHandle::isAlive)
+				.flatMap(ProcessHandle::descendants)
+				.filter(ProcessHandle::isAlive)
+				.toList();
+			if (below.isEmpty()) {
+				return;
+			}
+			below.forEach(ProcessHandle::destroyForcibly);
+			try {
+				Thread.sleep(1);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
 	}
 
 	/**
@@ -501,6 +543,7 @@ final class ProcessRunner implements AutoCloseable {
 			// sandbox it started: the seccomp rung's subreaper then still takes its tree
 			// down. The end is reported only once that is over.
 			awaitTeardown(inside);
+			killBelow(inside);
 			inside.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
 			synchronized (this.lock) {
 				this.exited = true;

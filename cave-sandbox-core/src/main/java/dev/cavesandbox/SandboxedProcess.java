@@ -21,7 +21,10 @@ import dev.cavesandbox.egress.EgressDecision;
  * Its streams are the process's own pipes, not buffered or capped: read stdout and stderr
  * (or close them) as they come, since a process whose pipe is full blocks in its write,
  * as with {@link Process}. When the process ends, its sandbox is torn down: every process
- * it left behind is killed and its private working directory is removed.
+ * it left behind is killed and its private working directory is removed. Unisolated
+ * (fallback mode) only the processes still in its tree are: one that detached itself (a
+ * double fork, {@code setsid}) is no longer found, as with
+ * {@link IsolatedExecutor#execute(ExecutionRequest)}.
  * <p>
  * Where the sandbox could not be set up, the process ends at once with exit code
  * {@code 125} and the launcher's reason as the last line of stderr; nothing of the

@@ -190,7 +190,6 @@ class StartedProcessBreakInTests {
 	 * A loop that keeps forking children that ignore TERM while the tree is being torn
 	 * down: nothing is left once destroy() returns.
 	 */
-	@Disabled("got through: seccomp rung, processes of a TERM/HUP-ignoring fork loop (forked subshells) outlive destroy(), reparented to init (ppid 1), still alive 1 s later, while the slot and directory were given back (1 of 4 and 1 of 1 rounds)")
 	@ForEachLinuxMechanism
 	void aLoopForkingDuringTheTeardownDiesWithDestroy(MechanismChoice mechanism) throws Exception {
 		for (int round = 0; round < 4; round++) {
@@ -304,7 +303,7 @@ class StartedProcessBreakInTests {
 	 * destroy(): a daemon whose parent exited is no longer a descendant of the direct
 	 * child, so the JVM's list of the tree misses it.
 	 */
-	@Disabled("got through: unisolated (fallback), a double-forked setsid daemon ignoring TERM survives destroy(): /usr/bin/sleep <marker>1 ppid 1")
+	@Disabled("documented limit of fallback mode (SandboxedProcess Javadoc, README threat model): unisolated, a double-forked setsid daemon ignoring TERM survives destroy(): /usr/bin/sleep <marker>1 ppid 1")
 	@Test
 	void unisolatedDestroyKillsADoubleForkedDaemon() throws Exception {
 		String marker = marker();
@@ -439,7 +438,6 @@ class StartedProcessBreakInTests {
 	 * dead once close() has returned; nothing runs afterwards, and start() on the closed
 	 * executor is refused.
 	 */
-	@Disabled("got through: unshare rung, a start() racing close() threw a raw java.util.concurrent.RejectedExecutionException (launcher.submit outside the try in ProcessRunner.launch) instead of ExecutionCancelledException; nothing was left running")
 	@ForEachLinuxMechanism
 	void startsRacingCloseLeaveNothingRunning(MechanismChoice mechanism) throws Exception {
 		String marker = marker();
@@ -547,7 +545,6 @@ class StartedProcessBreakInTests {
 	 * the builder's checks; the execution must then fail as a bad request (or at least as
 	 * a sandbox exception), give its slot back and write nothing.
 	 */
-	@Disabled("got through: a lone-surrogate input file name passes the builder; execute() throws java.nio.file.InvalidPathException (no CaveSandboxException, no code); the slot is given back")
 	@Test
 	void anInputFileNameThatNoFileNameCanSpellIsABadRequest() {
 		try (ProcessIsolatedExecutor executor = oneSlot(MechanismChoice.BWRAP)) {
