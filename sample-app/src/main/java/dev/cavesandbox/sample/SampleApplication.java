@@ -47,11 +47,9 @@ public class SampleApplication {
 			application.setAdditionalProfiles("exec", "verify");
 		}
 		if (ai) {
-			// A report on stdout, with the command-line tool's quiet logging; the ai
-			// profile
-			// enables the code-execution tool, and only this command configures the
-			// demo's
-			// MCP stdio server (the sample's script, inline).
+			// A report on stdout, with the command-line tool's quiet logging. The ai
+			// profile enables the code-execution tool; only this command configures the
+			// demo's MCP stdio server (the sample's script, inline).
 			application.setBannerMode(Banner.Mode.OFF);
 			application.setLogStartupInfo(false);
 			application.setAdditionalProfiles("exec", "ai");
