@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import dev.cavesandbox.CommandNotExecutableException;
+import dev.cavesandbox.CommandNotFoundException;
 import dev.cavesandbox.ConcurrencyLimitExceededException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -27,10 +29,10 @@ import org.springframework.ai.tool.function.FunctionToolCallback;
  * that file name (for example {@code python3 snippet.python}). It gets no network at all:
  * the request's allow-list is empty whatever the executor's allowed hosts are. Its
  * working directory is removed afterwards; the executor's limits and filesystem view
- * apply. A snippet that cannot run (an unknown language, an invalid file name, no free
- * slot) gives a result with an {@link CodeExecutionResult#error() error} for the model,
- * not an exception; an executor that cannot isolate in strict mode throws, and nothing
- * runs.
+ * apply. A snippet that cannot run (an unknown language, a language whose interpreter is
+ * missing or not executable, an invalid file name, no free slot) gives a result with an
+ * {@link CodeExecutionResult#error() error} for the model, not an exception; an executor
+ * that cannot isolate in strict mode throws, and nothing runs.
  */
 public final class CodeExecutionTool {
 
@@ -110,6 +112,10 @@ public final class CodeExecutionTool {
 		}
 		catch (InvalidExecutionRequestException ex) {
 			return CodeExecutionResult.notRun("Invalid request: " + ex.getMessage());
+		}
+		catch (CommandNotFoundException | CommandNotExecutableException ex) {
+			return CodeExecutionResult
+				.notRun("The interpreter of language '" + snippet.language() + "' cannot run: " + ex.getMessage());
 		}
 		catch (ConcurrencyLimitExceededException ex) {
 			return CodeExecutionResult.notRun("The sandbox is busy, try again later: " + ex.getMessage());

@@ -9,13 +9,21 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 import dev.cavesandbox.ExecutionRequest;
@@ -26,8 +34,12 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.McpJsonMapperSupplier;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCRequest;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCResponse;
+import io.modelcontextprotocol.spec.McpSchema.JSONRPCResponse.JSONRPCError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -46,9 +58,13 @@ import reactor.core.scheduler.Schedulers;
  * but what the request's allow-list gives, the executor's filesystem view and limits, a
  * private working directory; it dies with the JVM. A server that cannot start (isolation
  * unavailable in strict mode, a command that does not exist) fails the client's first
- * request with that exception. {@link #closeGracefully()} closes the server's stdin,
- * waits briefly for it to exit, then {@linkplain SandboxedProcess#destroy() destroys} its
- * process tree.
+ * request with that exception. A server that ends its stdout on its own (it exited: a
+ * script outside the sandbox's view, a crash) answers each request still pending at once
+ * with a JSON-RPC error, and fails every later message, naming the server, its exit code,
+ * its last lines of stderr and the likely fix; it is logged once, at WARN.
+ * {@link #closeGracefully()} and {@link #close()} close the server's stdin, wait briefly
+ * for it to exit, then {@linkplain SandboxedProcess#destroy() destroy} its process tree;
+ * {@link #close()} returns when it is done.
  */
 public final class SandboxedStdioClientTransport implements McpClientTransport {
 
@@ -60,6 +76,20 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			"TEMP", "USERNAME", "USERPROFILE");
 
 	private static final Duration CLOSE_GRACE_PERIOD = Duration.ofSeconds(2);
+
+	/**
+	 * How long the reader of stdout waits for an exited server's exit code and stderr.
+	 */
+	private static final Duration EXIT_WAIT = Duration.ofSeconds(2);
+
+	/**
+	 * The JSON-RPC error code of the answers to requests the ended server left pending.
+	 */
+	static final int SERVER_ENDED = -32000;
+
+	private static final int STDERR_LINES = 5;
+
+	private static final int STDERR_LINE_LENGTH = 300;
 
 	private final String name;
 
@@ -77,7 +107,22 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 
 	private @Nullable Scheduler writer;
 
+	private @Nullable Thread stderrReader;
+
 	private volatile boolean closing;
+
+	private final AtomicBoolean stopping = new AtomicBoolean();
+
+	private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+	/** The requests sent and not answered yet: their id and method. */
+	private final Map<Object, String> pending = new ConcurrentHashMap<>();
+
+	/** The last lines of the server's stderr, each truncated. */
+	private final Deque<String> lastStderrLines = new ArrayDeque<>();
+
+	/** Why the server can take no more messages, once its stdout has ended on its own. */
+	private final CompletableFuture<String> ended = new CompletableFuture<>();
 
 	/**
 	 * Create a transport that starts the given request.
@@ -200,8 +245,12 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			}
 			logger.info("MCP server '" + this.name + "' started in the sandbox: pid " + started.pid() + ", "
 					+ started.isolation());
-			thread(() -> readMessages(started.stdout(), handler), "stdout").start();
-			thread(() -> logLines(started.stderr()), "stderr").start();
+			Thread stderr = thread(() -> logLines(started.stderr()), "stderr");
+			synchronized (this.lock) {
+				this.stderrReader = stderr;
+			}
+			thread(() -> readMessages(started, handler), "stdout").start();
+			stderr.start();
 		});
 	}
 
@@ -211,8 +260,9 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 		return thread;
 	}
 
-	private void readMessages(InputStream stdout, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
-		try (BufferedReader reader = new BufferedReader(new InputStreamReader(stdout, StandardCharsets.UTF_8))) {
+	private void readMessages(SandboxedProcess server, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+		try (BufferedReader reader = new BufferedReader(
+				new InputStreamReader(server.stdout(), StandardCharsets.UTF_8))) {
 			String line;
 			while ((line = reader.readLine()) != null) {
 				if (line.isBlank()) {
@@ -226,21 +276,79 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 					logger.warn("MCP server '" + this.name + "' wrote a line that is no JSON-RPC message: " + line, ex);
 					continue;
 				}
-				handler.apply(Mono.just(message))
-					.subscribe(null,
-							(error) -> logger.warn(
-									"MCP server '" + this.name + "': handling a message failed: " + error.getMessage(),
-									error));
+				if (message instanceof JSONRPCResponse response && response.id() != null) {
+					this.pending.remove(response.id());
+				}
+				handle(handler, message);
 			}
 		}
 		catch (IOException ex) {
 			if (!this.closing) {
-				logger.warn("MCP server '" + this.name + "': reading its stdout failed", ex);
+				logger.debug("MCP server '" + this.name + "': reading its stdout failed", ex);
 			}
 		}
 		if (!this.closing) {
-			logger.warn("MCP server '" + this.name + "' closed its stdout");
+			serverEnded(server, handler);
 		}
+	}
+
+	private void handle(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler, JSONRPCMessage message) {
+		handler.apply(Mono.just(message))
+			.subscribe(null, (error) -> logger
+				.warn("MCP server '" + this.name + "': handling a message failed: " + error.getMessage(), error));
+	}
+
+	/**
+	 * The server ended its stdout on its own: say why once, answer the requests it left
+	 * pending with that, and fail the messages sent from now on.
+	 */
+	private void serverEnded(SandboxedProcess server, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
+		String exitCode = "still running";
+		try {
+			if (server.waitFor(EXIT_WAIT)) {
+				exitCode = "exit code " + server.exitCode().orElse(-1);
+			}
+			Thread stderr;
+			synchronized (this.lock) {
+				stderr = this.stderrReader;
+			}
+			if (stderr != null) {
+				stderr.join(EXIT_WAIT.toMillis());
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		if (this.closing) {
+			return;
+		}
+		List<String> stderrLines;
+		synchronized (this.lastStderrLines) {
+			stderrLines = List.copyOf(this.lastStderrLines);
+		}
+		String reason = "MCP server '" + this.name + "' ended its stdout (" + exitCode + ") and takes no more requests"
+				+ (stderrLines.isEmpty() ? "; it wrote nothing to stderr"
+						: "; the last lines of its stderr: " + String.join(" | ", stderrLines))
+				+ ". If it could not start: a program or script outside the sandbox's view needs cave.sandbox.ai.mcp."
+				+ this.name + ".readable-paths (a file or a directory not under /tmp or /run); the command must be "
+				+ "on the sandbox's PATH";
+		this.ended.complete(reason);
+		logger.warn(reason);
+		for (Object id : List.copyOf(this.pending.keySet())) {
+			answerWithError(handler, id, reason);
+		}
+	}
+
+	private void answerWithError(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler, Object id,
+			String reason) {
+		if (this.pending.remove(id) != null) {
+			handle(handler, new JSONRPCResponse(McpSchema.JSONRPC_VERSION, id, null,
+					new JSONRPCError(SERVER_ENDED, reason, null)));
+		}
+	}
+
+	private static McpError error(String reason) {
+		return new McpError(new JSONRPCError(SERVER_ENDED, reason, null));
 	}
 
 	private void logLines(InputStream stderr) {
@@ -248,6 +356,13 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			String line;
 			while ((line = reader.readLine()) != null) {
 				logger.info("MCP server '" + this.name + "' stderr: " + line);
+				synchronized (this.lastStderrLines) {
+					if (this.lastStderrLines.size() == STDERR_LINES) {
+						this.lastStderrLines.removeFirst();
+					}
+					this.lastStderrLines.addLast((line.length() > STDERR_LINE_LENGTH)
+							? line.substring(0, STDERR_LINE_LENGTH) + "..." : line);
+				}
 			}
 		}
 		catch (IOException ex) {
@@ -259,10 +374,16 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 
 	/**
 	 * Write the message as one line of JSON to the server's stdin, on a thread of this
-	 * transport (in the order of the calls).
+	 * transport (in the order of the calls). Once the server has ended its stdout on its
+	 * own, the returned {@link Mono} fails at once with an {@link McpError} that says
+	 * why.
 	 */
 	@Override
 	public Mono<Void> sendMessage(JSONRPCMessage message) {
+		String reason = this.ended.getNow(null);
+		if (reason != null) {
+			return Mono.error(error(reason));
+		}
 		SandboxedProcess target;
 		Scheduler stdinWriter;
 		synchronized (this.lock) {
@@ -275,7 +396,41 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			target = this.process;
 			stdinWriter = this.writer;
 		}
-		return Mono.<Void>fromRunnable(() -> write(target.stdin(), message)).subscribeOn(stdinWriter);
+		Object id = (message instanceof JSONRPCRequest request) ? request.id() : null;
+		if (id != null) {
+			this.pending.put(id, ((JSONRPCRequest) message).method());
+			reason = this.ended.getNow(null);
+			if (reason != null && this.pending.remove(id) != null) {
+				// The server ended between the first check and now: nothing answers it.
+				return Mono.error(error(reason));
+			}
+		}
+		return Mono.<Void>fromRunnable(() -> write(target.stdin(), message))
+			.subscribeOn(stdinWriter)
+			.onErrorMap((ex) -> {
+				if (id != null) {
+					this.pending.remove(id);
+				}
+				String why = this.closing ? null : awaitEnd();
+				return (why != null) ? error(why) : ex;
+			});
+	}
+
+	/**
+	 * Wait briefly for the reader of stdout to see the end of a server that a write
+	 * failed on, and return why it ended.
+	 */
+	private @Nullable String awaitEnd() {
+		try {
+			return this.ended.get(EXIT_WAIT.toMillis() * 3, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return null;
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			return null;
+		}
 	}
 
 	private void write(OutputStream stdin, JSONRPCMessage message) {
@@ -300,8 +455,45 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 		return Mono.<Void>fromRunnable(this::stop).subscribeOn(Schedulers.boundedElastic());
 	}
 
+	/**
+	 * Close the server's stdin, wait briefly for it to exit, then destroy its process
+	 * tree, and return when it is done: unlike the MCP SDK's default, which only
+	 * subscribes to {@link #closeGracefully()}, the server is stopped before whatever
+	 * closes next (its executor) can kill it.
+	 */
+	@Override
+	public void close() {
+		stop();
+	}
+
 	private void stop() {
 		this.closing = true;
+		if (!this.stopping.compareAndSet(false, true)) {
+			awaitStopped();
+			return;
+		}
+		try {
+			stopServer();
+		}
+		finally {
+			this.stopped.complete(null);
+		}
+	}
+
+	/** Wait for the stop that another thread began. */
+	private void awaitStopped() {
+		try {
+			this.stopped.get(CLOSE_GRACE_PERIOD.toMillis() * 5, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.debug("MCP server '" + this.name + "': waiting for its stop failed", ex);
+		}
+	}
+
+	private void stopServer() {
 		SandboxedProcess target;
 		Scheduler stdinWriter;
 		synchronized (this.lock) {

@@ -130,6 +130,31 @@ class CodeExecutionToolTests {
 	}
 
 	@Test
+	void aLanguageWhoseInterpreterIsMissingIsAnErrorForTheModel() {
+		CodeExecutionTool tool = withLanguage("ruby", "cave15-no-such-interpreter");
+		CodeExecutionResult result = tool.run(new CodeSnippet("ruby", "puts 42", null));
+		assertThat(result.exitCode()).isNull();
+		assertThat(result.error()).startsWith("The interpreter of language 'ruby' cannot run: ")
+			.contains("cave15-no-such-interpreter");
+		String json = tool.toolCallback().call("{\"language\":\"ruby\",\"code\":\"puts 42\"}");
+		assertThat(JSON.readValue(json, CodeExecutionResult.class).error()).contains("cave15-no-such-interpreter");
+	}
+
+	@Test
+	void aLanguageWhoseInterpreterIsNotExecutableIsAnErrorForTheModel() {
+		CodeExecutionResult result = withLanguage("text", "/etc").run(new CodeSnippet("text", "hello", null));
+		assertThat(result.exitCode()).isNull();
+		assertThat(result.error()).startsWith("The interpreter of language 'text' cannot run: ")
+			.contains("a directory");
+	}
+
+	private CodeExecutionTool withLanguage(String language, String command) {
+		Map<String, List<String>> languages = new LinkedHashMap<>(LANGUAGES);
+		languages.put(language, List.of(command));
+		return new CodeExecutionTool(this.executor, languages, Duration.ofSeconds(20), 8192);
+	}
+
+	@Test
 	void anInputFileOutsideTheWorkingDirectoryIsAnErrorForTheModel() {
 		CodeExecutionResult result = this.tool
 			.run(new CodeSnippet("shell", "cat ../escape", Map.of("../escape", "content")));

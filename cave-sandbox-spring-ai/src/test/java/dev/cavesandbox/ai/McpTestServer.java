@@ -66,4 +66,18 @@ public final class McpTestServer {
 		return ((McpSchema.TextContent) result.content().get(0)).text();
 	}
 
+	/**
+	 * Return the exception and its causes, one a line, for assertions on what a failure
+	 * says.
+	 * @param failure the exception
+	 * @return each exception of the chain as its {@code toString()}
+	 */
+	public static String messages(Throwable failure) {
+		StringBuilder messages = new StringBuilder();
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			messages.append(cause).append('\n');
+		}
+		return messages.toString();
+	}
+
 }

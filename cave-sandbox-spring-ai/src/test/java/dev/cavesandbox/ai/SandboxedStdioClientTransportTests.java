@@ -148,6 +148,40 @@ class SandboxedStdioClientTransportTests {
 	}
 
 	@Test
+	void aServerWhoseScriptIsOutsideTheSandboxsViewFailsInitializeAtOnceSayingWhatToConfigure() {
+		SandboxedStdioClientTransport transport = new SandboxedStdioClientTransport("unseen", this.executor,
+				SandboxedStdioClientTransport.request(testServer(), List.of(), List.of()),
+				SandboxedStdioClientTransport.defaultJsonMapper());
+		McpSyncClient client = client(transport);
+		try {
+			long start = System.nanoTime();
+			assertThatException().isThrownBy(client::initialize)
+				.satisfies((ex) -> assertThat(McpTestServer.messages(ex)).contains("MCP server 'unseen'",
+						"cave.sandbox.ai.mcp.unseen.readable-paths", "exit code 2", "test_server.py"));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+			assertThatException()
+				.isThrownBy(() -> transport
+					.sendMessage(new McpSchema.JSONRPCRequest(McpSchema.JSONRPC_VERSION, "ping", "later", null))
+					.block(Duration.ofSeconds(5)))
+				.satisfies((ex) -> assertThat(McpTestServer.messages(ex))
+					.contains("cave.sandbox.ai.mcp.unseen.readable-paths"));
+		}
+		finally {
+			client.close();
+		}
+	}
+
+	@Test
+	void closeStopsTheServerBeforeReturning() throws Exception {
+		SandboxedStdioClientTransport transport = transport(this.executor, testServer());
+		transport.connect((message) -> message).block(Duration.ofSeconds(20));
+		SandboxedProcess process = transport.process().orElseThrow();
+		transport.close();
+		assertThat(process.isAlive()).isFalse();
+		assertThat(process.exitCode()).as("the server exits on its own at the end of its stdin").hasValue(0);
+	}
+
+	@Test
 	void closingDestroysAServerThatIgnoresTheEndOfItsStdin() throws Exception {
 		SandboxedStdioClientTransport transport = transport(this.executor,
 				ServerParameters.builder("sh").args("-c", "exec sleep 600").build());

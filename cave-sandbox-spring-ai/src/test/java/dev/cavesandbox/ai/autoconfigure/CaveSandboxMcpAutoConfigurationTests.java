@@ -1,6 +1,7 @@
 package dev.cavesandbox.ai.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -24,6 +25,7 @@ import org.springframework.ai.mcp.client.common.autoconfigure.NamedClientMcpTran
 import org.springframework.ai.mcp.client.common.autoconfigure.StdioTransportAutoConfiguration;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.ToolCallbackProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -109,6 +111,41 @@ class CaveSandboxMcpAutoConfigurationTests {
 			.process()
 			.orElseThrow());
 		assertThat(process[0].waitFor(Duration.ofSeconds(20))).isTrue();
+	}
+
+	@Test
+	void theServerIsClosedGracefullyBeforeTheExecutorWhenTheContextCloses() throws InterruptedException {
+		SandboxedProcess[] process = new SandboxedProcess[1];
+		List<String> executorsDependents = new ArrayList<>();
+		List<String> transportsDependents = new ArrayList<>();
+		this.runner.run((context) -> {
+			client(context).ping();
+			process[0] = context.getBean(SandboxedMcpServers.class).transports().get(0).process().orElseThrow();
+			ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
+			String[] executors = beanFactory.getBeanNamesForType(IsolatedExecutor.class);
+			assertThat(executors).isNotEmpty();
+			for (String executor : executors) {
+				executorsDependents.addAll(List.of(beanFactory.getDependentBeans(executor)));
+			}
+			transportsDependents.addAll(List.of(beanFactory.getDependentBeans("stdioTransports")));
+		});
+		assertThat(process[0].waitFor(Duration.ofSeconds(20))).isTrue();
+		assertThat(process[0].exitCode()).as("the server ends on its own at the end of its stdin, not killed")
+			.hasValue(0);
+		assertThat(executorsDependents).contains("stdioTransports");
+		assertThat(transportsDependents).contains("mcpSyncClients");
+	}
+
+	@Test
+	void aServerThatCannotReadItsScriptFailsStartupAtOnceSayingWhatToConfigure() {
+		long start = System.nanoTime();
+		this.runner.withPropertyValues("spring.ai.mcp.client.stdio.connections.test.args[0]=/does/not/exist.py")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(McpTestServer.messages(context.getStartupFailure())).contains("MCP server 'test'",
+						"cave.sandbox.ai.mcp.test.readable-paths", "exit code 2", "/does/not/exist.py");
+			});
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
 	}
 
 	@Test
