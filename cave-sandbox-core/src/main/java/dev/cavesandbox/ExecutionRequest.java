@@ -60,6 +60,8 @@ public final class ExecutionRequest {
 
 	private final @Nullable List<String> allowedHosts;
 
+	private final Map<String, byte[]> inputFiles;
+
 	private ExecutionRequest(Builder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -75,6 +77,7 @@ public final class ExecutionRequest {
 		this.readablePaths = List.copyOf(builder.readablePaths);
 		this.writablePaths = List.copyOf(builder.writablePaths);
 		this.allowedHosts = (builder.allowedHosts != null) ? List.copyOf(builder.allowedHosts) : null;
+		this.inputFiles = Collections.unmodifiableMap(new LinkedHashMap<>(builder.inputFiles));
 	}
 
 	/**
@@ -230,6 +233,18 @@ public final class ExecutionRequest {
 		return this.allowedHosts;
 	}
 
+	/**
+	 * Return the files written into the private working directory before the command
+	 * runs.
+	 * @return their content (copies) by path relative to the working directory, in the
+	 * order given; empty by default
+	 */
+	public Map<String, byte[]> inputFiles() {
+		Map<String, byte[]> copies = new LinkedHashMap<>();
+		this.inputFiles.forEach((path, content) -> copies.put(path, content.clone()));
+		return Collections.unmodifiableMap(copies);
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -240,6 +255,9 @@ public final class ExecutionRequest {
 	 * {@link InvalidExecutionRequestException} when it is invalid.
 	 */
 	public static final class Builder {
+
+		/** The longest name of a file that Linux file systems store (NAME_MAX). */
+		private static final int MAX_NAME_BYTES = 255;
 
 		private final List<String> argv;
 
@@ -268,6 +286,8 @@ public final class ExecutionRequest {
 		private final List<Path> writablePaths = new ArrayList<>();
 
 		private @Nullable List<String> allowedHosts;
+
+		private final Map<String, byte[]> inputFiles = new LinkedHashMap<>();
 
 		private Builder(List<String> argv) {
 			if (argv == null || argv.isEmpty()) {
@@ -474,6 +494,66 @@ public final class ExecutionRequest {
 			return this;
 		}
 
+		/**
+		 * Write a file into the private working directory before the command runs (for
+		 * {@link IsolatedExecutor#execute(ExecutionRequest)} and
+		 * {@link IsolatedExecutor#start(ExecutionRequest)} alike): a script, a source
+		 * file or data the command reads, for example
+		 * {@code inputFile("src/main.py", code.getBytes(UTF_8))} with the argv
+		 * {@code python3 src/main.py}. Directories on the path are created. The command
+		 * may read and write them (a root JVM's command user too, on every rung); they
+		 * are removed with the private directory afterwards. Only with a private working
+		 * directory: {@link #build()} refuses input files together with
+		 * {@link #workingDirectory(Path)}.
+		 * @param relativePath a path relative to the working directory, with {@code /}
+		 * between its names: not empty, not absolute, without empty, {@code .} or
+		 * {@code ..} names, without NUL, valid Unicode, and neither the same path as
+		 * another input file nor one of its directories
+		 * @param content the bytes of the file (copied)
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if the path breaks one of these rules
+		 */
+		public Builder inputFile(String relativePath, byte[] content) {
+			Objects.requireNonNull(content, "content must not be null");
+			if (relativePath == null || relativePath.isEmpty()) {
+				throw new InvalidExecutionRequestException(
+						"input file path must name a file relative to the working directory, but was '" + relativePath
+								+ "'");
+			}
+			checkNoNul("input file path", relativePath);
+			if (!java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(relativePath)) {
+				throw new InvalidExecutionRequestException("input file path " + relativePath.replaceAll("\\p{Cs}", "?")
+						+ " is not valid Unicode (it holds a lone surrogate, shown as ?), so it names no file; give a "
+						+ "name of whole characters");
+			}
+			if (relativePath.startsWith("/")) {
+				throw new InvalidExecutionRequestException("input file path " + relativePath
+						+ " is absolute; give it relative to the working directory, for example "
+						+ relativePath.replaceFirst("^/+", ""));
+			}
+			for (String name : relativePath.split("/", -1)) {
+				if (name.isEmpty() || name.equals(".") || name.equals("..")) {
+					throw new InvalidExecutionRequestException("input file path " + relativePath
+							+ " has an empty, '.' or '..' name; give the plain path below the working directory, "
+							+ "such as dir/file.txt");
+				}
+				if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+					throw new InvalidExecutionRequestException("input file path " + relativePath + " has a name of "
+							+ "more than " + MAX_NAME_BYTES + " bytes, which no Linux file system stores; shorten it");
+				}
+			}
+			for (String other : this.inputFiles.keySet()) {
+				if (other.equals(relativePath) || other.startsWith(relativePath + "/")
+						|| relativePath.startsWith(other + "/")) {
+					throw new InvalidExecutionRequestException("input file path " + relativePath + " collides with "
+							+ other + ", given before: each path may name one file, and no file may be another's "
+							+ "directory; give each file once");
+				}
+			}
+			this.inputFiles.put(relativePath, content.clone());
+			return this;
+		}
+
 		private static Path checkListed(String what, @Nullable Path path) {
 			if (path == null || !path.isAbsolute() || path.getParent() == null) {
 				throw new InvalidExecutionRequestException(
@@ -486,8 +566,16 @@ public final class ExecutionRequest {
 		/**
 		 * Build the request.
 		 * @return the immutable request
+		 * @throws InvalidExecutionRequestException if it has input files and a working
+		 * directory
 		 */
 		public ExecutionRequest build() {
+			if (!this.inputFiles.isEmpty() && this.workingDirectory != null) {
+				throw new InvalidExecutionRequestException(
+						"input files are written into the private working directory, "
+								+ "but the request names the working directory " + this.workingDirectory
+								+ "; leave the working directory unset, or write the files into it yourself");
+			}
 			return new ExecutionRequest(this);
 		}
 

@@ -52,6 +52,34 @@ public interface IsolatedExecutor extends AutoCloseable {
 	CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request);
 
 	/**
+	 * Start the request and return at once with a handle to the running process, for a
+	 * long-running program that the caller talks to over its stdin and stdout (an MCP
+	 * server, a language server, a REPL). The same sandbox, environment, working
+	 * directory, resource limits and allow-list apply as for
+	 * {@link #execute(ExecutionRequest)}; the process holds one concurrency slot until
+	 * its tree has ended; it dies with the JVM; closing the executor kills it.
+	 * <p>
+	 * Differences from {@link #execute(ExecutionRequest)}: only the request's own timeout
+	 * applies (none by default: a server runs until it exits or is destroyed, the
+	 * settings' timeout does not apply); the streams are the caller's, so the request may
+	 * set no stdin, no output sink and no output cap.
+	 * @param request the request
+	 * @return the running process
+	 * @throws NetworkIsolationUnavailableException isolation is unavailable and the mode
+	 * is strict
+	 * @throws InvalidExecutionRequestException the request sets stdin, an output sink or
+	 * an output cap, or its working directory does not exist
+	 * @throws CommandNotFoundException {@code argv[0]} does not exist
+	 * @throws CommandNotExecutableException {@code argv[0]} cannot be executed
+	 * @throws ConcurrencyLimitExceededException no slot became free within the queue
+	 * timeout
+	 * @throws ExecutionCancelledException the calling thread was interrupted, or the
+	 * executor is closed
+	 * @throws SandboxLaunchException the sandbox process could not be started
+	 */
+	SandboxedProcess start(ExecutionRequest request);
+
+	/**
 	 * Return the isolation that this executor applies to every execution.
 	 * @return the isolation, {@link Isolation#NONE} in fallback mode on a host without
 	 * isolation

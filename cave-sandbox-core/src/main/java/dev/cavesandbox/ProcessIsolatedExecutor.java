@@ -38,12 +38,15 @@ import org.jspecify.annotations.Nullable;
  * {@link #unisolated(SandboxSettings)}.
  * <p>
  * Each execution: waits for one of {@code maxConcurrent} slots; takes a private working
- * directory ({@code PrivateDirectories}) unless the request names one, which it checks;
- * builds the environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists,
- * is executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind
- * the mechanism's command line ({@code ProcessRunner}); and gives the private working
- * directory back whatever happened. This class keeps the slots, the asynchronous
- * executions and the orchestration; each concern lives in the class named.
+ * directory ({@code PrivateDirectories}) and writes the request's input files into it
+ * ({@code InputFiles}), unless the request names a directory, which it checks; builds the
+ * environment ({@code ChildEnvironment}); checks that {@code argv[0]} exists, is
+ * executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind the
+ * mechanism's command line ({@code ProcessRunner}); and gives the private working
+ * directory and the slot back whatever happened. A process of {@link #start} is prepared
+ * the same way and gives them back when it has ended ({@code StartedProcess}). This class
+ * keeps the slots, the asynchronous executions and the orchestration; each concern lives
+ * in the class named.
  * <p>
  * Resource limits: each execution gets the settings' {@link SandboxSettings#limits()
  * limits}, with every value that its request sets ({@link ExecutionRequest#limits()})
@@ -53,6 +56,8 @@ import org.jspecify.annotations.Nullable;
  * says which ({@link ExecutionResult#limitExceeded()}, {@link ResourceLimit}).
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
+
+	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
 
 	private final SandboxSettings settings;
 
@@ -143,102 +148,19 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	@Override
 	public ExecutionResult execute(ExecutionRequest request) {
-		try {
-			acquireSlot();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new ExecutionCancelledException("interrupted while waiting for a free slot", ex);
-		}
-		try {
-			return executeInSlot(request);
-		}
-		finally {
-			this.slots.release();
-		}
-	}
-
-	private void acquireSlot() throws InterruptedException {
-		Duration wait = this.settings.queueTimeout();
-		if (!this.slots.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
-			throw new ConcurrencyLimitExceededException("all " + this.settings.maxConcurrent()
-					+ " execution slots stayed busy for " + wait.toMillis() + " ms; raise the limit (maxConcurrent) "
-					+ "or the queue timeout (queueTimeout), or submit less work at once");
-		}
-	}
-
-	private ExecutionResult executeInSlot(ExecutionRequest request) {
-		Path directory = request.workingDirectory();
-		boolean privateDirectory = (directory == null);
-		@Nullable Path checkedDirectory = null;
-		if (privateDirectory) {
-			directory = this.privateDirectories.create();
-		}
-		else if (!Files.isDirectory(directory)) {
-			throw new InvalidExecutionRequestException("working directory " + directory
-					+ " does not exist or is not a directory; create it first or leave it unset for a private one");
-		}
-		else {
-			checkedDirectory = checkWorkingDirectory(directory);
-		}
-		@Nullable EgressSession egress = null;
-		try {
-			// The path that was checked, not resolved again: a component swapped for a
-			// symbolic link in between would otherwise be followed, and the launcher
-			// would open where the link points.
-			Path realDirectory = (checkedDirectory != null) ? checkedDirectory : directory.toRealPath();
-			Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
-			SandboxMechanism mechanism = (this.capability != null)
-					? withListedPaths(this.capability.mechanism(), request) : null;
-			EgressAllowList allowList = allowList(request);
-			if (mechanism != null && !allowList.isEmpty()) {
-				requireEgress(mechanism);
-				egress = EgressSession.start(this.privateDirectories.create(), this.privateDirectories::release,
-						new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
-						EgressListener.NONE);
-				mechanism = mechanism.withEgress(egress.bridge());
-				EgressSession.pointAtBridge(environment,
-						(request.loopback() != null) ? request.loopback() : this.settings.loopback());
-			}
-			checkVisible(mechanism, CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
-					realDirectory);
-			Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
-			String launchToken = UUID.randomUUID().toString();
+		try (Launch launch = prepare(request, false)) {
+			ProcessRunner.Outcome outcome = this.runner.run(launch.spec);
+			launch.takeBackGrant();
 			if (this.capability != null) {
-				wrapperEnvironment.put(Launcher.TOKEN_VARIABLE, launchToken);
+				checkLauncher(outcome, request.argv().get(0), launch.token);
 			}
-			List<String> argv = (this.capability != null)
-					? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment) : request.argv();
-			ResourceLimits limits = this.settings.limits().overriddenBy(request.limits());
-			ProcessRunner.Spec spec = new ProcessRunner.Spec(
-					commandLine(mechanism, request, argv, realDirectory, limits, egress != null), directory,
-					wrapperEnvironment, request.stdin(),
-					(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
-					(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
-					request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
-			checkLauncherUnchanged();
-			ProcessRunner.Outcome outcome;
-			WorkingDirectoryGrant grant = grantToCommandUser(realDirectory);
-			try {
-				outcome = this.runner.run(spec);
-			}
-			finally {
-				takeBack(grant);
-			}
-			if (this.capability != null) {
-				checkLauncher(outcome, request.argv().get(0), launchToken);
-			}
-			List<EgressDecision> decisions = List.of();
-			if (egress != null) {
-				// Closed first: a connection still relayed for a process the command left
-				// behind ends here, and the list is complete.
-				egress.close();
-				decisions = egress.decisions();
-			}
+			// Closed first: a connection still relayed for a process the command left
+			// behind ends here, and the list is complete.
+			List<EgressDecision> decisions = launch.closeEgress();
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
 					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(),
-							appliesLimits() ? limits : ResourceLimits.NONE),
+							appliesLimits() ? launch.limits : ResourceLimits.NONE),
 					decisions);
 		}
 		catch (IOException ex) {
@@ -249,14 +171,256 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new ExecutionCancelledException("the calling thread was interrupted; the process tree was killed",
 					ex);
 		}
-		finally {
-			if (egress != null) {
-				egress.close();
-			}
-			if (privateDirectory) {
-				this.privateDirectories.release(directory);
+	}
+
+	/**
+	 * Start the request and return at once; see {@link IsolatedExecutor#start}. Prepared
+	 * exactly as an execution (slot, working directory, input files, environment, listed
+	 * paths, egress, command check), spawned from the runner's long-lived launcher
+	 * threads. When the process has ended, its sandbox is torn down in this order before
+	 * {@link SandboxedProcess#onExit()} completes: the egress proxy is stopped (its
+	 * decisions stay readable), the working directory's group is taken back from the
+	 * command user (seccomp rung), the private working directory is released and the slot
+	 * is given back.
+	 * <p>
+	 * Where the launcher could not set the sandbox up, no exception is thrown: the
+	 * process ends with exit code {@value Launcher#SETUP_FAILED} and the launcher's
+	 * reason as the last line of stderr (starting with {@value Launcher#MESSAGE_PREFIX}).
+	 * @param request the request, which may set no stdin, no output sink and no output
+	 * cap
+	 * @return the running process
+	 * @throws InvalidExecutionRequestException ({@code cave_sandbox_invalid_request}) the
+	 * request sets stdin, an output sink or an output cap (checked before a slot is
+	 * taken), or its working directory is unusable
+	 */
+	@Override
+	public SandboxedProcess start(ExecutionRequest request) {
+		refuseCallerStreams(request);
+		Launch launch = prepare(request, true);
+		try {
+			ProcessRunner.Started started = this.runner.start(launch.spec, launch::closeQuietly);
+			return new StartedProcess(started, this.isolation, launch.egress);
+		}
+		catch (IOException ex) {
+			launch.closeQuietly();
+			throw new SandboxLaunchException("could not start " + request.argv().get(0) + ": " + ex.getMessage(), ex);
+		}
+		catch (RuntimeException ex) {
+			launch.closeQuietly();
+			throw ex;
+		}
+		catch (InterruptedException ex) {
+			launch.closeQuietly();
+			Thread.currentThread().interrupt();
+			throw new ExecutionCancelledException("the calling thread was interrupted; nothing was left running", ex);
+		}
+	}
+
+	/**
+	 * A started process's streams are the caller's: refuse what only an execution that
+	 * the executor drains can use.
+	 */
+	private static void refuseCallerStreams(ExecutionRequest request) {
+		List<String> set = new java.util.ArrayList<>();
+		if (request.stdin() != null) {
+			set.add("stdin");
+		}
+		if (request.stdoutSink() != null) {
+			set.add("stdoutSink");
+		}
+		if (request.stderrSink() != null) {
+			set.add("stderrSink");
+		}
+		if (request.maxOutputBytes() != null) {
+			set.add("maxOutputBytes");
+		}
+		if (!set.isEmpty()) {
+			throw new InvalidExecutionRequestException("start() gives the caller the process's own streams, but the "
+					+ "request sets " + String.join(", ", set) + "; leave " + ((set.size() == 1) ? "it" : "them")
+					+ " unset and write to SandboxedProcess.stdin() or read stdout() and stderr() instead, or use "
+					+ "execute() for a command that runs to its end");
+		}
+	}
+
+	private void acquireSlot() {
+		Duration wait = this.settings.queueTimeout();
+		try {
+			if (!this.slots.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+				throw new ConcurrencyLimitExceededException("all " + this.settings.maxConcurrent()
+						+ " execution slots stayed busy for " + wait.toMillis()
+						+ " ms; raise the limit (maxConcurrent) or the queue timeout (queueTimeout), or submit less "
+						+ "work at once");
 			}
 		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new ExecutionCancelledException("interrupted while waiting for a free slot", ex);
+		}
+	}
+
+	/**
+	 * Take everything one execution needs before its spawn, as a {@link Launch}: a slot;
+	 * its private working directory with the request's input files, or its checked given
+	 * one; its environment; the mechanism with its listed paths and egress bridge; the
+	 * egress session; the command checked; the launcher checked unchanged; the working
+	 * directory's group for the command user. Whatever fails releases what was already
+	 * taken.
+	 * @param started whether for {@link #start}: then only the request's own timeout
+	 * applies, and no stdin, sink or cap
+	 */
+	private Launch prepare(ExecutionRequest request, boolean started) {
+		acquireSlot();
+		Launch launch = new Launch();
+		try {
+			prepare(launch, request, started);
+			return launch;
+		}
+		catch (IOException ex) {
+			launch.closeQuietly();
+			throw new SandboxLaunchException("could not start " + request.argv().get(0) + ": " + ex.getMessage(), ex);
+		}
+		catch (RuntimeException | Error ex) {
+			launch.closeQuietly();
+			throw ex;
+		}
+	}
+
+	private void prepare(Launch launch, ExecutionRequest request, boolean started) throws IOException {
+		Path directory = request.workingDirectory();
+		@Nullable Path checkedDirectory = null;
+		if (directory == null) {
+			directory = this.privateDirectories.create();
+			launch.privateDirectory = directory;
+			InputFiles.write(directory, request.inputFiles(), commandGroup(this.capability));
+		}
+		else if (!Files.isDirectory(directory)) {
+			throw new InvalidExecutionRequestException("working directory " + directory
+					+ " does not exist or is not a directory; create it first or leave it unset for a private one");
+		}
+		else {
+			checkedDirectory = checkWorkingDirectory(directory);
+		}
+		// The path that was checked, not resolved again: a component swapped for a
+		// symbolic link in between would otherwise be followed, and the launcher
+		// would open where the link points.
+		Path realDirectory = (checkedDirectory != null) ? checkedDirectory : directory.toRealPath();
+		Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
+		SandboxMechanism mechanism = (this.capability != null) ? withListedPaths(this.capability.mechanism(), request)
+				: null;
+		EgressAllowList allowList = allowList(request);
+		if (mechanism != null && !allowList.isEmpty()) {
+			requireEgress(mechanism);
+			launch.egress = EgressSession.start(this.privateDirectories.create(), this.privateDirectories::release,
+					new EgressPolicy(allowList, this.settings.egress().allowPrivateDestinations(), this.resolver),
+					EgressListener.NONE);
+			mechanism = mechanism.withEgress(launch.egress.bridge());
+			EgressSession.pointAtBridge(environment,
+					(request.loopback() != null) ? request.loopback() : this.settings.loopback());
+		}
+		checkVisible(mechanism, CommandResolver.check(request.argv().get(0), directory, environment.get("PATH")),
+				realDirectory);
+		Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
+		if (this.capability != null) {
+			wrapperEnvironment.put(Launcher.TOKEN_VARIABLE, launch.token);
+		}
+		List<String> argv = (this.capability != null) ? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment)
+				: request.argv();
+		launch.limits = this.settings.limits().overriddenBy(request.limits());
+		List<String> commandLine = commandLine(mechanism, request, argv, realDirectory, launch.limits,
+				launch.egress != null);
+		launch.spec = started
+				? new ProcessRunner.Spec(commandLine, directory, wrapperEnvironment, null, request.timeout(), 0, null,
+						null, this.isolation.networkIsolated())
+				: new ProcessRunner.Spec(commandLine, directory, wrapperEnvironment, request.stdin(),
+						(request.timeout() != null) ? request.timeout() : this.settings.timeout(),
+						(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
+						request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
+		checkLauncherUnchanged();
+		launch.grant = grantToCommandUser(realDirectory);
+	}
+
+	/**
+	 * What one execution took before its spawn and gives back after its end, once, in
+	 * this order: the egress session, the working directory's group, the private working
+	 * directory, the slot.
+	 */
+	private final class Launch implements AutoCloseable {
+
+		private final String token = UUID.randomUUID().toString();
+
+		private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+		private ProcessRunner.@Nullable Spec spec;
+
+		private ResourceLimits limits = ResourceLimits.NONE;
+
+		private @Nullable Path privateDirectory;
+
+		private @Nullable EgressSession egress;
+
+		private @Nullable WorkingDirectoryGrant grant;
+
+		/**
+		 * Stop the egress proxy, if any (its decisions stay readable).
+		 * @return what it decided, complete
+		 */
+		List<EgressDecision> closeEgress() {
+			EgressSession session = this.egress;
+			if (session == null) {
+				return List.of();
+			}
+			session.close();
+			return session.decisions();
+		}
+
+		/**
+		 * Take the working directory's group back from the command user, once.
+		 * @throws SandboxLaunchException if it could not be taken back
+		 */
+		void takeBackGrant() {
+			WorkingDirectoryGrant granted = this.grant;
+			this.grant = null;
+			takeBack(granted);
+		}
+
+		@Override
+		public void close() {
+			if (!this.closed.compareAndSet(false, true)) {
+				return;
+			}
+			try {
+				closeEgress();
+			}
+			finally {
+				try {
+					takeBackGrant();
+				}
+				finally {
+					try {
+						if (this.privateDirectory != null) {
+							ProcessIsolatedExecutor.this.privateDirectories.release(this.privateDirectory);
+						}
+					}
+					finally {
+						ProcessIsolatedExecutor.this.slots.release();
+					}
+				}
+			}
+		}
+
+		/**
+		 * {@link #close()} where nobody is left to tell of a failure: the teardown of a
+		 * started process, or after another failure.
+		 */
+		void closeQuietly() {
+			try {
+				close();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("the sandbox of a process could not be torn down completely: {}", ex.getMessage());
+			}
+		}
+
 	}
 
 	/**

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -37,7 +38,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class ProcessRunner implements AutoCloseable {
 
-	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(5);
+	private static final long REAP_TIMEOUT_SECONDS = 5;
+
+	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
+
+	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
+	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
 
 	/**
 	 * Idle I/O threads end after this, so a burst of executions leaves no threads behind.
@@ -51,6 +57,9 @@ final class ProcessRunner implements AutoCloseable {
 	private final ExecutorService io;
 
 	private final Set<Process> running = ConcurrentHashMap.newKeySet();
+
+	/** The started processes whose teardown has not ended yet. */
+	private final Set<Started> started = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean closed;
 
@@ -85,15 +94,8 @@ final class ProcessRunner implements AutoCloseable {
 	 * killed
 	 */
 	Outcome run(Spec spec) throws IOException, InterruptedException {
-		if (this.closed) {
-			throw new ExecutionCancelledException("the executor is closed", null);
-		}
-		ProcessBuilder builder = new ProcessBuilder(spec.commandLine()).directory(spec.directory().toFile());
-		builder.environment().clear();
-		builder.environment().putAll(spec.environment());
 		long start = System.nanoTime();
-		Process process = launch(builder);
-		this.running.add(process);
+		Process process = spawn(spec);
 		try {
 			return await(process, spec, start);
 		}
@@ -102,8 +104,67 @@ final class ProcessRunner implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Start one command line and return at once. Its streams are the caller's; no
+	 * {@code stdin}, sink or cap of the spec applies. A task of the I/O pool waits for
+	 * it: it terminates the tree when the spec's timeout (if any) strikes, then, once the
+	 * direct child has ended and any termination is over, runs {@code teardown} and
+	 * completes {@link Started#ended()}. {@link #close()} kills it like a running
+	 * {@link #run(Spec)}, and waits for its teardown.
+	 * @param spec what to run; its timeout may be {@code null} (none)
+	 * @param teardown what to release once the tree has ended, before
+	 * {@link Started#ended()} completes; it must not throw
+	 * @return the started process
+	 * @throws IOException if the process could not be started
+	 * @throws InterruptedException if the calling thread was interrupted; nothing was
+	 * left running
+	 */
+	Started start(Spec spec, Runnable teardown) throws IOException, InterruptedException {
+		Process process = spawn(spec);
+		Started started = new Started(process, spec.sandboxed());
+		this.started.add(started);
+		try {
+			this.io.execute(() -> started.watch(spec.timeout(), teardown));
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// Closed meanwhile: what close() may have missed is killed here.
+			process.toHandle().destroyForcibly();
+			reap(process);
+			this.running.remove(process);
+			this.started.remove(started);
+			throw new ExecutionCancelledException("the executor is closed", ex);
+		}
+		return started;
+	}
+
+	/**
+	 * Spawn the spec from a launcher thread and count it as running. A process spawned
+	 * while {@link #close()} ran, which it may not have seen, is killed.
+	 */
+	private Process spawn(Spec spec) throws IOException, InterruptedException {
+		if (this.closed) {
+			throw new ExecutionCancelledException("the executor is closed", null);
+		}
+		ProcessBuilder builder = new ProcessBuilder(spec.commandLine()).directory(spec.directory().toFile());
+		builder.environment().clear();
+		builder.environment().putAll(spec.environment());
+		Process process = launch(builder);
+		this.running.add(process);
+		if (this.closed) {
+			process.toHandle().destroyForcibly();
+		}
+		return process;
+	}
+
 	private Process launch(ProcessBuilder builder) throws IOException, InterruptedException {
-		Future<Process> launched = this.launcher.submit(builder::start);
+		Future<Process> launched;
+		try {
+			launched = this.launcher.submit(builder::start);
+		}
+		catch (java.util.concurrent.RejectedExecutionException ex) {
+			// close() shut the launcher threads down after the check in spawn().
+			throw new ExecutionCancelledException("the executor is closed", ex);
+		}
 		try {
 			return launched.get();
 		}
@@ -137,8 +198,9 @@ final class ProcessRunner implements AutoCloseable {
 		tasks.add(this.io.submit(() -> stderr.drain(process.getErrorStream())));
 		Future<?> feeder = feed(process, spec.stdin());
 		boolean timedOut = false;
+		Duration timeout = java.util.Objects.requireNonNull(spec.timeout(), "run() needs a timeout");
 		try {
-			if (!process.waitFor(spec.timeout().toNanos(), TimeUnit.NANOSECONDS)) {
+			if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
 				terminate(process, spec.sandboxed());
 			}
@@ -231,13 +293,45 @@ final class ProcessRunner implements AutoCloseable {
 			Thread.currentThread().interrupt();
 		}
 		if (!exited) {
+			List<ProcessHandle> anchors = process.children().toList();
 			tree = concat(process.descendants().toList(), tree);
 			process.toHandle().destroyForcibly();
 			if (sandboxed) {
 				awaitTeardown(tree);
+				killBelow(anchors);
 			}
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+	}
+
+	/**
+	 * SIGKILL every descendant of the wrapper's children that are still alive (the
+	 * seccomp rung's subreaper, which had the grace period to take its tree down), round
+	 * after round until none is left, before the children themselves are killed. A
+	 * subreaper that is still alive collects what a killed process forked meanwhile
+	 * (prctl(2), PR_SET_CHILD_SUBREAPER), so the next round finds it; killed first, it
+	 * would leave those to init, outside any tree this JVM can list.
+	 */
+	private void killBelow(List<ProcessHandle> anchors) {
+		long deadline = System.nanoTime() + KILL_ROUNDS_TIMEOUT.toNanos();
+		while (System.nanoTime() < deadline) {
+			List<ProcessHandle> below = anchors.stream()
+				.filter(ProcessHandle::isAlive)
+				.flatMap(ProcessHandle::descendants)
+				.filter(ProcessHandle::isAlive)
+				.toList();
+			if (below.isEmpty()) {
+				return;
+			}
+			below.forEach(ProcessHandle::destroyForcibly);
+			try {
+				Thread.sleep(1);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
 	}
 
 	/**
@@ -308,7 +402,8 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * Kill every running process tree and stop the threads.
+	 * Kill every running process tree, wait (at most {@value #REAP_TIMEOUT_SECONDS}
+	 * seconds more) for the teardown of the started ones, and stop the threads.
 	 */
 	@Override
 	public void close() {
@@ -323,18 +418,159 @@ final class ProcessRunner implements AutoCloseable {
 		}
 		awaitTeardown(trees);
 		trees.forEach(ProcessHandle::destroyForcibly);
+		long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
+		for (Started started : this.started) {
+			try {
+				started.ended().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				break;
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				// its watcher ends it; nothing more to wait for here
+			}
+		}
 		this.io.shutdown();
+	}
+
+	/**
+	 * A process that {@link #start(Spec, Runnable)} started: its end, its timeout and its
+	 * termination, which may be asked for from any thread, concurrently with its end.
+	 */
+	final class Started {
+
+		private final Process process;
+
+		private final boolean sandboxed;
+
+		/** Completes with the exit code once the tree has ended and is torn down. */
+		private final CompletableFuture<Integer> ended = new CompletableFuture<>();
+
+		/** Guards the termination and the end, so that neither overlaps the other. */
+		private final Object lock = new Object();
+
+		private boolean terminating;
+
+		private boolean exited;
+
+		private volatile boolean timedOut;
+
+		private Started(Process process, boolean sandboxed) {
+			this.process = process;
+			this.sandboxed = sandboxed;
+		}
+
+		Process process() {
+			return this.process;
+		}
+
+		/**
+		 * Return the future of the exit code, completed after the teardown; it never
+		 * completes exceptionally.
+		 * @return the future
+		 */
+		CompletableFuture<Integer> ended() {
+			return this.ended;
+		}
+
+		/**
+		 * Return whether the timeout ended the process.
+		 * @return whether it struck
+		 */
+		boolean timedOut() {
+			return this.timedOut;
+		}
+
+		/**
+		 * Terminate the tree as a timeout does ({@code terminate}), unless that already
+		 * began or the process has ended; return at once then. Does not wait for the
+		 * teardown.
+		 */
+		void terminate() {
+			terminate(false);
+		}
+
+		private void terminate(boolean timeout) {
+			synchronized (this.lock) {
+				if (this.terminating || this.exited) {
+					return;
+				}
+				this.terminating = true;
+				this.timedOut = timeout;
+				ProcessRunner.this.terminate(this.process, this.sandboxed);
+			}
+		}
+
+		/**
+		 * The sandbox wrapper's own children (the sandbox's first process, or the seccomp
+		 * rung's subreaper), as soon as it has forked them, unless it ends first or takes
+		 * longer than {@value ProcessRunner#REAP_TIMEOUT_SECONDS} seconds.
+		 */
+		private List<ProcessHandle> sandboxChildren() throws InterruptedException {
+			long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
+			while (this.process.isAlive() && System.nanoTime() < deadline) {
+				List<ProcessHandle> children = this.process.children().toList();
+				if (!children.isEmpty()) {
+					return children;
+				}
+				Thread.sleep(5);
+			}
+			return List.of();
+		}
+
+		/**
+		 * The watcher, on an I/O thread: wait for the end or the timeout, wait for a
+		 * termination that another thread began, tear down, complete.
+		 */
+		private void watch(@Nullable Duration timeout, Runnable teardown) {
+			long start = System.nanoTime();
+			List<ProcessHandle> inside = List.of();
+			try {
+				inside = this.sandboxed ? sandboxChildren() : List.of();
+				if (timeout == null) {
+					this.process.waitFor();
+				}
+				else if (!this.process.waitFor(timeout.toNanos() - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
+					terminate(true);
+				}
+			}
+			catch (InterruptedException ex) {
+				terminate(false);
+			}
+			reap(this.process);
+			// A wrapper killed from outside (not by terminate) can end before the
+			// sandbox it started: the seccomp rung's subreaper then still takes its tree
+			// down. The end is reported only once that is over.
+			awaitTeardown(inside);
+			killBelow(inside);
+			inside.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+			synchronized (this.lock) {
+				this.exited = true;
+			}
+			ProcessRunner.this.running.remove(this.process);
+			try {
+				teardown.run();
+			}
+			finally {
+				ProcessRunner.this.started.remove(this);
+				this.ended.complete(this.process.exitValue());
+			}
+		}
+
 	}
 
 	/**
 	 * What to run.
 	 *
+	 * @param timeout when the tree is terminated; {@code null} (none) only for
+	 * {@link #start(Spec, Runnable)}
 	 * @param sandboxed whether the direct child is a sandbox wrapper (bwrap, unshare)
 	 * rather than the command itself: a wrapper gets no SIGTERM on timeout, see
 	 * {@code terminate}
 	 */
 	record Spec(List<String> commandLine, Path directory, Map<String, String> environment,
-			@Nullable Supplier<InputStream> stdin, Duration timeout, long maxOutputBytes,
+			@Nullable Supplier<InputStream> stdin, @Nullable Duration timeout, long maxOutputBytes,
 			@Nullable OutputStream stdoutSink, @Nullable OutputStream stderrSink, boolean sandboxed) {
 	}
 

@@ -29,6 +29,11 @@ public final class UnavailableIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	@Override
+	public SandboxedProcess start(ExecutionRequest request) {
+		throw new NetworkIsolationUnavailableException(this.capability);
+	}
+
+	@Override
 	public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
 		return CompletableFuture.failedFuture(new NetworkIsolationUnavailableException(this.capability));
 	}

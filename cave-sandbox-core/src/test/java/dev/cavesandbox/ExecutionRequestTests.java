@@ -147,6 +147,56 @@ class ExecutionRequestTests {
 		assertThat(ExecutionRequest.of("true").writablePaths()).isEmpty();
 	}
 
+	@Test
+	void inputFilesAreKeptInOrderAsCopies() {
+		byte[] content = "print(1)".getBytes(StandardCharsets.UTF_8);
+		ExecutionRequest.Builder builder = ExecutionRequest.builder("python3", "main.py")
+			.inputFile("main.py", content)
+			.inputFile("data/in.txt", new byte[0]);
+		ExecutionRequest request = builder.build();
+		content[0] = 'X';
+		assertThat(request.inputFiles()).containsOnlyKeys("main.py", "data/in.txt");
+		assertThat(List.copyOf(request.inputFiles().keySet())).containsExactly("main.py", "data/in.txt");
+		assertThat(request.inputFiles().get("main.py")).asString(StandardCharsets.UTF_8).isEqualTo("print(1)");
+		request.inputFiles().get("main.py")[0] = 'Y';
+		assertThat(request.inputFiles().get("main.py")).asString(StandardCharsets.UTF_8).isEqualTo("print(1)");
+		assertThat(ExecutionRequest.of("true").inputFiles()).isEmpty();
+	}
+
+	@Test
+	void inputFilePathsOutsideTheWorkingDirectoryOrAmbiguousAreRejected() {
+		byte[] none = new byte[0];
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("", none), "must name a file");
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("/etc/passwd", none),
+				"is absolute; give it relative to the working directory, for example etc/passwd");
+		for (String path : List.of("..", "../up", "a/../b", ".", "./a", "a/./b", "a//b", "a/", "a/..")) {
+			assertInvalid(() -> ExecutionRequest.builder("true").inputFile(path, none),
+					"input file path " + path + " has an empty, '.' or '..' name");
+		}
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a\0b", none), "contains a NUL byte");
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("d/" + "\u00e9".repeat(128), none),
+				"has a name of more than 255 bytes");
+		assertThat(ExecutionRequest.builder("true").inputFile("d/" + "x".repeat(255), none).build().inputFiles())
+			.hasSize(1);
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a", none).inputFile("a", none),
+				"collides with a, given before");
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a", none).inputFile("a/b", none),
+				"input file path a/b collides with a");
+		assertInvalid(() -> ExecutionRequest.builder("true").inputFile("a/b", none).inputFile("a", none),
+				"input file path a collides with a/b");
+	}
+
+	@Test
+	void inputFilesWithAWorkingDirectoryAreRejected() {
+		assertInvalid(
+				() -> ExecutionRequest.builder("true")
+					.inputFile("a", new byte[0])
+					.workingDirectory(Path.of("/srv/work"))
+					.build(),
+				"input files are written into the private working directory, but the request names the working "
+						+ "directory /srv/work; leave the working directory unset");
+	}
+
 	private static void assertInvalid(ThrowingCallable call, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(call)
 			.withMessageContaining(message)

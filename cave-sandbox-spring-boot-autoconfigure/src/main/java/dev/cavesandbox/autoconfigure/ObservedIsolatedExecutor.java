@@ -1,5 +1,6 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -8,6 +9,7 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SandboxedProcess;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
@@ -15,13 +17,16 @@ import org.jspecify.annotations.Nullable;
 /**
  * An {@link IsolatedExecutor} that records one
  * {@link SandboxObservationDocumentation#EXECUTION observation} per execution of the
- * executor it decorates. An asynchronous execution is observed from the call until its
- * future completes; the future returned is the delegate's own, so that cancelling it
- * still kills the process tree.
+ * executor it decorates, and one {@link SandboxObservationDocumentation#PROCESS
+ * observation} per process it starts, from the call until the process has ended. An
+ * asynchronous execution is observed from the call until its future completes; the future
+ * returned is the delegate's own, so that cancelling it still kills the process tree.
  */
 final class ObservedIsolatedExecutor implements IsolatedExecutor {
 
 	private static final SandboxExecutionObservationConvention DEFAULT_CONVENTION = new DefaultSandboxExecutionObservationConvention();
+
+	private static final SandboxExecutionObservationConvention PROCESS_CONVENTION = new DefaultSandboxProcessObservationConvention();
 
 	private final IsolatedExecutor delegate;
 
@@ -102,6 +107,41 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 		catch (NetworkIsolationUnavailableException ex) {
 			return Isolation.NONE;
 		}
+	}
+
+	/**
+	 * Start the request through the delegate, observed as
+	 * {@link SandboxObservationDocumentation#PROCESS} from the call until the process
+	 * tree has ended; its egress decisions are counted then.
+	 */
+	@Override
+	public SandboxedProcess start(ExecutionRequest request) {
+		SandboxExecutionObservationContext context = new SandboxExecutionObservationContext(request,
+				executorIsolation());
+		Observation observation = SandboxObservationDocumentation.PROCESS
+			.observation(null, PROCESS_CONVENTION, () -> context, this.registry)
+			.start();
+		long start = System.nanoTime();
+		SandboxedProcess process;
+		try (Observation.Scope scope = observation.openScope()) {
+			process = this.delegate.start(request);
+		}
+		catch (RuntimeException | Error ex) {
+			observation.error(ex);
+			observation.stop();
+			throw ex;
+		}
+		process.onExit().whenComplete((ended, failure) -> {
+			// The result of a started process: how it ended, without output (the caller
+			// read its streams).
+			ExecutionResult result = new ExecutionResult(process.exitCode().orElse(-1), new byte[0], new byte[0], false,
+					false, process.timedOut(), Duration.ofNanos(System.nanoTime() - start), process.isolation(), null,
+					process.egressDecisions());
+			context.setResult(result);
+			countEgress(request, result);
+			observation.stop();
+		});
+		return process;
 	}
 
 	@Override

@@ -35,6 +35,32 @@ public enum SandboxObservationDocumentation implements ObservationDocumentation 
 			return HighCardinalityKeyNames.values();
 		}
 
+	},
+
+	/**
+	 * One process started by {@link dev.cavesandbox.IsolatedExecutor#start}, from the
+	 * call until its whole process tree has ended (a long-running server's whole
+	 * lifetime), or until the start was refused: timer {@code cave.sandbox.process}, and
+	 * {@code cave.sandbox.process.active} counts the started processes that still run.
+	 * Same keys as {@link #EXECUTION}.
+	 */
+	PROCESS {
+
+		@Override
+		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+			return DefaultSandboxProcessObservationConvention.class;
+		}
+
+		@Override
+		public KeyName[] getLowCardinalityKeyNames() {
+			return LowCardinalityKeyNames.values();
+		}
+
+		@Override
+		public KeyName[] getHighCardinalityKeyNames() {
+			return HighCardinalityKeyNames.values();
+		}
+
 	};
 
 	/**

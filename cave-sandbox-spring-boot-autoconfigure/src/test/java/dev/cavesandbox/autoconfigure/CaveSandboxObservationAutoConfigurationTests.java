@@ -4,10 +4,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.SandboxedProcess;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -30,6 +32,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Micrometer instrumentation in an application context: observations of REAL
@@ -149,6 +152,26 @@ class CaveSandboxObservationAutoConfigurationTests {
 			LongTaskTimer active = meters.get("cave.sandbox.execution.active").longTaskTimer();
 			assertThat(active.activeTasks()).isZero();
 			assertThat(meters.get("cave.sandbox.unisolated").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void bootCountsRunningStartedProcessesInTheActiveTimer() {
+		this.bootRunner.run((context) -> {
+			IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			SandboxedProcess process = executor.start(ExecutionRequest.of("cat"));
+			assertThat(meters.get("cave.sandbox.process.active").longTaskTimer().activeTasks()).isOne();
+			process.destroy();
+			await().untilAsserted(
+					() -> assertThat(meters.get("cave.sandbox.process.active").longTaskTimer().activeTasks()).isZero());
+			Timer ended = meters.get("cave.sandbox.process")
+				.tag("mechanism", context.getBean(IsolationCapability.class).mechanismName())
+				.tag("outcome", "NON_ZERO_EXIT")
+				.timer();
+			assertThat(ended.count()).isOne();
+			assertThat(meters.find("cave.sandbox.execution").timer()).as("not an execution").isNull();
 		});
 	}
 

@@ -1,5 +1,6 @@
 package dev.cavesandbox.autoconfigure;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +17,7 @@ import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
@@ -190,6 +192,53 @@ class ObservedIsolatedExecutorTests {
 			.hasLowCardinalityKeyValue("mechanism", "none")
 			.hasLowCardinalityKeyValue("isolated", "false")
 			.hasLowCardinalityKeyValue("outcome", "SUCCESS");
+	}
+
+	@Test
+	void startedProcessIsObservedFromTheCallUntilItsTreeHasEnded() throws Exception {
+		SandboxedProcess process = observed(isolated).start(ExecutionRequest.of("sh", "-c", "read line; exit 5"));
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasNameEqualTo("cave.sandbox.process")
+			.hasBeenStarted()
+			.isNotStopped();
+		process.stdin().write("go\n".getBytes(StandardCharsets.UTF_8));
+		process.stdin().close();
+		assertThat(process.waitFor()).isEqualTo(5);
+		await().untilAsserted(() -> TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasBeenStopped()
+			.hasContextualNameEqualTo("sandboxed process")
+			.hasLowCardinalityKeyValue("mechanism", capability.mechanismName())
+			.hasLowCardinalityKeyValue("isolated", "true")
+			.hasLowCardinalityKeyValue("outcome", "NON_ZERO_EXIT")
+			.hasHighCardinalityKeyValue("command", "sh")
+			.hasHighCardinalityKeyValue("exit.code", "5")
+			.doesNotHaveError());
+	}
+
+	@Test
+	void startedProcessThatTimedOutIsObservedAsTimeout() {
+		SandboxedProcess process = observed(isolated)
+			.start(ExecutionRequest.builder("sleep", "30").timeout(Duration.ofMillis(300)).build());
+		process.onExit().join();
+		await().untilAsserted(() -> TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasBeenStopped()
+			.hasLowCardinalityKeyValue("outcome", "TIMEOUT"));
+	}
+
+	@Test
+	void refusedStartInStrictModeIsObservedAsError() {
+		IsolatedExecutor executor = observed(new UnavailableIsolatedExecutor(HostSandboxes.missingUnshare()));
+		assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
+			.isThrownBy(() -> executor.start(ExecutionRequest.of("cat")));
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasSingleObservationThat()
+			.hasNameEqualTo("cave.sandbox.process")
+			.hasLowCardinalityKeyValue("outcome", "ERROR")
+			.hasLowCardinalityKeyValue("error.code", NetworkIsolationUnavailableException.CODE)
+			.hasBeenStopped();
 	}
 
 	@Test

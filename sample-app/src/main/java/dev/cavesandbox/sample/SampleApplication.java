@@ -1,5 +1,7 @@
 package dev.cavesandbox.sample;
 
+import java.util.Map;
+
 import dev.cavesandbox.CaveSandboxException;
 import org.jspecify.annotations.Nullable;
 
@@ -16,7 +18,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@code exec -- CMD [ARG...]} it is a command-line tool that runs CMD in the sandbox
  * (see {@link ExecCommand}); with {@code verify} it reports what isolation this host
  * gives and attempts egress against its own loopback listeners (see
- * {@link VerifyCommand}).
+ * {@link VerifyCommand}); with {@code ai} it calls the code-execution tool through Spring
+ * AI's API and the tools of an MCP stdio server, all in the sandbox (see {@link AiDemo}).
  */
 @SpringBootApplication
 public class SampleApplication {
@@ -26,6 +29,7 @@ public class SampleApplication {
 		boolean exec = SampleRunner.command(args).equals("exec");
 		boolean verify = SampleRunner.command(args).equals("verify");
 		boolean serve = SampleRunner.command(args).equals("serve");
+		boolean ai = SampleRunner.command(args).equals("ai");
 		application.setWebApplicationType(serve ? WebApplicationType.SERVLET : WebApplicationType.NONE);
 		if (exec) {
 			// A command-line tool: no server, no banner, stdout belongs to the command.
@@ -42,13 +46,24 @@ public class SampleApplication {
 			application.setLogStartupInfo(false);
 			application.setAdditionalProfiles("exec", "verify");
 		}
+		if (ai) {
+			// A report on stdout, with the command-line tool's quiet logging. The ai
+			// profile enables the code-execution tool; only this command configures the
+			// demo's MCP stdio server (the sample's script, inline).
+			application.setBannerMode(Banner.Mode.OFF);
+			application.setLogStartupInfo(false);
+			application.setAdditionalProfiles("exec", "ai");
+			String connection = "spring.ai.mcp.client.stdio.connections." + AiDemo.CONNECTION;
+			application.setDefaultProperties(Map.of(connection + ".command", "python3", connection + ".args[0]", "-c",
+					connection + ".args[1]", AiDemo.serverScript()));
+		}
 		ConfigurableApplicationContext context;
 		try {
 			context = application.run(args);
 		}
 		catch (RuntimeException ex) {
 			CaveSandboxException sandboxFailure = findSandboxFailure(ex);
-			if ((exec || verify) && sandboxFailure != null) {
+			if ((exec || verify || ai) && sandboxFailure != null) {
 				System.err.println("cave-sandbox: " + sandboxFailure.getMessage());
 				System.exit(ExecCommand.SANDBOX_FAILED);
 			}

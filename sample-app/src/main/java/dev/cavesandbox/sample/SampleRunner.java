@@ -6,6 +6,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.autoconfigure.CaveSandboxProperties;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.ExitCodeGenerator;
@@ -14,7 +15,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Dispatches to the command-line tool ({@code exec -- CMD ...}, {@code verify}), to the
- * demo (no arguments), or to the demo followed by serving Actuator ({@code serve}).
+ * demo (no arguments), to the demo followed by serving Actuator ({@code serve}), or to
+ * the Spring AI demo ({@code ai}).
  */
 @Component
 class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
@@ -29,11 +31,14 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 
 	private final IsolationCapability capability;
 
+	private final ObjectProvider<AiDemo> aiDemo;
+
 	private int exitCode;
 
 	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment, CaveSandboxProperties properties,
-			IsolationCapability capability) {
+			IsolationCapability capability, ObjectProvider<AiDemo> aiDemo) {
 		this.executor = executor;
+		this.aiDemo = aiDemo;
 		this.demo = demo;
 		this.environment = environment;
 		this.properties = properties;
@@ -71,9 +76,12 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 		else if (!plain.isEmpty() && plain.get(0).equals("verify")) {
 			this.exitCode = new VerifyCommand(this.properties.toSettings(), this.capability, System.out).run();
 		}
+		else if (!plain.isEmpty() && plain.get(0).equals("ai")) {
+			this.exitCode = this.aiDemo.getObject().run(System.out);
+		}
 		else if (!plain.isEmpty() && !plain.get(0).equals("serve")) {
 			System.err.println("cave-sandbox sample: unknown command '" + plain.get(0)
-					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...] | verify]");
+					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...] | verify | ai]");
 			this.exitCode = 2;
 		}
 		else {
