@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -30,6 +32,8 @@ import dev.cavesandbox.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command
@@ -57,7 +61,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
-	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
+	private static final Logger logger = LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
 
 	private final SandboxSettings settings;
 
@@ -221,7 +225,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * the executor drains can use.
 	 */
 	private static void refuseCallerStreams(ExecutionRequest request) {
-		List<String> set = new java.util.ArrayList<>();
+		List<String> set = new ArrayList<>();
 		if (request.stdin() != null) {
 			set.add("stdin");
 		}
@@ -348,7 +352,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 		private final String token = UUID.randomUUID().toString();
 
-		private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+		private final AtomicBoolean closed = new AtomicBoolean();
 
 		private ProcessRunner.@Nullable Spec spec;
 
@@ -610,7 +614,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			.stream()
 			.map((path) -> FilesystemViews.checkRequested("writable path", path))
 			.toList();
-		List<Path> allWritable = new java.util.ArrayList<>(writable);
+		List<Path> allWritable = new ArrayList<>(writable);
 		allWritable.addAll(this.settings.filesystem().writablePaths());
 		for (Path path : allWritable) {
 			for (Path programs : this.programDirectories) {
@@ -697,8 +701,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * {@code sh}, {@code mount} and {@code setsid}; as real paths.
 	 */
 	private static List<Path> programDirectories(SandboxMechanism mechanism) {
-		List<Path> directories = new java.util.ArrayList<>();
-		List<Path> programs = new java.util.ArrayList<>(mechanism.binaries());
+		List<Path> directories = new ArrayList<>();
+		List<Path> programs = new ArrayList<>(mechanism.binaries());
 		for (String entry : SandboxSettings.BASELINE_PATH.split(":")) {
 			programs.add(Path.of(entry, "sh"));
 		}

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
@@ -126,7 +128,7 @@ final class ProcessRunner implements AutoCloseable {
 		try {
 			this.io.execute(() -> started.watch(spec.timeout(), teardown));
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			// Closed meanwhile: what close() may have missed is killed here.
 			process.toHandle().destroyForcibly();
 			reap(process);
@@ -161,7 +163,7 @@ final class ProcessRunner implements AutoCloseable {
 		try {
 			launched = this.launcher.submit(builder::start);
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			// close() shut the launcher threads down after the check in spawn().
 			throw new ExecutionCancelledException("the executor is closed", ex);
 		}
@@ -185,7 +187,7 @@ final class ProcessRunner implements AutoCloseable {
 			}
 			throw new IOException(ex.getCause());
 		}
-		catch (java.util.concurrent.RejectedExecutionException ex) {
+		catch (RejectedExecutionException ex) {
 			throw new ExecutionCancelledException("the executor is closed", ex);
 		}
 	}
@@ -198,7 +200,7 @@ final class ProcessRunner implements AutoCloseable {
 		tasks.add(this.io.submit(() -> stderr.drain(process.getErrorStream())));
 		Future<?> feeder = feed(process, spec.stdin());
 		boolean timedOut = false;
-		Duration timeout = java.util.Objects.requireNonNull(spec.timeout(), "run() needs a timeout");
+		Duration timeout = Objects.requireNonNull(spec.timeout(), "run() needs a timeout");
 		try {
 			if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
