@@ -89,7 +89,7 @@ class LinuxProbeTests {
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.privateLoopback()).isFalse();
 		assertThat(verdict.verified()).contains(
-				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true)),
+				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true, true)),
 				"writes outside the working directory: refused (Landlock)",
 				"root filesystem: writes refused outside the working directory (Landlock), reads allowed",
 				"the JVM's memory (/proc/PID/mem): refused (Landlock)",
@@ -149,7 +149,7 @@ class LinuxProbeTests {
 
 	private static String seccompReport() {
 		StringBuilder report = new StringBuilder();
-		LAUNCHER.refusals(false, true)
+		LAUNCHER.refusals(false, true, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
 		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
 		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
