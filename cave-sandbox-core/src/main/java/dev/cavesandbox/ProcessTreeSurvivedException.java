@@ -1,0 +1,40 @@
+package dev.cavesandbox;
+
+import java.util.List;
+
+/**
+ * Thrown when processes of the command's tree were still alive after its teardown (the
+ * timeout's or a cancellation's SIGTERM, the kill grace period, SIGKILL, and half a
+ * second more): the result would otherwise say the tree was killed. A process in an
+ * uninterruptible sleep (state {@code D}, for example on a hung network filesystem) dies
+ * only when it wakes (signal(7)); any other survivor is a defect of the sandbox's
+ * teardown. Its code is {@value #CODE}.
+ */
+public class ProcessTreeSurvivedException extends CaveSandboxException {
+
+	/** The stable error code of this failure. */
+	public static final String CODE = "cave_sandbox_process_tree_survived";
+
+	private final List<Long> pids;
+
+	/**
+	 * Create an exception naming the survivors.
+	 * @param pids the pids of the processes still alive
+	 */
+	public ProcessTreeSurvivedException(List<Long> pids) {
+		super(CODE, pids.size() + " process(es) of the command's tree outlived its teardown (SIGKILL and the kill "
+				+ "grace period): pids " + pids + ". A process in an uninterruptible sleep (state D in "
+				+ "/proc/PID/status) dies when it wakes; anything else is a defect of the sandbox, please report it",
+				null);
+		this.pids = List.copyOf(pids);
+	}
+
+	/**
+	 * Return the pids of the processes that were still alive.
+	 * @return the pids
+	 */
+	public List<Long> pids() {
+		return this.pids;
+	}
+
+}
