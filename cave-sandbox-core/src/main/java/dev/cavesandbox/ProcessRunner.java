@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -331,14 +332,35 @@ final class ProcessRunner implements AutoCloseable {
 	private static List<Long> survivors(List<ProcessHandle> tree) {
 		long deadline = System.nanoTime() + SURVIVOR_WAIT.toNanos();
 		try {
-			while (tree.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		return tree.stream().filter(ProcessHandle::isAlive).map(ProcessHandle::pid).distinct().toList();
+		return tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
+	}
+
+	/**
+	 * Whether a process still runs: alive and not a zombie.
+	 * {@link ProcessHandle#isAlive()} counts a zombie, which holds nothing but its pid
+	 * until its parent reaps it; an orphan's zombie waits for the host's init, which may
+	 * take its time (a container's or a VM's init reaps on its own schedule). Where
+	 * {@code /proc/PID/stat} cannot be read (not Linux), the handle's answer.
+	 */
+	private static boolean running(ProcessHandle process) {
+		if (!process.isAlive()) {
+			return false;
+		}
+		try {
+			String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+			int end = stat.lastIndexOf(')');
+			return end < 0 || end + 2 >= stat.length() || stat.charAt(end + 2) != 'Z';
+		}
+		catch (IOException | RuntimeException ex) {
+			return process.isAlive();
+		}
 	}
 
 	/**
@@ -382,7 +404,7 @@ final class ProcessRunner implements AutoCloseable {
 	private void awaitTeardown(List<ProcessHandle> tree) {
 		long deadline = System.nanoTime() + this.killGracePeriod.toNanos();
 		try {
-			while (tree.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
 		}
