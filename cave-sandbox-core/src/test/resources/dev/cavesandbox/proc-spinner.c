@@ -5,8 +5,9 @@
  *   proc-spinner MILLIS [PORT]
  *
  * For MILLIS milliseconds, round after round, for every process it can see but itself: it
- * lists /proc/PID/fd and reads where each descriptor leads, reads the links cwd and root,
- * and opens environ (reading it) and mem. Each that succeeds is printed once, as
+ * reads where each descriptor in /proc/PID/fd leads, reads the links cwd and root, and
+ * opens environ (reading it) and mem: each of these is allowed only where the process
+ * may be inspected (ptrace's read access), and each that succeeds is printed once, as
  *   LEAK PID WHAT TARGET [cmdline]
  * With PORT (the egress bridge of the sandbox, on its own loopback) it also connects to
  * 127.0.0.1:PORT and closes at once in every round, so that the bridge forks a
@@ -85,10 +86,12 @@ static void inspect(const char *pid)
 	char path[96];
 	char target[512];
 	snprintf(path, sizeof path, "/proc/%s/fd", pid);
+	/* Listing the numbers may be allowed (a directory of the command's uid, or of a uid
+	 * that its capabilities in a user namespace cover); where each leads is not, unless
+	 * the process may be inspected. */
 	DIR *fds = opendir(path);
 	if (fds != NULL) {
 		struct dirent *entry;
-		int listed = 0;
 		while ((entry = readdir(fds)) != NULL) {
 			if (entry->d_name[0] == '.') {
 				continue;
@@ -98,14 +101,12 @@ static void inspect(const char *pid)
 			snprintf(link, sizeof link, "/proc/%s/fd/%s", pid, entry->d_name);
 			snprintf(what, sizeof what, "fd/%s", entry->d_name);
 			ssize_t length = readlink(link, target, sizeof target - 1);
-			target[length > 0 ? length : 0] = '\0';
-			leak(pid, what, length > 0 ? target : "(unreadable)");
-			listed++;
+			if (length >= 0) {
+				target[length] = '\0';
+				leak(pid, what, target);
+			}
 		}
 		closedir(fds);
-		if (listed == 0) {
-			leak(pid, "fd", "(listed, empty)");
-		}
 	}
 	static const char *const links[] = { "cwd", "root" };
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
@@ -143,8 +144,15 @@ int main(int argc, char **argv)
 	}
 	long millis = atol(argv[1]);
 	int port = (argc == 3) ? atoi(argv[2]) : 0;
+	/* Its pid as /proc names it: getpid() gives the pid in the command's own PID
+	 * namespace, which differs where /proc is the host's (the namespaces rung). */
 	char self[32];
-	snprintf(self, sizeof self, "%d", (int) getpid());
+	ssize_t self_length = readlink("/proc/self", self, sizeof self - 1);
+	if (self_length <= 0) {
+		perror("proc-spinner: /proc/self");
+		return 1;
+	}
+	self[self_length] = '\0';
 	long rounds = 0;
 	long seen = 0;
 	long connections = 0;
