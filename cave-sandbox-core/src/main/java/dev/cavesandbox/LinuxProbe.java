@@ -144,8 +144,11 @@ final class LinuxProbe {
 		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds()) {
 			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
 			// run as the command user, in a user namespace that the launcher prepares (on
-			// the seccomp rung, which has none, as that uid of the host).
-			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
+			// the seccomp rung, which has none, each execution as a uid of the host of
+			// its
+			// own, from the range: the probe verifies its first).
+			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), (this.choice == MechanismChoice.SECCOMP)
+					? this.settings.linux().commandUserRange().first() : commandUser);
 		}
 		SandboxMechanism mechanism = mechanism(launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
@@ -347,6 +350,7 @@ final class LinuxProbe {
 		}
 		Set<LinuxNamespace> namespaces = mechanism.namespaces();
 		boolean mountNamespace = namespaces.contains(LinuxNamespace.MOUNT);
+		boolean pidNamespace = namespaces.contains(LinuxNamespace.PID);
 		List<String> verified = new ArrayList<>();
 		boolean loopbackUp = false;
 		if (namespaces.contains(LinuxNamespace.NETWORK)) {
@@ -412,12 +416,13 @@ final class LinuxProbe {
 				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
 						+ "namespace maps " + "no other owner)"
 				: "capabilities: none");
-		String launcherFailure = launcherFailure(launcher, facts, loopback, !mountNamespace);
+		List<String> refusals = launcher.refusals(loopback, !mountNamespace, !pidNamespace);
+		String launcherFailure = launcherFailure(facts, refusals);
 		if (launcherFailure != null) {
 			return ProbeSession.notVerified(launcherFailure, took);
 		}
 		verified.add("no_new_privs, seccomp filter, signals unblocked and not ignored");
-		verified.add("seccomp filter refuses: " + String.join(", ", launcher.refusals(loopback, !mountNamespace)));
+		verified.add("seccomp filter refuses: " + String.join(", ", refusals));
 		if (!mountNamespace) {
 			IsolationCapability landlock = landlock(facts, host, verified, took);
 			if (landlock != null) {
@@ -435,10 +440,12 @@ final class LinuxProbe {
 				return ProbeSession.notVerified(
 						"the child runs as uid " + uid + ", not as the command user " + launcher.commandUser(), took);
 			}
-			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
-					+ (namespacedUser ? ""
-							: " (a uid of the host: its other processes count against the limit and can signal and "
-									+ "ptrace the command; choose a uid that nothing else uses)"));
+			verified
+				.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
+						+ (namespacedUser ? "" : " (the first of the command user range: each "
+								+ "execution runs as a uid of the host of its own, which no other process runs as "
+								+ "when it is handed out, so that executions share no process count, signals or "
+								+ "files; choose uids that nothing else uses)"));
 			if (!namespacedUser && !first(facts, "path").equals("ok")) {
 				return ProbeSession.notVerified("the command user " + uid + " cannot reach the working directory by "
 						+ "its path: give others search permission (x) on the work directory and its parents, or set "
@@ -730,9 +737,11 @@ final class LinuxProbe {
 	 * Return why the launcher's confinement was not seen in the child, or {@code null}
 	 * when every part of it was: no_new_privs, a seccomp filter, no blocked or ignored
 	 * signal, and each refusal of the filter (and nothing it let through).
+	 * @param facts what the child reported
+	 * @param refusals what the launcher's filter must have refused, by the names its
+	 * check reports
 	 */
-	private static @Nullable String launcherFailure(Launcher launcher, Map<String, List<String>> facts,
-			boolean loopback, boolean noMountNamespace) {
+	private static @Nullable String launcherFailure(Map<String, List<String>> facts, List<String> refusals) {
 		if (!first(facts, "nnp").equals("1") || !first(facts, "seccomp").equals("2")) {
 			return "the launcher's no_new_privs and seccomp filter are not in force in the child (NoNewPrivs="
 					+ first(facts, "nnp") + ", Seccomp=" + first(facts, "seccomp") + ")";
@@ -749,7 +758,7 @@ final class LinuxProbe {
 			.stream()
 			.map((line) -> line.substring(0, line.lastIndexOf(' ')))
 			.toList();
-		List<String> missing = new ArrayList<>(launcher.refusals(loopback, noMountNamespace));
+		List<String> missing = new ArrayList<>(refusals);
 		missing.removeAll(refused);
 		if (!missing.isEmpty()) {
 			return "the launcher did not report refusing: " + String.join(", ", missing);

@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams
@@ -40,9 +42,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class ProcessRunner implements AutoCloseable {
 
+	private static final Logger logger = LoggerFactory.getLogger(ProcessRunner.class);
+
 	private static final long REAP_TIMEOUT_SECONDS = 5;
 
 	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
+
+	/**
+	 * How long the processes of a killed tree get to disappear before they count as
+	 * survivors of the teardown.
+	 */
+	private static final Duration SURVIVOR_WAIT = Duration.ofMillis(500);
 
 	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
 	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
@@ -200,22 +210,26 @@ final class ProcessRunner implements AutoCloseable {
 		tasks.add(this.io.submit(() -> stderr.drain(process.getErrorStream())));
 		Future<?> feeder = feed(process, spec.stdin());
 		boolean timedOut = false;
+		List<Long> survivors = List.of();
 		Duration timeout = Objects.requireNonNull(spec.timeout(), "run() needs a timeout");
 		try {
 			if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
-				terminate(process, spec.sandboxed());
+				survivors = terminate(process, spec.sandboxed());
 			}
 		}
 		catch (InterruptedException ex) {
-			terminate(process, spec.sandboxed());
+			survivors = terminate(process, spec.sandboxed());
 			finish(process, tasks, feeder);
+			if (!survivors.isEmpty()) {
+				throw new ProcessTreeSurvivedException(survivors);
+			}
 			throw ex;
 		}
 		finish(process, tasks, feeder);
 		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
 		return new Outcome(process.exitValue(), stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
-				timedOut, wallTime);
+				timedOut, wallTime, survivors);
 	}
 
 	private @Nullable Future<?> feed(Process process, @Nullable Supplier<InputStream> stdin) {
@@ -278,8 +292,10 @@ final class ProcessRunner implements AutoCloseable {
 	 * gets the SIGKILL. Inside a PID namespace the command is PID 1 and ignores SIGTERM
 	 * unless it installed a handler (pid_namespaces(7)); the SIGKILL to the wrapper then
 	 * takes the whole namespace down ({@code unshare --kill-child}).
+	 * @return the pids of the tree that were still alive after all that
+	 * ({@link #survivors(List)}), empty when the whole tree is gone
 	 */
-	private void terminate(Process process, boolean sandboxed) {
+	private List<Long> terminate(Process process, boolean sandboxed) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
 		if (!sandboxed) {
@@ -304,6 +320,25 @@ final class ProcessRunner implements AutoCloseable {
 			}
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+		return survivors(tree);
+	}
+
+	/**
+	 * Return the pids of the processes of a killed tree that are still alive after up to
+	 * {@link #SURVIVOR_WAIT}: SIGKILL ends a process only when it leaves the kernel, so
+	 * one in an uninterruptible sleep (state D) outlives it until it wakes.
+	 */
+	private static List<Long> survivors(List<ProcessHandle> tree) {
+		long deadline = System.nanoTime() + SURVIVOR_WAIT.toNanos();
+		try {
+			while (tree.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		return tree.stream().filter(ProcessHandle::isAlive).map(ProcessHandle::pid).distinct().toList();
 	}
 
 	/**
@@ -458,6 +493,8 @@ final class ProcessRunner implements AutoCloseable {
 
 		private volatile boolean timedOut;
 
+		private volatile List<Long> survivors = List.of();
+
 		private Started(Process process, boolean sandboxed) {
 			this.process = process;
 			this.sandboxed = sandboxed;
@@ -485,6 +522,16 @@ final class ProcessRunner implements AutoCloseable {
 		}
 
 		/**
+		 * Return the pids of the tree that outlived its termination
+		 * ({@link ProcessTreeSurvivedException}); empty when none did or it was not
+		 * terminated.
+		 * @return the pids
+		 */
+		List<Long> survivors() {
+			return this.survivors;
+		}
+
+		/**
 		 * Terminate the tree as a timeout does ({@code terminate}), unless that already
 		 * began or the process has ended; return at once then. Does not wait for the
 		 * teardown.
@@ -500,7 +547,7 @@ final class ProcessRunner implements AutoCloseable {
 				}
 				this.terminating = true;
 				this.timedOut = timeout;
-				ProcessRunner.this.terminate(this.process, this.sandboxed);
+				this.survivors = ProcessRunner.this.terminate(this.process, this.sandboxed);
 			}
 		}
 
@@ -547,6 +594,9 @@ final class ProcessRunner implements AutoCloseable {
 			awaitTeardown(inside);
 			killBelow(inside);
 			inside.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+			if (!this.survivors.isEmpty()) {
+				logger.warn(new ProcessTreeSurvivedException(this.survivors).getMessage());
+			}
 			synchronized (this.lock) {
 				this.exited = true;
 			}
@@ -580,7 +630,7 @@ final class ProcessRunner implements AutoCloseable {
 	 * What it produced.
 	 */
 	record Outcome(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
-			boolean timedOut, Duration wallTime) {
+			boolean timedOut, Duration wallTime, List<Long> survivors) {
 	}
 
 }

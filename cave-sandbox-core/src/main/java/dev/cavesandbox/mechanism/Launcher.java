@@ -97,6 +97,13 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/** How the wrapper runs the launcher inside the sandbox. */
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
 
+	/**
+	 * The mode of PID 1 of unshare's PID namespace, which its set-up script execs: forks
+	 * the rest of its argv in a session of its own, keeps no descriptor above 2, reaps
+	 * orphans, passes on the status.
+	 */
+	public static final String PID1 = "pid1";
+
 	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
 	public static final String INIT = "init";
 
@@ -210,6 +217,22 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	public Launcher withEgress(Egress egress) {
 		return new Launcher(this.path, this.userNamespaces, this.commandUser,
 				Objects.requireNonNull(egress, "egress must not be null"));
+	}
+
+	/**
+	 * Return this launcher with another command user: on the seccomp rung a root JVM's
+	 * executions each run as a uid of their own.
+	 * @param commandUser the uid (and gid), from 1 to {@value Integer#MAX_VALUE}
+	 * @return a launcher whose command runs as that uid
+	 * @throws IllegalArgumentException if this launcher has no command user (the command
+	 * keeps the caller's uid, which no execution may change) or the uid is out of range
+	 */
+	public Launcher withCommandUser(long commandUser) {
+		if (!hasCommandUser() || commandUser == CALLER) {
+			throw new IllegalArgumentException("only a launcher with a command user (a root JVM's) runs its "
+					+ "command as another one, and only as a uid of 1 or more");
+		}
+		return new Launcher(this.path, this.userNamespaces, commandUser, this.egress);
 	}
 
 	/**
@@ -455,6 +478,20 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback, boolean noMountNamespace) {
+		return refusals(loopback, noMountNamespace, false);
+	}
+
+	/**
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * @param loopback whether the command has a private loopback
+	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
+	 * (then {@code socket(AF_UNIX)} comes first)
+	 * @param noPidNamespace whether the command has no PID namespace ({@value #CONTAIN}):
+	 * then {@code setsid} and {@code setpgid} are refused, so that the command's whole
+	 * tree stays in its process group, which {@value #CONTAIN} kills at once
+	 * @return the names, in the launcher's order
+	 */
+	public List<String> refusals(boolean loopback, boolean noMountNamespace, boolean noPidNamespace) {
 		List<String> names = new ArrayList<>();
 		if (noMountNamespace) {
 			names.add("socket(AF_UNIX)");
@@ -466,6 +503,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
 				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)", "sched_setscheduler(pid)",
 				"sched_setparam(pid)", "sched_setattr(pid)"));
+		if (noPidNamespace) {
+			names.addAll(List.of("setsid", "setpgid"));
+		}
 		if (!this.userNamespaces) {
 			names.addAll(List.of("unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3"));
 		}
