@@ -63,6 +63,9 @@ class HostileTreeTeardownBreakInTests {
 
 	private static final String STOP_FILE = PROGRAM + ".stop";
 
+	/** What the tree's helper prints once it has started every lane. */
+	private static final String EVERY_LANE_STARTED = "hostile tree: every lane started";
+
 	private static final Duration TIMEOUT = Duration.ofSeconds(3);
 
 	/** The kill grace period of this JVM's executors: the default. */
@@ -260,6 +263,7 @@ class HostileTreeTeardownBreakInTests {
 				BufferedReader stdout = new BufferedReader(
 						new InputStreamReader(process.stdout(), StandardCharsets.UTF_8));
 				assertThat(stdout.readLine()).startsWith("hostile tree: " + STAYING.lanes() + " lanes");
+				assertThat(stdout.readLine()).isEqualTo(EVERY_LANE_STARTED);
 				long destroyed = System.nanoTime();
 				Call<Void> destroying = Call.running("destroy", process::destroy);
 				Ending ending = ending(destroyed, GRACE.plus(SLACK), destroying);
@@ -338,7 +342,8 @@ class HostileTreeTeardownBreakInTests {
 
 	/**
 	 * Execute the tree (32 lanes below a subreaper, the command staying) on a thread of
-	 * its own, and return once the helper has started every lane (its line on stdout).
+	 * its own, and return once the helper has started every lane (its second line on
+	 * stdout).
 	 */
 	private Call<ExecutionResult> executeUntilTheTreeRuns(ProcessIsolatedExecutor executor, Path work) {
 		ByteArrayOutputStream stdout = new ByteArrayOutputStream();
@@ -346,7 +351,7 @@ class HostileTreeTeardownBreakInTests {
 				ExecutionRequest.builder(STAYING.argv(this.marker)).workingDirectory(work).stdoutSink(stdout).build()));
 		await().atMost(Duration.ofSeconds(60))
 			.pollInterval(Duration.ofMillis(20))
-			.until(() -> stdout.toString(StandardCharsets.UTF_8).contains("hostile tree:") || execution.ended());
+			.until(() -> stdout.toString(StandardCharsets.UTF_8).contains(EVERY_LANE_STARTED) || execution.ended());
 		assertThat(execution.ended()).as("the execution ended before the tree ran: %s", execution).isFalse();
 		// Give the lanes time to turn over and the helper's orphans time to become its.
 		sleep(Duration.ofMillis(300));

@@ -14,7 +14,9 @@
  * the helper and to the command (undoing a teardown's SIGSTOP), and forks a new process
  * for every lane whose current process has died. SIGTERM, SIGHUP and SIGINT are ignored
  * throughout. MARKER is argv[1] of every process (a fork keeps the command line), so
- * that a scan of /proc finds the whole tree.
+ * that a scan of /proc finds the whole tree. The helper prints "hostile tree: LANES
+ * lanes, subreaper SUBREAPER" before it starts the lanes and "hostile tree: every lane
+ * started" once it has (with many lanes under load, later than the command's 300 ms).
  *
  * Bounded: every process exits instead of forking once the file hostile-tree.stop exists
  * in its working directory, or 60 s after the command started; the tree counts its own
@@ -135,10 +137,12 @@ static void helper(int subreaper)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		signal(SIGCHLD, SIG_IGN);
 	}
+	printf("hostile tree: %d lanes, subreaper %d\n", tree->lanes, subreaper);
+	fflush(stdout);
 	for (int index = 0; index < tree->lanes; index++) {
 		spawn(index);
 	}
-	printf("hostile tree: %d lanes, subreaper %d\n", tree->lanes, subreaper);
+	printf("hostile tree: every lane started\n");
 	fflush(stdout);
 	while (!over()) {
 		struct timespec pause = { 0, 20 * 1000 * 1000 };
