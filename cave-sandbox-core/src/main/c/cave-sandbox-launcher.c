@@ -1753,6 +1753,9 @@ static void bridge(int listener, const struct options *options)
 		_exit(EXIT_SETUP);
 	}
 	close(EGRESS_FD);
+	/* It serves the command through the grace period that PID 1's SIGTERM starts, and
+	 * dies with the namespace. */
+	signal(SIGTERM, SIG_IGN);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) {
 		_exit(EXIT_SETUP);
@@ -1949,6 +1952,33 @@ static void open_listed(const char **paths, size_t count)
 	free(fds);
 }
 
+/* The wrapper's process group (its pid), once outer has forked it; 0 before. */
+static volatile sig_atomic_t wrapper_group;
+
+/* outer's SIGTERM (the executor's, the start of the kill grace period): to the wrapper's
+ * process group, where PID 1 of the sandbox (init, pid1) or contain passes it on to the
+ * command's whole tree at once. */
+static void pass_on_to_wrapper(int signal)
+{
+	int saved = errno;
+	if (wrapper_group > 0) {
+		kill(-(pid_t) wrapper_group, signal);
+	}
+	errno = saved;
+}
+
+/* Catch SIGTERM with handler, which must keep errno (sigaction(2)). */
+static void catch_terminate(void (*handler)(int))
+{
+	struct sigaction action;
+	memset(&action, 0, sizeof action);
+	action.sa_handler = handler;
+	sigemptyset(&action.sa_mask);
+	if (sigaction(SIGTERM, &action, NULL) != 0) {
+		fail("cannot catch SIGTERM: %s", strerror(errno));
+	}
+}
+
 static int outer(const char *directory, const char **listed, size_t listed_count, const char *egress,
 		 long command_user, char **argv)
 {
@@ -2020,15 +2050,36 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) {
 		fail("cannot tie the sandbox to the JVM: %s", strerror(errno));
 	}
+	/* SIGTERM waits until the wrapper's group exists, then goes to it. */
+	sigset_t terminate;
+	sigset_t unblocked;
+	sigemptyset(&terminate);
+	sigaddset(&terminate, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &terminate, &unblocked) != 0) {
+		fail("cannot block SIGTERM: %s", strerror(errno));
+	}
+	catch_terminate(pass_on_to_wrapper);
 	pid_t wrapper = fork();
 	if (wrapper < 0) {
 		fail("cannot fork the wrapper: %s", strerror(errno));
 	}
 	if (wrapper == 0) {
+		/* A process group of its own, which outer's SIGTERM reaches: the wrapper ignores
+		 * it (bwrap would take the sandbox down at once, without the grace period), PID
+		 * 1 of the sandbox, in that group too, or contain passes it on. */
 		signal(SIGTERM, SIG_IGN);
+		setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, &unblocked, NULL);
 		execv(argv[0], argv);
 		fprintf(stderr, "cave-sandbox-launcher: cannot execute the wrapper %s: %s\n", argv[0], strerror(errno));
 		_exit(EXIT_SETUP);
+	}
+	/* Also here, so that the group exists before a SIGTERM is passed on (the child may
+	 * not have run yet; once it has executed the wrapper, this fails harmlessly). */
+	setpgid(wrapper, wrapper);
+	wrapper_group = wrapper;
+	if (sigprocmask(SIG_SETMASK, &unblocked, NULL) != 0) {
+		fail("cannot unblock SIGTERM: %s", strerror(errno));
 	}
 	close(START_FD);
 	close(DIRECTORY_FD);
@@ -2059,17 +2110,38 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 	return WIFSIGNALED(status_code) ? 128 + WTERMSIG(status_code) : WEXITSTATUS(status_code);
 }
 
+/*
+ * SIGTERM to PID 1 of the sandbox (outer passes on the executor's): to every other process
+ * of its PID namespace at once (kill(2) with -1 reaches every process the caller may
+ * signal but itself and, in a PID namespace, only that namespace's), so the command's whole
+ * tree gets the grace period, however it forks. PID 1 gets the signal only because it
+ * has a handler (pid_namespaces(7)).
+ */
+static void pass_on_to_namespace(int signal)
+{
+	int saved = errno;
+	kill(-1, signal);
+	errno = saved;
+}
+
 static int init(const struct options *options, char **argv)
 {
 	if (getpid() != 1) {
 		fail("init must run as PID 1 of a new PID namespace");
 	}
+	catch_terminate(pass_on_to_namespace);
 	int start = set_up(options, 1);
 	pid_t command = fork();
 	if (command < 0) {
 		fail("cannot fork the command: %s", strerror(errno));
 	}
 	if (command == 0) {
+		/* A session of its own (bwrap's --new-session would have taken PID 1 out of the
+		 * wrapper's process group, which outer's SIGTERM reaches): it cannot push input
+		 * into the JVM's terminal (TIOCSTI). */
+		if (setsid() < 0) {
+			fail("cannot give the command a session of its own: %s", strerror(errno));
+		}
 		if (options->command_user >= 0) {
 			become_command_user(options);
 		}
@@ -2117,6 +2189,7 @@ static int pid1(char **argv)
 	if (getpid() != 1) {
 		fail("pid1 must run as PID 1 of a new PID namespace");
 	}
+	catch_terminate(pass_on_to_namespace);
 	pid_t command = fork();
 	if (command < 0) {
 		fail("cannot fork the command: %s", strerror(errno));
@@ -2152,10 +2225,19 @@ static int pid1(char **argv)
 /* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */
 static volatile sig_atomic_t stop_requested;
 
+/* Set by SIGTERM (outer passes on the executor's): contain passes it on to the group. */
+static volatile sig_atomic_t terminate_requested;
+
 static void request_stop(int signal)
 {
 	(void) signal;
 	stop_requested = 1;
+}
+
+static void request_terminate(int signal)
+{
+	(void) signal;
+	terminate_requested = 1;
 }
 
 /* SIGCHLD only wakes sigsuspend(2) in await_command. */
@@ -2179,13 +2261,22 @@ static void await_command(pid_t command)
 	sigaddset(&wake, SIGHUP);
 	sigaddset(&wake, SIGINT);
 	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &wake, &waiting) != 0) {
-		fail("cannot block SIGHUP, SIGINT and SIGCHLD: %s", strerror(errno));
+		fail("cannot block SIGHUP, SIGINT, SIGCHLD and SIGTERM: %s", strerror(errno));
 	}
 	sigdelset(&waiting, SIGHUP);
 	sigdelset(&waiting, SIGINT);
 	sigdelset(&waiting, SIGCHLD);
+	sigdelset(&waiting, SIGTERM);
 	while (!stop_requested) {
+		if (terminate_requested) {
+			/* The whole group at once, as end_tree's SIGKILL; the command too, in case
+			 * it has no session of its own yet. */
+			terminate_requested = 0;
+			kill(-command, SIGTERM);
+			kill(command, SIGTERM);
+		}
 		siginfo_t child;
 		memset(&child, 0, sizeof child);
 		if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) != 0) {
@@ -2265,6 +2356,7 @@ static int contain(const struct options *options, char **argv)
 	    || sigaction(SIGCHLD, &child_ended, NULL) != 0) {
 		fail("cannot catch SIGHUP, SIGINT and SIGCHLD: %s", strerror(errno));
 	}
+	catch_terminate(request_terminate);
 	if (getppid() != parent) {
 		fail("outer died before the command started");
 	}

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -69,7 +70,8 @@ final class ProcessRunner implements AutoCloseable {
 
 	private final ExecutorService io;
 
-	private final Set<Process> running = ConcurrentHashMap.newKeySet();
+	/** The running processes, each with whether it is a sandbox wrapper. */
+	private final Map<Process, Boolean> running = new ConcurrentHashMap<>();
 
 	/** The started processes whose teardown has not ended yet. */
 	private final Set<Started> started = ConcurrentHashMap.newKeySet();
@@ -162,7 +164,7 @@ final class ProcessRunner implements AutoCloseable {
 		builder.environment().clear();
 		builder.environment().putAll(spec.environment());
 		Process process = launch(builder);
-		this.running.add(process);
+		this.running.put(process, spec.sandboxed());
 		if (this.closed) {
 			process.toHandle().destroyForcibly();
 		}
@@ -287,41 +289,105 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox
-	 * wrapper (our direct child when {@code sandboxed}) gets no SIGTERM: bwrap would die
-	 * at once and take the namespace with it, leaving the command no grace period; it
-	 * gets the SIGKILL. Inside a PID namespace the command is PID 1 and ignores SIGTERM
-	 * unless it installed a handler (pid_namespaces(7)); the SIGKILL to the wrapper then
-	 * takes the whole namespace down ({@code unshare --kill-child}).
+	 * SIGTERM, the grace period, then SIGKILL. A sandbox gets each as one signal to its
+	 * wrapper's launcher ({@code outer}, our direct child), never a listing of its tree
+	 * first: a tree that forks without pause makes every read of {@code /proc} slow (a
+	 * listing took seconds under a break-in's tree), time in which it runs on.
+	 * {@code outer} passes SIGTERM on to the sandbox's PID 1 or the seccomp rung's
+	 * {@code contain}, which give it to the command's whole tree at once
+	 * ({@code kill(-1)} in the PID namespace, the command's process group), and its death
+	 * takes the sandbox down (the parent-death signals of bwrap, unshare and PID 1;
+	 * {@code contain}'s SIGHUP, then one SIGKILL to the process group). The result waits
+	 * for the sandbox's own processes ({@link #sandboxProcesses(Process)}), whose end is
+	 * the tree's end; should they outlive the grace period, what they still hold is
+	 * killed from here. Unisolated, every process of the tree gets the signals.
 	 * @return the pids of the tree that were still alive after all that
 	 * ({@link #survivors(List)}), empty when the whole tree is gone
 	 */
 	private List<Long> terminate(Process process, boolean sandboxed) {
+		if (!sandboxed) {
+			return terminateUnisolated(process);
+		}
+		List<ProcessHandle> sandbox = sandboxProcesses(process);
+		process.toHandle().destroy();
+		if (!waitFor(process, this.killGracePeriod)) {
+			process.toHandle().destroyForcibly();
+		}
+		awaitTeardown(sandbox);
+		if (sandbox.stream().noneMatch(ProcessRunner::running)) {
+			return List.of();
+		}
+		// The sandbox's own teardown did not end in time: the backstop.
+		List<ProcessHandle> below = sandbox.stream().flatMap(ProcessHandle::descendants).toList();
+		killBelow(sandbox);
+		sandbox.forEach(ProcessHandle::destroyForcibly);
+		below.forEach(ProcessHandle::destroyForcibly);
+		return survivors(concat(sandbox, below));
+	}
+
+	/**
+	 * Unisolated (fallback mode): SIGTERM to every process of the tree and the process,
+	 * the grace period, then SIGKILL to each.
+	 */
+	private List<Long> terminateUnisolated(Process process) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
-		if (!sandboxed) {
-			// Signal through the handle: Process.destroy() would also close our ends of
-			// the pipes and lose what the tree writes while it shuts down.
-			process.toHandle().destroy();
-		}
-		boolean exited = false;
-		try {
-			exited = process.waitFor(this.killGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		if (!exited) {
-			List<ProcessHandle> anchors = process.children().toList();
+		// Signal through the handle: Process.destroy() would also close our ends of the
+		// pipes and lose what the tree writes while it shuts down.
+		process.toHandle().destroy();
+		if (!waitFor(process, this.killGracePeriod)) {
 			tree = concat(process.descendants().toList(), tree);
 			process.toHandle().destroyForcibly();
-			if (sandboxed) {
-				awaitTeardown(tree);
-				killBelow(anchors);
-			}
 		}
 		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
 		return survivors(tree);
+	}
+
+	private static boolean waitFor(Process process, Duration duration) {
+		try {
+			return process.waitFor(duration.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/**
+	 * The sandbox's own processes below its wrapper's launcher: that launcher's children
+	 * and theirs (bwrap and its PID 1, unshare and its PID 1, {@code contain} and the
+	 * command), each read from {@code /proc/PID/task/PID/children} (proc(5)), a file per
+	 * process rather than a scan of every process of the host. Their end is the end of
+	 * the tree: PID 1's exit waits for every other process of its namespace
+	 * (pid_namespaces(7)), {@code contain} exits once it has reaped its last child.
+	 */
+	private static List<ProcessHandle> sandboxProcesses(Process process) {
+		List<ProcessHandle> sandbox = new ArrayList<>();
+		for (long child : children(process.pid())) {
+			ProcessHandle.of(child).ifPresent(sandbox::add);
+			for (long grandchild : children(child)) {
+				ProcessHandle.of(grandchild).ifPresent(sandbox::add);
+			}
+		}
+		return sandbox;
+	}
+
+	/**
+	 * The children of a single-threaded process, from
+	 * {@code /proc/PID/task/PID/children}; where that file is missing (a kernel without
+	 * {@code CONFIG_PROC_CHILDREN}), a scan.
+	 */
+	private static List<Long> children(long pid) {
+		Path file = Path.of("/proc", Long.toString(pid), "task", Long.toString(pid), "children");
+		try {
+			String text = Files.readString(file).trim();
+			return text.isEmpty() ? List.of() : Arrays.stream(text.split("\\s+")).map(Long::valueOf).toList();
+		}
+		catch (IOException | RuntimeException ex) {
+			return ProcessHandle.of(pid)
+				.map((handle) -> handle.children().map(ProcessHandle::pid).toList())
+				.orElse(List.of());
+		}
 	}
 
 	/**
@@ -469,12 +535,14 @@ final class ProcessRunner implements AutoCloseable {
 		this.closed = true;
 		this.launcher.shutdown();
 		List<ProcessHandle> trees = new ArrayList<>();
-		for (Process process : this.running) {
-			// The tree first seen, then the direct child killed before the rest, so that
-			// it cannot exit on its own (with its own status) between the two.
-			trees.addAll(process.descendants().toList());
+		this.running.forEach((process, sandboxed) -> {
+			// A sandbox's own processes (cheap to find), or an unisolated tree, first
+			// seen,
+			// then the direct child killed before the rest, so that it cannot exit on its
+			// own (with its own status) between the two.
+			trees.addAll(sandboxed ? sandboxProcesses(process) : process.descendants().toList());
 			process.toHandle().destroyForcibly();
-		}
+		});
 		awaitTeardown(trees);
 		trees.forEach(ProcessHandle::destroyForcibly);
 		long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();

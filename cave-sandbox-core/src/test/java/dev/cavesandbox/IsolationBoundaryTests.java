@@ -893,15 +893,15 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The command runs in a session of its own (bwrap {@code --new-session}, setsid(1)
-	 * for unshare), begun inside the sandbox, so it has no controlling terminal of the
-	 * JVM's to push input into (TIOCSTI). Read in the PID namespace, the session id is
-	 * the pid of its leader there (bwrap's init or the command itself); a session begun
-	 * outside the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The
-	 * control shows that a plain child stays in the JVM's session. Without a mount
-	 * namespace {@code /proc} is the host's, which names processes by their pids in the
-	 * JVM's PID namespace: there the process reads its own entry ({@code /proc/self/stat}
-	 * of {@code cat}, in the shell's session), and its session must not be the JVM's.
+	 * The command runs in a session of its own (the launcher's setsid(2) as init, pid1 or
+	 * contain), begun inside the sandbox, so it has no controlling terminal of the JVM's
+	 * to push input into (TIOCSTI). Read in the PID namespace, the session id is the pid
+	 * of its leader there (bwrap's init or the command itself); a session begun outside
+	 * the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The control shows
+	 * that a plain child stays in the JVM's session. Without a mount namespace
+	 * {@code /proc} is the host's, which names processes by their pids in the JVM's PID
+	 * namespace: there the process reads its own entry ({@code /proc/self/stat} of
+	 * {@code cat}, in the shell's session), and its session must not be the JVM's.
 	 */
 	@ForEachLinuxMechanism
 	void commandRunsInASessionOfItsOwn(MechanismChoice mechanism) throws IOException {

@@ -450,7 +450,7 @@ class RungsWithoutMountsBreakInTests {
 	 * A command in the JVM's session shares its controlling terminal: with
 	 * {@code dev.tty.legacy_tiocsti=1} it can push input into it ({@code TIOCSTI}), which
 	 * the shell that started the JVM reads after the JVM ends. The other rungs run the
-	 * command in a session of its own (bwrap {@code --new-session}, {@code setsid}).
+	 * command in a session of its own (the launcher's {@code setsid(2)} as init or pid1).
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
