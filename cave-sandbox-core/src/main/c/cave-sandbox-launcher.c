@@ -216,6 +216,9 @@
 #define COMMAND_USER_CAPABILITIES ((1ULL << 1) | (1ULL << 3))
 /* And what the switch needs: CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8). */
 #define SWITCH_CAPABILITIES (COMMAND_USER_CAPABILITIES | (1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What init's PID 1 keeps when the command runs as the command user: CAP_KILL (5), in its
+ * own user namespace only, so that it can pass SIGTERM on to the command's tree. */
+#define PID1_CAPABILITIES (1ULL << 5)
 /* SECBIT_NO_SETUID_FIXUP and SECBIT_NO_SETUID_FIXUP_LOCKED (linux/securebits.h). */
 #define SECBIT_NO_SETUID_FIXUP_BITS ((1UL << 2) | (1UL << 3))
 #define CAVE_SECCOMP_MODE_FILTER 2
@@ -1861,7 +1864,8 @@ static int set_up(const struct options *options, int pid1)
 		/* init's PID 1 keeps its uid, and so the parent-death signal that bwrap gave it
 		 * (the kernel clears it when the effective uid changes, commit_creds): its
 		 * command child switches, with what PID 1 keeps for that, until it forks. */
-		drop_capabilities((options->command_user >= 0) ? SWITCH_CAPABILITIES : 0, 0);
+		drop_capabilities((options->command_user >= 0) ? (SWITCH_CAPABILITIES | (pid1 ? PID1_CAPABILITIES : 0)) : 0,
+				  0);
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		fail("cannot set no_new_privs: %s", strerror(errno));
@@ -2155,7 +2159,7 @@ static int init(const struct options *options, char **argv)
 		close(start);
 	}
 	if (options->command_user >= 0) {
-		drop_capabilities(0, 0);
+		drop_capabilities(PID1_CAPABILITIES, 0);
 	}
 	for (;;) {
 		int status;
