@@ -83,7 +83,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	public static final String NAME = "bwrap";
 
 	private static final List<String> COMMAND_USER_CAPABILITIES = List.of("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP",
-			"CAP_DAC_OVERRIDE", "CAP_FOWNER");
+			"CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL");
 
 	public BubblewrapMechanism {
 		Objects.requireNonNull(bwrap, "bwrap must not be null");
@@ -119,8 +119,8 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		if (this.launcher.hasCommandUser()) {
 			// What the launcher's init needs to switch to the command user, empty the
 			// bounding set and keep CAP_DAC_OVERRIDE and CAP_FOWNER; it drops the rest
-			// before the
-			// command.
+			// before the command, but CAP_KILL, which PID 1 keeps to pass SIGTERM on to
+			// the command's tree.
 			for (String capability : COMMAND_USER_CAPABILITIES) {
 				command.addAll(List.of("--cap-add", capability));
 			}

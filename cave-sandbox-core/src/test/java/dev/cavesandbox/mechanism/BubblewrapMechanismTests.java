@@ -136,7 +136,8 @@ class BubblewrapMechanismTests {
 			.startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--", "/usr/bin/bwrap",
 					"--die-with-parent", "--unshare-net", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop",
 					"ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
-					"--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--ro-bind", "/", "/")
+					"--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_KILL", "--ro-bind",
+					"/", "/")
 			.endsWith("/proc/self/fd/4", "init", "--command-user", "65534", "--", "id")
 			.doesNotContain("--unshare-user");
 	}
