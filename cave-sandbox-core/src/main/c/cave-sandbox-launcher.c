@@ -2115,6 +2115,27 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 }
 
 /*
+ * PID 1's wait (init, pid1): reap every orphan of the namespace until the command ends,
+ * and return its status, 128 + n if it died of signal n.
+ */
+static int reap_until(pid_t command)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
+			continue;
+		}
+		if (pid < 0) {
+			fail("lost the command: %s", strerror(errno));
+		}
+		if (pid == command) {
+			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		}
+	}
+}
+
+/*
  * SIGTERM to PID 1 of the sandbox (outer passes on the executor's): to every other process
  * of its PID namespace at once (kill(2) with -1 reaches every process the caller may
  * signal but itself and, in a PID namespace, only that namespace's), so the command's whole
@@ -2161,20 +2182,8 @@ static int init(const struct options *options, char **argv)
 	if (options->command_user >= 0) {
 		drop_capabilities(PID1_CAPABILITIES, 0);
 	}
-	for (;;) {
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR) {
-			continue;
-		}
-		if (pid < 0) {
-			fail("lost the command: %s", strerror(errno));
-		}
-		if (pid == command) {
-			/* The kernel kills whatever is left in the namespace when PID 1 exits. */
-			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-		}
-	}
+	/* The kernel kills whatever is left in the namespace when PID 1 exits. */
+	return reap_until(command);
 }
 
 /*
@@ -2211,19 +2220,7 @@ static int pid1(char **argv)
 			close((int) fd);
 		}
 	}
-	for (;;) {
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR) {
-			continue;
-		}
-		if (pid < 0) {
-			fail("lost the command: %s", strerror(errno));
-		}
-		if (pid == command) {
-			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-		}
-	}
+	return reap_until(command);
 }
 
 /* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */
