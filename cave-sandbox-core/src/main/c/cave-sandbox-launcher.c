@@ -4,6 +4,7 @@
  *
  *   cave-sandbox-launcher --version
  *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--egress DIR] [--command-user UID] -- WRAPPER ARGS...
+ *   cave-sandbox-launcher pid1 -- ARGS...
  *   cave-sandbox-launcher init [--allow-inet [--egress-port PORT]] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [--egress-port PORT] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
@@ -76,13 +77,22 @@
  * on a kernel without it is a set-up failure, but under --check, which reports
  * landlock=unavailable for the probe to judge.
  *
+ * pid1 (PID 1 of unshare's PID namespace, exec'd by the rung's set-up script): forks
+ * ARGS in a session of its own, keeps no descriptor above 2, reaps orphans and exits with
+ * ARGS's status (see pid1()).
+ *
+ * Every mode but --version makes itself non-dumpable first (prctl(2) PR_SET_DUMPABLE), so
+ * that the command, which may share its uid, never reads a descriptor, the working
+ * directory or the memory of a process of the sandbox's own through /proc.
+ *
  * contain (the seccomp rung, no namespaces at all: outer's wrapper, run as
- * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) and
- * non-dumpable, asks for SIGHUP when outer dies, and forks the command, which does the
- * set-up of exec and writes the start byte. When the command exits, or on SIGHUP or
- * SIGINT, contain stops every process left in the command's tree (found by their chain
- * of PPids in /proc) with SIGSTOP until none runs, then kills them all, again and again
- * until it has no child left, then exits with the command's status.
+ * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), asks
+ * for SIGHUP when outer dies, and forks the command, which makes a session of its own and
+ * does the set-up of exec and writes the start byte. Its filter refuses setsid(2) and
+ * setpgid(2), so that every process of the command's tree stays in the command's process
+ * group. When the command exits, or on SIGHUP or SIGINT, contain kills that group with
+ * one SIGKILL, which no fork can outrun (end_tree), reaps until it has no child left, and
+ * exits with the command's status.
  *
  * --command-user UID (a JVM running as root in the initial user namespace, whose commands
  * the kernel would not hold to RLIMIT_NPROC: copy_process() exempts the real uid 0 of
@@ -178,7 +188,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "9"
+#define LAUNCHER_VERSION "10"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -206,6 +216,9 @@
 #define COMMAND_USER_CAPABILITIES ((1ULL << 1) | (1ULL << 3))
 /* And what the switch needs: CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8). */
 #define SWITCH_CAPABILITIES (COMMAND_USER_CAPABILITIES | (1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What init's PID 1 keeps when the command runs as the command user: CAP_KILL (5), in its
+ * own user namespace only, so that it can pass SIGTERM on to the command's tree. */
+#define PID1_CAPABILITIES (1ULL << 5)
 /* SECBIT_NO_SETUID_FIXUP and SECBIT_NO_SETUID_FIXUP_LOCKED (linux/securebits.h). */
 #define SECBIT_NO_SETUID_FIXUP_BITS ((1UL << 2) | (1UL << 3))
 #define CAVE_SECCOMP_MODE_FILTER 2
@@ -324,6 +337,9 @@ struct options {
 	size_t listed_count;
 	/* --egress-port: the port of the egress bridge on 127.0.0.1; 0: none. */
 	unsigned long egress_port;
+	/* contain: no PID namespace, so the command's process group is what ends its tree:
+	 * the filter keeps every process of the tree in it (setsid and setpgid refused). */
+	int no_pid_namespace;
 };
 
 /*
@@ -504,6 +520,20 @@ static void add_user_namespaces(scmp_filter_ctx filter, const struct options *op
 	refuse(filter, ENOSYS, "clone3");
 }
 
+static void add_process_group(scmp_filter_ctx filter, const struct options *options)
+{
+	if (!options->no_pid_namespace) {
+		return;
+	}
+	/* Without a PID namespace, the command's process group is its tree: contain ends it
+	 * with one kill(-group, SIGKILL), which the kernel makes atomic with respect to
+	 * fork (kernel/fork.c copy_process: a fork that a group signal overtakes fails and
+	 * is restarted, so no child is born outside the signal). A process may leave its
+	 * group only by setsid(2) or setpgid(2) (credentials(7)). */
+	refuse(filter, EPERM, "setsid");
+	refuse(filter, EPERM, "setpgid");
+}
+
 static void add_setuid_modes(scmp_filter_ctx filter, const struct options *options)
 {
 	(void) options;
@@ -648,6 +678,32 @@ static long attempt_sched_setattr_other(void)
 	return syscall(SYS_sched_setattr, getpid(), NULL, 0);
 }
 
+/* setsid(2) in a child: this process, a session leader, would get EPERM anyway. */
+static long attempt_setsid(void)
+{
+	pid_t child = fork();
+	if (child < 0) {
+		return -1;
+	}
+	if (child == 0) {
+		_exit((setsid() < 0) ? errno : 0);
+	}
+	int status;
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			return -1;
+		}
+	}
+	errno = WIFEXITED(status) ? WEXITSTATUS(status) : EINTR;
+	return (errno == 0) ? 0 : -1;
+}
+
+/* An invalid pid: EINVAL without the filter (setpgid(2)). */
+static long attempt_setpgid(void)
+{
+	return syscall(SYS_setpgid, -1, 0);
+}
+
 static long attempt_unshare_user(void)
 {
 	/* CLONE_PARENT is invalid for unshare(2): EINVAL without the filter. */
@@ -700,7 +756,7 @@ struct refusal {
 	/* The errno the filter answers with. */
 	int error;
 	/* 1: only without --allow-inet; 2: only without --allow-userns; 4: only with
-	 * --no-mount-namespace; 0: always. */
+	 * --no-mount-namespace; 8: only without a PID namespace (contain); 0: always. */
 	int unless;
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 	/* Adds the rules (several entries may share one function: the first has it). */
@@ -714,6 +770,7 @@ struct refusal {
 #define UNLESS_INET 1
 #define UNLESS_USERNS 2
 #define ONLY_NO_MOUNT_NAMESPACE 4
+#define ONLY_NO_PID_NAMESPACE 8
 
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 #define REFUSAL(name, error, unless, add, attempt) { name, error, unless, add }
@@ -743,6 +800,8 @@ static const struct refusal REFUSALS[] = {
 	REFUSAL("sched_setscheduler(pid)", EPERM, 0, NULL, attempt_sched_setscheduler_other),
 	REFUSAL("sched_setparam(pid)", EPERM, 0, NULL, attempt_sched_setparam_other),
 	REFUSAL("sched_setattr(pid)", EPERM, 0, NULL, attempt_sched_setattr_other),
+	REFUSAL("setsid", EPERM, ONLY_NO_PID_NAMESPACE, add_process_group, attempt_setsid),
+	REFUSAL("setpgid", EPERM, ONLY_NO_PID_NAMESPACE, NULL, attempt_setpgid),
 	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),
 	REFUSAL("clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user),
 	REFUSAL("clone3", ENOSYS, UNLESS_USERNS, NULL, attempt_clone3),
@@ -754,6 +813,8 @@ static const struct refusal REFUSALS[] = {
 };
 
 #define REFUSAL_COUNT (sizeof REFUSALS / sizeof REFUSALS[0])
+/* One filter per combination of the four options that REFUSALS depend on. */
+#define FILTER_VARIANTS 16
 
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 
@@ -785,13 +846,14 @@ static int applies(const struct refusal *refusal, const struct options *options)
 {
 	return !((refusal->unless == UNLESS_INET && options->allow_inet)
 		 || (refusal->unless == UNLESS_USERNS && options->allow_userns)
-		 || (refusal->unless == ONLY_NO_MOUNT_NAMESPACE && !options->no_mount_namespace));
+		 || (refusal->unless == ONLY_NO_MOUNT_NAMESPACE && !options->no_mount_namespace)
+		 || (refusal->unless == ONLY_NO_PID_NAMESPACE && !options->no_pid_namespace));
 }
 
 static void load_filter(const struct options *options)
 {
 	const struct cave_filter *filter = &FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)
-						    | (options->no_mount_namespace ? 4 : 0)];
+						    | (options->no_mount_namespace ? 4 : 0) | (options->no_pid_namespace ? 8 : 0)];
 	struct cave_sock_fprog program = { filter->length, filter->program };
 	if (prctl(PR_SET_SECCOMP, CAVE_SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
 		fail("cannot load the seccomp filter: %s", strerror(errno));
@@ -1374,9 +1436,6 @@ struct task_entry {
 	long ppid;
 	unsigned long uid;
 	unsigned long long threads;
-	char state;
-	/* Set by descendants_of_self(): its chain of parents leads to this process. */
-	int descendant;
 };
 
 static int by_pid(const void *left, const void *right)
@@ -1404,7 +1463,7 @@ static long parent_of(long pid)
 }
 
 /*
- * Every process of the host as /proc shows it (pid, parent, real uid, threads, state),
+ * Every process of the host as /proc shows it (pid, parent, real uid, threads),
  * sorted by pid for bsearch with by_pid; NULL if /proc cannot be read or memory runs out.
  */
 static struct task_entry *read_tasks(size_t *count)
@@ -1429,11 +1488,10 @@ static struct task_entry *read_tasks(size_t *count)
 		if (status == NULL) {
 			continue;
 		}
-		struct task_entry task = { pid, 0, ~0UL, 0, '?', 0 };
+		struct task_entry task = { pid, 0, ~0UL, 0 };
 		char line[256];
 		while (fgets(line, sizeof line, status) != NULL) {
-			if (sscanf(line, "Uid: %lu", &task.uid) != 1 && sscanf(line, "PPid: %ld", &task.ppid) != 1
-			    && sscanf(line, "State: %c", &task.state) != 1) {
+			if (sscanf(line, "Uid: %lu", &task.uid) != 1 && sscanf(line, "PPid: %ld", &task.ppid) != 1) {
 				(void) sscanf(line, "Threads: %llu", &task.threads);
 			}
 		}
@@ -1491,7 +1549,7 @@ static unsigned long long tasks_of_real_uid(void)
 				descendant = 1;
 				break;
 			}
-			struct task_entry key = { ancestor, 0, 0, 0, 0, 0 };
+			struct task_entry key = { ancestor, 0, 0, 0 };
 			struct task_entry *parent = bsearch(&key, entries, count, sizeof *entries, by_pid);
 			ancestor = (parent != NULL) ? parent->ppid : 0;
 		}
@@ -1698,6 +1756,9 @@ static void bridge(int listener, const struct options *options)
 		_exit(EXIT_SETUP);
 	}
 	close(EGRESS_FD);
+	/* It serves the command through the grace period that PID 1's SIGTERM starts, and
+	 * dies with the namespace. */
+	signal(SIGTERM, SIG_IGN);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) {
 		_exit(EXIT_SETUP);
@@ -1707,7 +1768,7 @@ static void bridge(int listener, const struct options *options)
 		switch_user(options);
 	}
 	drop_capabilities(0, 0);
-	struct options filter = { 1, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
+	struct options filter = { .allow_inet = 1, .command_user = -1 };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
 		_exit(EXIT_SETUP);
 	}
@@ -1803,7 +1864,8 @@ static int set_up(const struct options *options, int pid1)
 		/* init's PID 1 keeps its uid, and so the parent-death signal that bwrap gave it
 		 * (the kernel clears it when the effective uid changes, commit_creds): its
 		 * command child switches, with what PID 1 keeps for that, until it forks. */
-		drop_capabilities((options->command_user >= 0) ? SWITCH_CAPABILITIES : 0, 0);
+		drop_capabilities((options->command_user >= 0) ? (SWITCH_CAPABILITIES | (pid1 ? PID1_CAPABILITIES : 0)) : 0,
+				  0);
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		fail("cannot set no_new_privs: %s", strerror(errno));
@@ -1813,9 +1875,6 @@ static int set_up(const struct options *options, int pid1)
 	}
 	if (options->no_mount_namespace) {
 		restrict_by_landlock(options);
-	}
-	if (pid1 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-		fail("cannot make PID 1 non-dumpable: %s", strerror(errno));
 	}
 	new_session_keyring();
 	load_filter(options);
@@ -1897,6 +1956,33 @@ static void open_listed(const char **paths, size_t count)
 	free(fds);
 }
 
+/* The wrapper's process group (its pid), once outer has forked it; 0 before. */
+static volatile sig_atomic_t wrapper_group;
+
+/* outer's SIGTERM (the executor's, the start of the kill grace period): to the wrapper's
+ * process group, where PID 1 of the sandbox (init, pid1) or contain passes it on to the
+ * command's whole tree at once. */
+static void pass_on_to_wrapper(int signal)
+{
+	int saved = errno;
+	if (wrapper_group > 0) {
+		kill(-(pid_t) wrapper_group, signal);
+	}
+	errno = saved;
+}
+
+/* Catch SIGTERM with handler, which must keep errno (sigaction(2)). */
+static void catch_terminate(void (*handler)(int))
+{
+	struct sigaction action;
+	memset(&action, 0, sizeof action);
+	action.sa_handler = handler;
+	sigemptyset(&action.sa_mask);
+	if (sigaction(SIGTERM, &action, NULL) != 0) {
+		fail("cannot catch SIGTERM: %s", strerror(errno));
+	}
+}
+
 static int outer(const char *directory, const char **listed, size_t listed_count, const char *egress,
 		 long command_user, char **argv)
 {
@@ -1968,15 +2054,36 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) {
 		fail("cannot tie the sandbox to the JVM: %s", strerror(errno));
 	}
+	/* SIGTERM waits until the wrapper's group exists, then goes to it. */
+	sigset_t terminate;
+	sigset_t unblocked;
+	sigemptyset(&terminate);
+	sigaddset(&terminate, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &terminate, &unblocked) != 0) {
+		fail("cannot block SIGTERM: %s", strerror(errno));
+	}
+	catch_terminate(pass_on_to_wrapper);
 	pid_t wrapper = fork();
 	if (wrapper < 0) {
 		fail("cannot fork the wrapper: %s", strerror(errno));
 	}
 	if (wrapper == 0) {
+		/* A process group of its own, which outer's SIGTERM reaches: the wrapper ignores
+		 * it (bwrap would take the sandbox down at once, without the grace period), PID
+		 * 1 of the sandbox, in that group too, or contain passes it on. */
 		signal(SIGTERM, SIG_IGN);
+		setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, &unblocked, NULL);
 		execv(argv[0], argv);
 		fprintf(stderr, "cave-sandbox-launcher: cannot execute the wrapper %s: %s\n", argv[0], strerror(errno));
 		_exit(EXIT_SETUP);
+	}
+	/* Also here, so that the group exists before a SIGTERM is passed on (the child may
+	 * not have run yet; once it has executed the wrapper, this fails harmlessly). */
+	setpgid(wrapper, wrapper);
+	wrapper_group = wrapper;
+	if (sigprocmask(SIG_SETMASK, &unblocked, NULL) != 0) {
+		fail("cannot unblock SIGTERM: %s", strerror(errno));
 	}
 	close(START_FD);
 	close(DIRECTORY_FD);
@@ -2007,17 +2114,59 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 	return WIFSIGNALED(status_code) ? 128 + WTERMSIG(status_code) : WEXITSTATUS(status_code);
 }
 
+/*
+ * PID 1's wait (init, pid1): reap every orphan of the namespace until the command ends,
+ * and return its status, 128 + n if it died of signal n.
+ */
+static int reap_until(pid_t command)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
+			continue;
+		}
+		if (pid < 0) {
+			fail("lost the command: %s", strerror(errno));
+		}
+		if (pid == command) {
+			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		}
+	}
+}
+
+/*
+ * SIGTERM to PID 1 of the sandbox (outer passes on the executor's): to every other process
+ * of its PID namespace at once (kill(2) with -1 reaches every process the caller may
+ * signal but itself and, in a PID namespace, only that namespace's), so the command's whole
+ * tree gets the grace period, however it forks. PID 1 gets the signal only because it
+ * has a handler (pid_namespaces(7)).
+ */
+static void pass_on_to_namespace(int signal)
+{
+	int saved = errno;
+	kill(-1, signal);
+	errno = saved;
+}
+
 static int init(const struct options *options, char **argv)
 {
 	if (getpid() != 1) {
 		fail("init must run as PID 1 of a new PID namespace");
 	}
+	catch_terminate(pass_on_to_namespace);
 	int start = set_up(options, 1);
 	pid_t command = fork();
 	if (command < 0) {
 		fail("cannot fork the command: %s", strerror(errno));
 	}
 	if (command == 0) {
+		/* A session of its own (bwrap's --new-session would have taken PID 1 out of the
+		 * wrapper's process group, which outer's SIGTERM reaches): it cannot push input
+		 * into the JVM's terminal (TIOCSTI). */
+		if (setsid() < 0) {
+			fail("cannot give the command a session of its own: %s", strerror(errno));
+		}
 		if (options->command_user >= 0) {
 			become_command_user(options);
 		}
@@ -2031,26 +2180,54 @@ static int init(const struct options *options, char **argv)
 		close(start);
 	}
 	if (options->command_user >= 0) {
-		drop_capabilities(0, 0);
+		drop_capabilities(PID1_CAPABILITIES, 0);
 	}
-	for (;;) {
-		int status;
-		pid_t pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR) {
-			continue;
+	/* The kernel kills whatever is left in the namespace when PID 1 exits. */
+	return reap_until(command);
+}
+
+/*
+ * PID 1 of the PID namespace that util-linux unshare creates (its set-up script ends by
+ * exec'ing this): forks ARGS (the launcher's exec, behind a nested unshare where the
+ * command gets the caller's uid back) in a session of its own, as bwrap --new-session
+ * does, keeps no descriptor above 2 (the working directory, the launcher, the start pipe
+ * and the egress directory stay with the child alone), reaps every orphan and exits with
+ * the child's status, 128 + n if it died of signal n; the kernel then kills whatever is
+ * left in the namespace (pid_namespaces(7)), where PID 1 ignores every signal it has no
+ * handler for. A shell in its place held the egress directory, dumpable, until it got
+ * to close it after starting the command.
+ */
+static int pid1(char **argv)
+{
+	if (getpid() != 1) {
+		fail("pid1 must run as PID 1 of a new PID namespace");
+	}
+	catch_terminate(pass_on_to_namespace);
+	pid_t command = fork();
+	if (command < 0) {
+		fail("cannot fork the command: %s", strerror(errno));
+	}
+	if (command == 0) {
+		if (setsid() < 0) {
+			fail("cannot give the command a session of its own: %s", strerror(errno));
 		}
-		if (pid < 0) {
-			fail("lost the command: %s", strerror(errno));
-		}
-		if (pid == command) {
-			/* The kernel kills whatever is left in the namespace when PID 1 exits. */
-			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		execvp(argv[0], argv);
+		fail("cannot execute %s: %s", argv[0], strerror(errno));
+	}
+	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = 3; fd < max; fd++) {
+			close((int) fd);
 		}
 	}
+	return reap_until(command);
 }
 
 /* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */
 static volatile sig_atomic_t stop_requested;
+
+/* Set by SIGTERM (outer passes on the executor's): contain passes it on to the group. */
+static volatile sig_atomic_t terminate_requested;
 
 static void request_stop(int signal)
 {
@@ -2058,116 +2235,111 @@ static void request_stop(int signal)
 	stop_requested = 1;
 }
 
-/*
- * Every process of the host, the descendants of this process marked (their chain of
- * parents leads here); NULL if /proc cannot be read.
- */
-static struct task_entry *descendants_of_self(size_t *count)
+static void request_terminate(int signal)
 {
-	struct task_entry *entries = read_tasks(count);
-	if (entries == NULL) {
-		return NULL;
-	}
-	long self = getpid();
-	/* Mark until nothing changes: children of this process, then of marked ones. */
-	for (int changed = 1; changed;) {
-		changed = 0;
-		for (size_t i = 0; i < *count; i++) {
-			if (entries[i].descendant || entries[i].pid == self) {
-				continue;
-			}
-			struct task_entry key = { entries[i].ppid, 0, 0, 0, 0, 0 };
-			struct task_entry *parent = bsearch(&key, entries, *count, sizeof *entries, by_pid);
-			if (entries[i].ppid == self || (parent != NULL && parent->descendant)) {
-				entries[i].descendant = 1;
-				changed = 1;
-			}
-		}
-	}
-	return entries;
+	(void) signal;
+	terminate_requested = 1;
+}
+
+/* SIGCHLD only wakes sigsuspend(2) in await_command. */
+static void note_child(int signal)
+{
+	(void) signal;
 }
 
 /*
- * Send a signal to a descendant found by a scan. A child of this process stays ours
- * until reaped, so its pid is safe to use; a deeper one could be reaped by its own
- * parent and its pid reused, so it is opened as a pidfd first and its parent read again:
- * the pidfd then names that process for good.
+ * Wait until the command has exited or a stop is requested, reaping the orphans that end
+ * meanwhile (they come to this subreaper) but never the command: its zombie keeps its pid,
+ * which is the id of its process group, from being given to another process until
+ * end_tree has signalled the group. SIGHUP, SIGINT and SIGCHLD are blocked but in
+ * sigsuspend(2), so a stop that comes between the check and the wait is not lost.
  */
-static void signal_descendant(const struct task_entry *process, int signal)
+static void await_command(pid_t command)
 {
-	if (process->ppid == getpid()) {
-		kill((pid_t) process->pid, signal);
-		return;
+	sigset_t wake;
+	sigset_t waiting;
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGHUP);
+	sigaddset(&wake, SIGINT);
+	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &wake, &waiting) != 0) {
+		fail("cannot block SIGHUP, SIGINT, SIGCHLD and SIGTERM: %s", strerror(errno));
 	}
-	int pidfd = (int) syscall(SYS_pidfd_open, (pid_t) process->pid, 0);
-	if (pidfd < 0) {
-		if (errno == ENOSYS && parent_of(process->pid) == process->ppid) {
-			kill((pid_t) process->pid, signal);
+	sigdelset(&waiting, SIGHUP);
+	sigdelset(&waiting, SIGINT);
+	sigdelset(&waiting, SIGCHLD);
+	sigdelset(&waiting, SIGTERM);
+	while (!stop_requested) {
+		if (terminate_requested) {
+			/* The whole group at once, as end_tree's SIGKILL; the command too, in case
+			 * it has no session of its own yet. */
+			terminate_requested = 0;
+			kill(-command, SIGTERM);
+			kill(command, SIGTERM);
 		}
-		return;
+		siginfo_t child;
+		memset(&child, 0, sizeof child);
+		if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) != 0) {
+			fail("lost the command: %s", strerror(errno));
+		}
+		if (child.si_pid == command) {
+			return;
+		}
+		if (child.si_pid == 0) {
+			sigsuspend(&waiting);
+		}
+		else {
+			waitpid(child.si_pid, NULL, 0);
+		}
 	}
-	if (parent_of(process->pid) == process->ppid) {
-		syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
-	}
-	close(pidfd);
 }
 
 /*
- * Send a signal to every descendant a scan of /proc finds, whatever its state: a process
- * whose thread-group leader has exited shows the leader's state Z while its other
- * threads run (found by a break-in attempt), and a signal to it reaches them. Return how
- * many were neither stopped nor dead when seen, or -1 when /proc cannot be read (the
- * caller looks again shortly: its orphans would go to init if it gave up on the tree).
- * Kernels without CONFIG_PROC_CHILDREN have no /proc/PID/task/TID/children, hence the
- * PPid of every process.
+ * End the command's whole tree and return the command's status. Every process of the
+ * tree is in the command's process group, which none can leave (the filter refuses
+ * setsid(2) and setpgid(2) without a PID namespace), so one kill(2) of the group ends it:
+ * the kernel signals every member under the tasklist lock, and a fork that the signal
+ * overtakes fails (kernel/fork.c copy_process: "Let kill terminate clone/fork in the
+ * middle"), so no process is born outside the signal however fast the tree forks. The
+ * command itself too, in case the stop came before it made a session of its own. Then
+ * reap every child, the orphans that come to this subreaper as the tree dies included,
+ * until none is left: a process in an uninterruptible sleep dies when it wakes.
  */
-static int signal_descendants(int signal)
+static int end_tree(pid_t command)
 {
-	size_t count;
-	struct task_entry *entries = descendants_of_self(&count);
-	if (entries == NULL) {
-		return -1;
-	}
-	int running = 0;
-	for (size_t i = 0; i < count; i++) {
-		if (!entries[i].descendant) {
+	kill(-command, SIGKILL);
+	kill(command, SIGKILL);
+	int result = -1;
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
 			continue;
 		}
-		char state = entries[i].state;
-		if (state != 'T' && state != 'Z' && state != 'X') {
-			running++;
+		if (pid < 0 && errno == ECHILD) {
+			break;
 		}
-		signal_descendant(&entries[i], signal);
+		if (pid < 0) {
+			fail("lost the command's tree: %s", strerror(errno));
+		}
+		if (pid == command) {
+			result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+		}
 	}
-	free(entries);
-	return running;
-}
-
-/*
- * Stop the whole tree below this process before it is killed. Killing one generation at
- * a time, as children appear, loses against a chain whose every process forks the next:
- * the newest generation is always a step ahead, and whatever is alive when this process
- * is killed in turn goes to init. A stopped process can neither fork nor continue
- * another, so SIGSTOP to every descendant until a scan finds all of them stopped (or
- * dead) leaves a tree that no longer changes, which one SIGKILL to each then ends. The
- * rounds are bounded (a process in an uninterruptible sleep stops only when it wakes;
- * descendants that keep continuing each other): the kill rounds that follow reach what
- * still runs, the whole tree each time.
- */
-static void stop_descendants(void)
-{
-	for (int round = 0; round < 200 && signal_descendants(SIGSTOP) > 0; round++) {
-		struct timespec pause = { 0, 1000 * 1000 };
-		nanosleep(&pause, NULL);
+	if (result < 0) {
+		fail("lost the command's exit status");
 	}
+	return result;
 }
 
 /*
  * The seccomp rung's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
- * forks the command (which does the set-up of exec, Landlock included), waits for it and
- * then kills whatever the command left behind, also when outer dies (SIGHUP) or on
- * SIGINT. Never kill(-1) or a process group: without a PID namespace those reach
- * processes that are not the command's.
+ * forks the command (which makes a session of its own, then does the set-up of exec,
+ * Landlock included), waits for it, and then ends its whole tree (end_tree), also when
+ * outer dies (SIGHUP) or on SIGINT, before it exits with the command's status. Never
+ * kill(-1) or its own process group: without a PID namespace those reach processes that
+ * are not the command's.
  */
 static int contain(const struct options *options, char **argv)
 {
@@ -2179,17 +2351,18 @@ static int contain(const struct options *options, char **argv)
 	memset(&stop, 0, sizeof stop);
 	stop.sa_handler = request_stop;
 	sigemptyset(&stop.sa_mask);
-	if (sigaction(SIGHUP, &stop, NULL) != 0 || sigaction(SIGINT, &stop, NULL) != 0) {
-		fail("cannot catch SIGHUP and SIGINT: %s", strerror(errno));
+	struct sigaction child_ended = stop;
+	child_ended.sa_handler = note_child;
+	if (sigaction(SIGHUP, &stop, NULL) != 0 || sigaction(SIGINT, &stop, NULL) != 0
+	    || sigaction(SIGCHLD, &child_ended, NULL) != 0) {
+		fail("cannot catch SIGHUP, SIGINT and SIGCHLD: %s", strerror(errno));
 	}
+	catch_terminate(request_terminate);
 	if (getppid() != parent) {
 		fail("outer died before the command started");
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
 		fail("cannot become the subreaper of the command: %s", strerror(errno));
-	}
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-		fail("cannot make the containing process non-dumpable: %s", strerror(errno));
 	}
 	pid_t self = getpid();
 	pid_t command = fork();
@@ -2202,7 +2375,8 @@ static int contain(const struct options *options, char **argv)
 			fail("cannot tie the command to its containing process: %s", strerror(errno));
 		}
 		/* A session of its own, as bwrap --new-session and unshare's setsid give it: in
-		 * the JVM's session it could push input into the JVM's terminal (TIOCSTI). */
+		 * the JVM's session it could push input into the JVM's terminal (TIOCSTI). Its
+		 * process group is the one end_tree kills. */
 		if (setsid() < 0) {
 			fail("cannot give the command a session of its own: %s", strerror(errno));
 		}
@@ -2224,66 +2398,8 @@ static int contain(const struct options *options, char **argv)
 			close(fd);
 		}
 	}
-	int result = -1;
-	int killing = 0;
-	int stopped = 0;
-	for (;;) {
-		if (stop_requested && !killing) {
-			killing = 1;
-		}
-		int status;
-		if (killing && !stopped) {
-			stopped = 1;
-			/* No child, no descendant (see below): most commands leave nothing, and
-			 * then /proc is not read at all. */
-			siginfo_t child;
-			if (waitid(P_ALL, 0, &child, WEXITED | WNOHANG | WNOWAIT) == 0) {
-				stop_descendants();
-			}
-		}
-		if (killing) {
-			/* No child left means no descendant left: a dying process's orphans are
-			 * reparented to this subreaper before it can be reaped. So scan /proc (a read
-			 * of every process's status) only while children remain, and then kill every
-			 * descendant the scan finds, not only the children. */
-			pid_t left = waitpid(-1, &status, WNOHANG);
-			if (left < 0 && errno == ECHILD) {
-				break;
-			}
-			if (left > 0) {
-				if (left == command) {
-					result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-				}
-				continue;
-			}
-			signal_descendants(SIGKILL);
-		}
-		pid_t pid = waitpid(-1, &status, killing ? WNOHANG : 0);
-		if (pid < 0 && errno == EINTR) {
-			continue;
-		}
-		if (pid < 0 && errno == ECHILD) {
-			break;
-		}
-		if (pid < 0) {
-			fail("lost the command: %s", strerror(errno));
-		}
-		if (pid == 0) {
-			/* An orphan may become ours after a scan without a child of ours ending: look
-			 * again shortly instead of waiting for it. */
-			struct timespec pause = { 0, 10 * 1000 * 1000 };
-			nanosleep(&pause, NULL);
-			continue;
-		}
-		if (pid == command) {
-			result = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-			killing = 1;
-		}
-	}
-	if (result < 0) {
-		fail("lost the command's exit status");
-	}
-	return result;
+	await_command(command);
+	return end_tree(command);
 }
 
 int main(int argc, char **argv)
@@ -2292,15 +2408,27 @@ int main(int argc, char **argv)
 		printf("cave-sandbox-launcher %s\n", LAUNCHER_VERSION);
 		return 0;
 	}
+	/* Not dumpable from the first step on (prctl(2)), whatever the mode: /proc shows a
+	 * process's descriptors, working directory, environment and memory only to whoever
+	 * may ptrace it (proc(5), PTRACE_MODE_READ), and a process of the command's own uid
+	 * may unless the target is not dumpable. The descriptors this process inherited were
+	 * open before it ran, but no command existed yet in its PID namespace (init, pid1,
+	 * and exec's processes are started before the command; outer and contain run on the
+	 * host, where the command user differs from a root JVM's uid and Landlock scopes
+	 * ptrace). execve(2) makes the command dumpable again. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		fail("cannot make the launcher non-dumpable: %s", strerror(errno));
+	}
 	if (argc < 2) {
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR [--listed PATH]... -- WRAPPER ARGS... | "
+		     "pid1 -- ARGS... | "
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
 		     "[--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { 0, 0, 0, 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
+	struct options options = { .command_user = -1 };
 	const char *directory = NULL;
 	const char *egress = NULL;
 	/* At most one path per two arguments: room for every --read, --mask and --write. */
@@ -2419,6 +2547,12 @@ int main(int argc, char **argv)
 		}
 		return outer(directory, options.listed, options.listed_count, egress, options.command_user, command);
 	}
+	if (strcmp(mode, "pid1") == 0) {
+		if (i != 2) {
+			fail("pid1 takes no options: its child, the launcher's exec, takes the command's");
+		}
+		return pid1(command);
+	}
 	if (strcmp(mode, "init") == 0) {
 		if (options.no_mount_namespace) {
 			fail("init runs in bubblewrap's mount namespace: --no-mount-namespace is for exec and contain");
@@ -2427,6 +2561,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "contain") == 0) {
 		options.host_user = 1;
+		options.no_pid_namespace = 1;
 		return contain(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
@@ -2444,8 +2579,8 @@ int main(int argc, char **argv)
 
 /*
  * The build's filter generator: writes the BPF program that libseccomp exports for each
- * combination of --allow-inet, --allow-userns and --no-mount-namespace as a C header,
- * for the launcher.
+ * combination of --allow-inet, --allow-userns, --no-mount-namespace and contain's
+ * missing PID namespace as a C header, for the launcher.
  */
 int main(int argc, char **argv)
 {
@@ -2460,8 +2595,12 @@ int main(int argc, char **argv)
 	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
-	for (int variant = 0; variant < 8; variant++) {
-		struct options options = { variant & 1, (variant & 2) != 0, 0, (variant & 4) != 0, -1, 0, { 0 }, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0 };
+	for (int variant = 0; variant < FILTER_VARIANTS; variant++) {
+		struct options options = { .allow_inet = variant & 1,
+					   .allow_userns = (variant & 2) != 0,
+					   .no_mount_namespace = (variant & 4) != 0,
+					   .no_pid_namespace = (variant & 8) != 0,
+					   .command_user = -1 };
 		scmp_filter_ctx filter = build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {
@@ -2491,9 +2630,10 @@ int main(int argc, char **argv)
 		fclose(bpf);
 	}
 	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
-	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0). */\n");
-	fprintf(out, "static const struct cave_filter FILTERS[8] = {\n");
-	for (int variant = 0; variant < 8; variant++) {
+	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0) "
+		     "| (no_pid_namespace ? 8 : 0). */\n");
+	fprintf(out, "static const struct cave_filter FILTERS[%d] = {\n", FILTER_VARIANTS);
+	for (int variant = 0; variant < FILTER_VARIANTS; variant++) {
 		fprintf(out, "\t{ FILTER_%d, sizeof FILTER_%d / sizeof FILTER_%d[0] },\n", variant, variant, variant);
 	}
 	fprintf(out, "};\n");

@@ -347,6 +347,7 @@ final class LinuxProbe {
 		}
 		Set<LinuxNamespace> namespaces = mechanism.namespaces();
 		boolean mountNamespace = namespaces.contains(LinuxNamespace.MOUNT);
+		boolean pidNamespace = namespaces.contains(LinuxNamespace.PID);
 		List<String> verified = new ArrayList<>();
 		boolean loopbackUp = false;
 		if (namespaces.contains(LinuxNamespace.NETWORK)) {
@@ -412,12 +413,13 @@ final class LinuxProbe {
 				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
 						+ "namespace maps " + "no other owner)"
 				: "capabilities: none");
-		String launcherFailure = launcherFailure(launcher, facts, loopback, !mountNamespace);
+		List<String> refusals = launcher.refusals(loopback, !mountNamespace, !pidNamespace);
+		String launcherFailure = launcherFailure(facts, refusals);
 		if (launcherFailure != null) {
 			return ProbeSession.notVerified(launcherFailure, took);
 		}
 		verified.add("no_new_privs, seccomp filter, signals unblocked and not ignored");
-		verified.add("seccomp filter refuses: " + String.join(", ", launcher.refusals(loopback, !mountNamespace)));
+		verified.add("seccomp filter refuses: " + String.join(", ", refusals));
 		if (!mountNamespace) {
 			IsolationCapability landlock = landlock(facts, host, verified, took);
 			if (landlock != null) {
@@ -730,9 +732,11 @@ final class LinuxProbe {
 	 * Return why the launcher's confinement was not seen in the child, or {@code null}
 	 * when every part of it was: no_new_privs, a seccomp filter, no blocked or ignored
 	 * signal, and each refusal of the filter (and nothing it let through).
+	 * @param facts what the child reported
+	 * @param refusals what the launcher's filter must have refused, by the names its
+	 * check reports
 	 */
-	private static @Nullable String launcherFailure(Launcher launcher, Map<String, List<String>> facts,
-			boolean loopback, boolean noMountNamespace) {
+	private static @Nullable String launcherFailure(Map<String, List<String>> facts, List<String> refusals) {
 		if (!first(facts, "nnp").equals("1") || !first(facts, "seccomp").equals("2")) {
 			return "the launcher's no_new_privs and seccomp filter are not in force in the child (NoNewPrivs="
 					+ first(facts, "nnp") + ", Seccomp=" + first(facts, "seccomp") + ")";
@@ -749,7 +753,7 @@ final class LinuxProbe {
 			.stream()
 			.map((line) -> line.substring(0, line.lastIndexOf(' ')))
 			.toList();
-		List<String> missing = new ArrayList<>(launcher.refusals(loopback, noMountNamespace));
+		List<String> missing = new ArrayList<>(refusals);
 		missing.removeAll(refused);
 		if (!missing.isEmpty()) {
 			return "the launcher did not report refusing: " + String.join(", ", missing);

@@ -154,6 +154,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	public ExecutionResult execute(ExecutionRequest request) {
 		try (Launch launch = prepare(request, false)) {
 			ProcessRunner.Outcome outcome = this.runner.run(launch.spec);
+			if (!outcome.survivors().isEmpty()) {
+				throw new ProcessTreeSurvivedException(outcome.survivors());
+			}
 			launch.takeBackGrant();
 			if (this.capability != null) {
 				checkLauncher(outcome, request.argv().get(0), launch.token);

@@ -3,9 +3,11 @@ package dev.cavesandbox;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,6 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one process runner shared by every mechanism: spawn, feed stdin, drain both streams
@@ -40,9 +44,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class ProcessRunner implements AutoCloseable {
 
+	private static final Logger logger = LoggerFactory.getLogger(ProcessRunner.class);
+
 	private static final long REAP_TIMEOUT_SECONDS = 5;
 
 	private static final Duration REAP_TIMEOUT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
+
+	/**
+	 * How long the processes of a killed tree get to disappear before they count as
+	 * survivors of the teardown.
+	 */
+	private static final Duration SURVIVOR_WAIT = Duration.ofMillis(500);
 
 	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
 	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
@@ -58,7 +70,8 @@ final class ProcessRunner implements AutoCloseable {
 
 	private final ExecutorService io;
 
-	private final Set<Process> running = ConcurrentHashMap.newKeySet();
+	/** The running processes, each with whether it is a sandbox wrapper. */
+	private final Map<Process, Boolean> running = new ConcurrentHashMap<>();
 
 	/** The started processes whose teardown has not ended yet. */
 	private final Set<Started> started = ConcurrentHashMap.newKeySet();
@@ -151,7 +164,7 @@ final class ProcessRunner implements AutoCloseable {
 		builder.environment().clear();
 		builder.environment().putAll(spec.environment());
 		Process process = launch(builder);
-		this.running.add(process);
+		this.running.put(process, spec.sandboxed());
 		if (this.closed) {
 			process.toHandle().destroyForcibly();
 		}
@@ -200,22 +213,26 @@ final class ProcessRunner implements AutoCloseable {
 		tasks.add(this.io.submit(() -> stderr.drain(process.getErrorStream())));
 		Future<?> feeder = feed(process, spec.stdin());
 		boolean timedOut = false;
+		List<Long> survivors = List.of();
 		Duration timeout = Objects.requireNonNull(spec.timeout(), "run() needs a timeout");
 		try {
 			if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
 				timedOut = true;
-				terminate(process, spec.sandboxed());
+				survivors = terminate(process, spec.sandboxed());
 			}
 		}
 		catch (InterruptedException ex) {
-			terminate(process, spec.sandboxed());
+			survivors = terminate(process, spec.sandboxed());
 			finish(process, tasks, feeder);
+			if (!survivors.isEmpty()) {
+				throw new ProcessTreeSurvivedException(survivors);
+			}
 			throw ex;
 		}
 		finish(process, tasks, feeder);
 		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
 		return new Outcome(process.exitValue(), stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
-				timedOut, wallTime);
+				timedOut, wallTime, survivors);
 	}
 
 	private @Nullable Future<?> feed(Process process, @Nullable Supplier<InputStream> stdin) {
@@ -272,38 +289,144 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * SIGTERM to every process of the tree, the grace period, then SIGKILL. A sandbox
-	 * wrapper (our direct child when {@code sandboxed}) gets no SIGTERM: bwrap would die
-	 * at once and take the namespace with it, leaving the command no grace period; it
-	 * gets the SIGKILL. Inside a PID namespace the command is PID 1 and ignores SIGTERM
-	 * unless it installed a handler (pid_namespaces(7)); the SIGKILL to the wrapper then
-	 * takes the whole namespace down ({@code unshare --kill-child}).
+	 * SIGTERM, the grace period, then SIGKILL. A sandbox gets each as one signal to its
+	 * wrapper's launcher ({@code outer}, our direct child), never a listing of its tree
+	 * first: a tree that forks without pause makes every read of {@code /proc} slow (a
+	 * listing took seconds under a break-in's tree), time in which it runs on.
+	 * {@code outer} passes SIGTERM on to the sandbox's PID 1 or the seccomp rung's
+	 * {@code contain}, which give it to the command's whole tree at once
+	 * ({@code kill(-1)} in the PID namespace, the command's process group), and its death
+	 * takes the sandbox down (the parent-death signals of bwrap, unshare and PID 1;
+	 * {@code contain}'s SIGHUP, then one SIGKILL to the process group). The result waits
+	 * for the sandbox's own processes ({@link #sandboxProcesses(Process)}), whose end is
+	 * the tree's end; should they outlive the grace period, what they still hold is
+	 * killed from here. Unisolated, every process of the tree gets the signals.
+	 * @return the pids of the tree that were still alive after all that
+	 * ({@link #survivors(List)}), empty when the whole tree is gone
 	 */
-	private void terminate(Process process, boolean sandboxed) {
+	private List<Long> terminate(Process process, boolean sandboxed) {
+		if (!sandboxed) {
+			return terminateUnisolated(process);
+		}
+		List<ProcessHandle> sandbox = sandboxProcesses(process);
+		process.toHandle().destroy();
+		if (!waitFor(process, this.killGracePeriod)) {
+			process.toHandle().destroyForcibly();
+		}
+		awaitTeardown(sandbox);
+		if (sandbox.stream().noneMatch(ProcessRunner::running)) {
+			return List.of();
+		}
+		// The sandbox's own teardown did not end in time: the backstop.
+		List<ProcessHandle> below = sandbox.stream().flatMap(ProcessHandle::descendants).toList();
+		killBelow(sandbox);
+		sandbox.forEach(ProcessHandle::destroyForcibly);
+		below.forEach(ProcessHandle::destroyForcibly);
+		return survivors(concat(sandbox, below));
+	}
+
+	/**
+	 * Unisolated (fallback mode): SIGTERM to every process of the tree and the process,
+	 * the grace period, then SIGKILL to each.
+	 */
+	private List<Long> terminateUnisolated(Process process) {
 		List<ProcessHandle> tree = process.descendants().toList();
 		tree.forEach(ProcessHandle::destroy);
-		if (!sandboxed) {
-			// Signal through the handle: Process.destroy() would also close our ends of
-			// the pipes and lose what the tree writes while it shuts down.
-			process.toHandle().destroy();
+		// Signal through the handle: Process.destroy() would also close our ends of the
+		// pipes and lose what the tree writes while it shuts down.
+		process.toHandle().destroy();
+		if (!waitFor(process, this.killGracePeriod)) {
+			tree = concat(process.descendants().toList(), tree);
+			process.toHandle().destroyForcibly();
 		}
-		boolean exited = false;
+		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+		return survivors(tree);
+	}
+
+	private static boolean waitFor(Process process, Duration duration) {
 		try {
-			exited = process.waitFor(this.killGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
+			return process.waitFor(duration.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/**
+	 * The sandbox's own processes below its wrapper's launcher: that launcher's children
+	 * and theirs (bwrap and its PID 1, unshare and its PID 1, {@code contain} and the
+	 * command), each read from {@code /proc/PID/task/PID/children} (proc(5)), a file per
+	 * process rather than a scan of every process of the host. Their end is the end of
+	 * the tree: PID 1's exit waits for every other process of its namespace
+	 * (pid_namespaces(7)), {@code contain} exits once it has reaped its last child.
+	 */
+	private static List<ProcessHandle> sandboxProcesses(Process process) {
+		List<ProcessHandle> sandbox = new ArrayList<>();
+		for (long child : children(process.pid())) {
+			ProcessHandle.of(child).ifPresent(sandbox::add);
+			for (long grandchild : children(child)) {
+				ProcessHandle.of(grandchild).ifPresent(sandbox::add);
+			}
+		}
+		return sandbox;
+	}
+
+	/**
+	 * The children of a single-threaded process, from
+	 * {@code /proc/PID/task/PID/children}; where that file is missing (a kernel without
+	 * {@code CONFIG_PROC_CHILDREN}), a scan.
+	 */
+	private static List<Long> children(long pid) {
+		Path file = Path.of("/proc", Long.toString(pid), "task", Long.toString(pid), "children");
+		try {
+			String text = Files.readString(file).trim();
+			return text.isEmpty() ? List.of() : Arrays.stream(text.split("\\s+")).map(Long::valueOf).toList();
+		}
+		catch (IOException | RuntimeException ex) {
+			return ProcessHandle.of(pid)
+				.map((handle) -> handle.children().map(ProcessHandle::pid).toList())
+				.orElse(List.of());
+		}
+	}
+
+	/**
+	 * Return the pids of the processes of a killed tree that are still alive after up to
+	 * {@link #SURVIVOR_WAIT}: SIGKILL ends a process only when it leaves the kernel, so
+	 * one in an uninterruptible sleep (state D) outlives it until it wakes.
+	 */
+	private static List<Long> survivors(List<ProcessHandle> tree) {
+		long deadline = System.nanoTime() + SURVIVOR_WAIT.toNanos();
+		try {
+			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		if (!exited) {
-			List<ProcessHandle> anchors = process.children().toList();
-			tree = concat(process.descendants().toList(), tree);
-			process.toHandle().destroyForcibly();
-			if (sandboxed) {
-				awaitTeardown(tree);
-				killBelow(anchors);
-			}
+		return tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
+	}
+
+	/**
+	 * Whether a process still runs: alive and not a zombie.
+	 * {@link ProcessHandle#isAlive()} counts a zombie, which holds nothing but its pid
+	 * until its parent reaps it; an orphan's zombie waits for the host's init, which may
+	 * take its time (a container's or a VM's init reaps on its own schedule). Where
+	 * {@code /proc/PID/stat} cannot be read (not Linux), the handle's answer.
+	 */
+	private static boolean running(ProcessHandle process) {
+		if (!process.isAlive()) {
+			return false;
 		}
-		tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+		try {
+			String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+			int end = stat.lastIndexOf(')');
+			return end < 0 || end + 2 >= stat.length() || stat.charAt(end + 2) != 'Z';
+		}
+		catch (IOException | RuntimeException ex) {
+			return process.isAlive();
+		}
 	}
 
 	/**
@@ -347,7 +470,7 @@ final class ProcessRunner implements AutoCloseable {
 	private void awaitTeardown(List<ProcessHandle> tree) {
 		long deadline = System.nanoTime() + this.killGracePeriod.toNanos();
 		try {
-			while (tree.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
 		}
@@ -412,12 +535,14 @@ final class ProcessRunner implements AutoCloseable {
 		this.closed = true;
 		this.launcher.shutdown();
 		List<ProcessHandle> trees = new ArrayList<>();
-		for (Process process : this.running) {
-			// The tree first seen, then the direct child killed before the rest, so that
-			// it cannot exit on its own (with its own status) between the two.
-			trees.addAll(process.descendants().toList());
+		this.running.forEach((process, sandboxed) -> {
+			// A sandbox's own processes (cheap to find), or an unisolated tree, first
+			// seen,
+			// then the direct child killed before the rest, so that it cannot exit on its
+			// own (with its own status) between the two.
+			trees.addAll(sandboxed ? sandboxProcesses(process) : process.descendants().toList());
 			process.toHandle().destroyForcibly();
-		}
+		});
 		awaitTeardown(trees);
 		trees.forEach(ProcessHandle::destroyForcibly);
 		long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
@@ -458,6 +583,8 @@ final class ProcessRunner implements AutoCloseable {
 
 		private volatile boolean timedOut;
 
+		private volatile List<Long> survivors = List.of();
+
 		private Started(Process process, boolean sandboxed) {
 			this.process = process;
 			this.sandboxed = sandboxed;
@@ -485,6 +612,16 @@ final class ProcessRunner implements AutoCloseable {
 		}
 
 		/**
+		 * Return the pids of the tree that outlived its termination
+		 * ({@link ProcessTreeSurvivedException}); empty when none did or it was not
+		 * terminated.
+		 * @return the pids
+		 */
+		List<Long> survivors() {
+			return this.survivors;
+		}
+
+		/**
 		 * Terminate the tree as a timeout does ({@code terminate}), unless that already
 		 * began or the process has ended; return at once then. Does not wait for the
 		 * teardown.
@@ -500,7 +637,7 @@ final class ProcessRunner implements AutoCloseable {
 				}
 				this.terminating = true;
 				this.timedOut = timeout;
-				ProcessRunner.this.terminate(this.process, this.sandboxed);
+				this.survivors = ProcessRunner.this.terminate(this.process, this.sandboxed);
 			}
 		}
 
@@ -547,6 +684,9 @@ final class ProcessRunner implements AutoCloseable {
 			awaitTeardown(inside);
 			killBelow(inside);
 			inside.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+			if (!this.survivors.isEmpty()) {
+				logger.warn(new ProcessTreeSurvivedException(this.survivors).getMessage());
+			}
 			synchronized (this.lock) {
 				this.exited = true;
 			}
@@ -580,7 +720,7 @@ final class ProcessRunner implements AutoCloseable {
 	 * What it produced.
 	 */
 	record Outcome(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
-			boolean timedOut, Duration wallTime) {
+			boolean timedOut, Duration wallTime, List<Long> survivors) {
 	}
 
 }

@@ -226,9 +226,14 @@ final class ContainerJvm implements AutoCloseable {
 		return id;
 	}
 
-	/** Wait, with a generous limit, for the result of a started command. */
+	/**
+	 * Wait, with a generous limit, for the result of a started command; looked for every
+	 * 10 ms, so that a test that measures how long the command took is not off by much.
+	 */
 	Result awaitResult(String id) {
 		await().atMost(PATIENCE)
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(10))
 			.conditionEvaluationListener(
 					(condition) -> assertThat(this.process.isAlive() || this.results.containsKey(id))
 						.as("the child JVM is alive; its log: %s", log())

@@ -207,46 +207,68 @@ class ContainerRungsTests {
 		}
 	}
 
+	/**
+	 * A timeout ends a tree of a background child, one in a session of its own
+	 * ({@code setsid}), a double-forked one and the command's own, all seen running. The
+	 * seccomp rung (Docker's default profile) refuses a new session ({@link NewSession}):
+	 * there that child runs in the command's process group once its {@code setsid} has
+	 * been refused, which the command's stderr shows.
+	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
 	void timeoutLeavesNoProcess(Profile profile, User user) throws Exception {
 		try (ContainerJvm jvm = strict(profile, user)) {
+			boolean refused = sessionRefused(profile);
 			// A generous timeout, so that the tree surely runs before it ends.
-			String id = jvm.start(true, Duration.ofSeconds(15), "sh", "-c", "sleep " + this.marker + "1 & setsid sleep "
-					+ this.marker + "2 & (sleep " + this.marker + "3 &); sleep " + this.marker + "4; wait");
+			String id = jvm.start(true, Duration.ofSeconds(15), "sh", "-c",
+					"sleep " + this.marker + "1 & " + NewSession.setsid(refused, "sleep " + this.marker + "2")
+							+ " & (sleep " + this.marker + "3 &); sleep " + this.marker + "4; wait");
 			await().atMost(PATIENCE).until(() -> sleeping(this.marker).size() == 4);
 			ContainerJvm.Result result = jvm.awaitResult(id);
 			assertThat(result.timedOut()).as("%s", result).isTrue();
+			NewSession.assertAttempted(refused, result.stderr());
 			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
 
+	/**
+	 * A killed JVM leaves neither a background child nor one in a session of its own (on
+	 * the seccomp rung, which refuses that, one that runs only once its {@code setsid}
+	 * has been refused: {@link NewSession}).
+	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
 	void killedJvmLeavesNoProcess(Profile profile, User user) throws Exception {
 		try (ContainerJvm jvm = strict(profile, user)) {
-			jvm.start(true, null, "sh", "-c", "sleep " + this.marker + "1 & setsid sleep " + this.marker + "2; wait");
+			jvm.start(true, null, "sh", "-c", "sleep " + this.marker + "1 & "
+					+ NewSession.setsid(sessionRefused(profile), "sleep " + this.marker + "2") + "; wait");
 			await().atMost(PATIENCE).until(() -> sleeping(this.marker).size() == 2);
 			jvm.kill();
 			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
 
+	/**
+	 * A daemon in a session of its own and a double-forked one, each saying it runs
+	 * before the command exits, die with their execution. On the seccomp rung, which
+	 * refuses a new session ({@link NewSession}), the first runs in the command's process
+	 * group once its {@code setsid} has been refused, which the command's stderr shows.
+	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
 	void daemonIsKilledWithItsExecution(Profile profile, User user) throws Exception {
 		try (ContainerJvm jvm = strict(profile, user)) {
-			// A setsid daemon and a double-forked one, each saying it runs before the
-			// command exits.
+			boolean refused = sessionRefused(profile);
 			ContainerJvm.Result result = jvm.isolated("sh", "-c",
-					"setsid sh -c 'echo > setsid; exec sleep " + this.marker + "1' & (sh -c 'echo > forked; exec sleep "
-							+ this.marker + "2' &); "
+					NewSession.setsid(refused, "sh -c 'echo > setsid; exec sleep " + this.marker + "1'")
+							+ " & (sh -c 'echo > forked; exec sleep " + this.marker + "2' &); "
 							+ "while [ ! -e setsid ] || [ ! -e forked ]; do sleep 0.1; done; echo started");
 			assertThat(result.exitCode()).as(result.stderr()).isZero();
 			assertThat(result.stdout()).isEqualTo("started\n");
+			NewSession.assertAttempted(refused, result.stderr());
 			await().atMost(PATIENCE).until(() -> SandboxHolderMain.anyNaming(this.marker).isEmpty());
 		}
 	}
@@ -276,6 +298,14 @@ class ContainerRungsTests {
 
 	private static String expectedRung(Profile profile) {
 		return (profile == Profile.DOCKER_DEFAULT) ? "seccomp" : "namespaces";
+	}
+
+	/**
+	 * Whether the rung the container allows refuses its command a session of its own:
+	 * {@code seccomp}, which has no PID namespace ({@link NewSession}).
+	 */
+	private static boolean sessionRefused(Profile profile) {
+		return expectedRung(profile).equals("seccomp");
 	}
 
 	private static String uid(User user) {

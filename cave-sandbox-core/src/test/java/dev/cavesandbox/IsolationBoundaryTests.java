@@ -893,15 +893,15 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The command runs in a session of its own (bwrap {@code --new-session}, setsid(1)
-	 * for unshare), begun inside the sandbox, so it has no controlling terminal of the
-	 * JVM's to push input into (TIOCSTI). Read in the PID namespace, the session id is
-	 * the pid of its leader there (bwrap's init or the command itself); a session begun
-	 * outside the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The
-	 * control shows that a plain child stays in the JVM's session. Without a mount
-	 * namespace {@code /proc} is the host's, which names processes by their pids in the
-	 * JVM's PID namespace: there the process reads its own entry ({@code /proc/self/stat}
-	 * of {@code cat}, in the shell's session), and its session must not be the JVM's.
+	 * The command runs in a session of its own (the launcher's setsid(2) as init, pid1 or
+	 * contain), begun inside the sandbox, so it has no controlling terminal of the JVM's
+	 * to push input into (TIOCSTI). Read in the PID namespace, the session id is the pid
+	 * of its leader there (bwrap's init or the command itself); a session begun outside
+	 * the namespace, such as the JVM's, reads as 0 (pid_namespaces(7)). The control shows
+	 * that a plain child stays in the JVM's session. Without a mount namespace
+	 * {@code /proc} is the host's, which names processes by their pids in the JVM's PID
+	 * namespace: there the process reads its own entry ({@code /proc/self/stat} of
+	 * {@code cat}, in the shell's session), and its session must not be the JVM's.
 	 */
 	@ForEachLinuxMechanism
 	void commandRunsInASessionOfItsOwn(MechanismChoice mechanism) throws IOException {
@@ -1063,23 +1063,42 @@ class IsolationBoundaryTests {
 		assertThat(required.cause()).isEqualTo(bwrap ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
 	}
 
+	/**
+	 * A command that ignores SIGTERM runs into its timeout with three children: one in a
+	 * session of its own ({@code setsid}), one that ignores SIGTERM and one that does
+	 * not; none is left. The {@code seccomp} rung refuses a new session
+	 * ({@link NewSession}): there the first child runs in the command's process group
+	 * once its {@code setsid} has been refused, which the command's stderr shows. The
+	 * timeout leaves the sandbox and the shells time to start on a loaded machine.
+	 */
 	@ForEachLinuxMechanism
 	void timeoutKillsTheWholeTreeIncludingSetsidAndTermIgnoringChildren(MechanismChoice mechanism) {
 		String marker = "34" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
-		String script = "trap '' TERM; setsid sleep " + marker + " & sh -c 'trap \"\" TERM; sleep " + marker
-				+ "' & sleep " + marker;
+		boolean refused = NewSession.refused(mechanism);
+		String script = "trap '' TERM; " + NewSession.setsid(refused, "sleep " + marker)
+				+ " & sh -c 'trap \"\" TERM; sleep " + marker + "' & sleep " + marker;
 		ExecutionResult result = isolated(mechanism)
-			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofMillis(500)).build());
+			.execute(ExecutionRequest.builder("sh", "-c", script).timeout(Duration.ofSeconds(3)).build());
 		assertThat(result.timedOut()).isTrue();
+		NewSession.assertAttempted(refused, result.stderrText());
 		await().atMost(Duration.ofSeconds(30))
 			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}
 
+	/**
+	 * A daemon that the command leaves behind (a double fork, so that it is orphaned, in
+	 * a session of its own where the rung gives one: {@link NewSession}) does not outlive
+	 * a command that exits by itself. The command exits only once the daemon runs.
+	 */
 	@ForEachLinuxMechanism
 	void normalExitLeavesNoBackgroundProcess(MechanismChoice mechanism) {
 		String marker = "35" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
-		ExecutionResult result = isolated(mechanism).execute("sh", "-c", "setsid sleep " + marker + " & echo started");
-		assertThat(result.stdoutText()).isEqualTo("started\n");
+		boolean refused = NewSession.refused(mechanism);
+		String script = "( " + NewSession.setsid(refused, "sh -c 'echo > running; exec sleep " + marker + "'")
+				+ " & ); while [ ! -e running ]; do sleep 0.05; done; echo started";
+		ExecutionResult result = isolated(mechanism).execute("sh", "-c", script);
+		assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("started\n");
+		NewSession.assertAttempted(refused, result.stderrText());
 		await().atMost(Duration.ofSeconds(30))
 			.until(() -> ProcessIsolatedExecutorTests.processesWith(marker).isEmpty());
 	}

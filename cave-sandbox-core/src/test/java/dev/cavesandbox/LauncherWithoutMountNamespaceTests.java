@@ -112,7 +112,7 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(lines.stream()
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
-			.containsExactlyElementsOf(this.launcher.refusals(false, true))
+			.containsExactlyElementsOf(this.launcher.refusals(false, true, Launcher.CONTAIN.equals(mode)))
 			.startsWith("socket(AF_UNIX)", "socket(AF_INET)");
 		List<String> landlock = lines.stream().filter((line) -> line.startsWith(Launcher.LANDLOCK_PREFIX)).toList();
 		assertThat(landlock).as(run.output()).singleElement().asString().matches(LANDLOCK);
@@ -133,7 +133,7 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(lines.stream()
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
-			.containsExactlyElementsOf(this.launcher.refusals(true, true))
+			.containsExactlyElementsOf(this.launcher.refusals(true, true, Launcher.CONTAIN.equals(mode)))
 			.startsWith("socket(AF_UNIX)", "socket(AF_NETLINK)");
 		assertThat(lines).filteredOn((line) -> line.startsWith(Launcher.LANDLOCK_PREFIX))
 			.singleElement()
@@ -186,17 +186,17 @@ class LauncherWithoutMountNamespaceTests {
 	}
 
 	/**
-	 * A daemon that the command starts in a session of its own and leaves behind (a
-	 * {@code setsid} double fork) is gone by the time {@code outer} exits with the
-	 * command's status: {@code contain} adopted and killed it. The control, the same
-	 * command outside the launcher, leaves the daemon running.
+	 * A daemon that the command leaves behind (a double fork: its parent exits at once)
+	 * is gone by the time {@code outer} exits with the command's status: {@code contain}
+	 * adopted and killed it. The control, the same command outside the launcher, leaves
+	 * the daemon running.
 	 */
 	@ParameterizedTest(name = "nobody: {0}")
 	@ValueSource(booleans = { false, true })
 	void containKillsWhatTheCommandLeavesBehind(boolean nobody, @TempDir Path directory) throws Exception {
 		String marker = marker(directory);
 		prepare(directory, nobody);
-		String command = "setsid sh -c './" + marker + " 1000 >/dev/null 2>&1 & echo $! > daemon.pid'; "
+		String command = "( sh -c './" + marker + " 1000 >/dev/null 2>&1 & echo $! > daemon.pid' & ); "
 				+ "while [ ! -s daemon.pid ]; do sleep 0.1; done; exit 3";
 		NobodyCommandLines.Run run = run(Launcher.CONTAIN, false, false, List.of("/bin/sh", "-c", command), directory,
 				nobody);
@@ -218,6 +218,25 @@ class LauncherWithoutMountNamespaceTests {
 	}
 
 	/**
+	 * Without a PID namespace the command's process group is its whole tree, which
+	 * {@code contain} kills at once: {@code setsid(2)} and {@code setpgid(2)} are refused
+	 * with EPERM ({@code setsid(1)} says so and exits 1), and the tree stays in the
+	 * group. {@code exec} (in a PID namespace) leaves both alone.
+	 */
+	@ParameterizedTest(name = "nobody: {0}")
+	@ValueSource(booleans = { false, true })
+	void containRefusesANewSessionOrProcessGroup(boolean nobody, @TempDir Path directory) throws Exception {
+		prepare(directory, nobody);
+		String attempts = "setsid /bin/true; echo setsid=$?; "
+				+ "/usr/bin/python3 -c 'import os\ntry:\n os.setpgid(0, 0)\nexcept OSError as e:\n print(\"setpgid\", e.errno)'";
+		NobodyCommandLines.Run run = run(Launcher.CONTAIN, false, false, List.of("/bin/sh", "-c", attempts), directory,
+				nobody);
+		assertThat(run.output()).contains("setsid failed: Operation not permitted", "setsid=1", "setpgid 1");
+		NobodyCommandLines.Run control = NobodyCommandLines.run(List.of("/bin/sh", "-c", attempts), directory);
+		assertThat(control.output()).contains("setsid=0").doesNotContain("setpgid");
+	}
+
+	/**
 	 * {@code outer} killed by SIGKILL, as it dies with the JVM: {@code contain} gets
 	 * SIGHUP and kills the command and the daemon it started; nothing with the marker in
 	 * its command line is left, {@code contain} included.
@@ -228,7 +247,7 @@ class LauncherWithoutMountNamespaceTests {
 		String marker = marker(directory);
 		prepare(directory, nobody);
 		List<String> command = commandLine(Launcher.CONTAIN, false, false,
-				List.of("/bin/sh", "-c", "setsid sh -c './" + marker + " 1000 &'; ./" + marker + " 1000"), directory);
+				List.of("/bin/sh", "-c", "( ./" + marker + " 1000 & ); ./" + marker + " 1000"), directory);
 		Process outer = new ProcessBuilder(nobody ? NobodyCommandLines.asNobody(command) : command)
 			.directory(directory.toFile())
 			.redirectErrorStream(true)

@@ -89,7 +89,7 @@ class LinuxProbeTests {
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.privateLoopback()).isFalse();
 		assertThat(verdict.verified()).contains(
-				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true)),
+				"seccomp filter refuses: " + String.join(", ", LAUNCHER.refusals(false, true, true)),
 				"writes outside the working directory: refused (Landlock)",
 				"root filesystem: writes refused outside the working directory (Landlock), reads allowed",
 				"the JVM's memory (/proc/PID/mem): refused (Landlock)",
@@ -149,7 +149,7 @@ class LinuxProbeTests {
 
 	private static String seccompReport() {
 		StringBuilder report = new StringBuilder();
-		LAUNCHER.refusals(false, true)
+		LAUNCHER.refusals(false, true, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
 		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
 		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
@@ -199,7 +199,7 @@ class LinuxProbeTests {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 0, 0,
 				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		return LinuxProbe.verdict(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534), host.view()),
 				outcome, host, false, ResourceLimits.NONE, true, Duration.ofMillis(5));
 	}
@@ -215,7 +215,7 @@ class LinuxProbeTests {
 	private static IsolationCapability seccompVerdict(String report, FilesystemView view) {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000, view, Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER, host.view()), outcome, host, false,
 				Duration.ofMillis(5));
 	}
@@ -238,7 +238,7 @@ class LinuxProbeTests {
 
 	private static IsolationCapability verdict(HostFacts host, String report) {
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, host.view());
 		return LinuxProbe.verdict(mechanism, outcome, host, false, Duration.ofMillis(5));
 	}
@@ -373,7 +373,7 @@ class LinuxProbeTests {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 0, 0,
 				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L), Map.of());
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), launcher, host.view());
 		return LinuxProbe.verdict(mechanism, outcome, host, false, ResourceLimits.defaults(), true,
 				Duration.ofMillis(5));
@@ -393,7 +393,7 @@ class LinuxProbeTests {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
 				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L), jvmHardLimits);
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, host.view());
 		return LinuxProbe.verdict(mechanism, outcome, host, false, limits, hostRoot, Duration.ofMillis(5));
 	}
@@ -402,7 +402,7 @@ class LinuxProbeTests {
 		HostFacts host = new HostFacts("net:[1]", "pid:[2]", "ipc:[5]", 1000, 1000,
 				FilesystemView.of(List.of(Path.of("/tmp")), readOnlyRoot), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
-				new byte[0], false, false, false, Duration.ofMillis(5));
+				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
 		return LinuxProbe.verdict(new SeccompMechanism(LAUNCHER, host.view()), outcome, host, false, limits, false,
 				Duration.ofMillis(5));
 	}

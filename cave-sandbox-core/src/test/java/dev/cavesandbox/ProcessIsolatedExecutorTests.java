@@ -251,20 +251,28 @@ class ProcessIsolatedExecutorTests {
 		assertThat(result.stdout()).isEmpty();
 	}
 
+	/**
+	 * A daemon that the command leaves behind, double forked so that it is orphaned, in a
+	 * session of its own where the rung gives one ({@code seccomp} refuses it, which the
+	 * command's stderr shows: {@link NewSession}), does not outlive the command.
+	 */
 	@ForEachLinuxMechanism
 	void normalExitLeavesNoBackgroundProcess(MechanismChoice mechanism, @TempDir Path directory) {
 		String marker = "31" + Math.abs(UUID.randomUUID().getMostSignificantBits() % 100000);
-		// The command ends only once its setsid child has written that it runs.
-		String script = "setsid sh -c 'echo running > background; exec sleep " + marker + "' & "
-				+ "while [ ! -s background ]; do sleep 0.05; done; echo started";
+		boolean refused = NewSession.refused(mechanism);
+		// The command ends only once its daemon has written that it runs.
+		String script = "( "
+				+ NewSession.setsid(refused, "sh -c 'echo running > background; exec sleep " + marker + "'")
+				+ " & ); while [ ! -s background ]; do sleep 0.05; done; echo started";
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism, (settings) -> settings)) {
 			ExecutionResult result = executor
 				.execute(ExecutionRequest.builder("sh", "-c", script).workingDirectory(directory).build());
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertThat(result.stdoutText()).isEqualTo("started\n");
 			assertThat(directory.resolve("background")).hasContent("running");
-			// The PID namespace ends with the command. Not a speed bound: a survivor
-			// would stay.
+			NewSession.assertAttempted(refused, result.stderrText());
+			// The PID namespace ends with the command; without one, contain kills the
+			// command's process group. Not a speed bound: a survivor would stay.
 			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(marker).isEmpty());
 		}
 		finally {

@@ -2,6 +2,7 @@ package dev.cavesandbox;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,7 +40,9 @@ import static org.awaitility.Awaitility.await;
  * <p>
  * The termination tests start a tree whose command traps SIGTERM (and writes a marker
  * into its working directory when it gets it), with a {@code setsid} child and a child
- * that both ignore SIGTERM. They wait until every child runs, then let the timeout, the
+ * that both ignore SIGTERM (on the {@code seccomp} rung, which refuses a new session, the
+ * first one runs in the command's process group once its {@code setsid} has been refused:
+ * {@link NewSession}). They wait until every child runs, then let the timeout, the
  * interrupt or the cancel happen, and assert what only the runner's own termination
  * produces: the command's TERM marker and exit code (the grace period reached it), and no
  * child left (the SIGKILL after the grace period reached the whole tree). The runner's
@@ -242,17 +245,17 @@ class ProcessRunnerTests {
 	@ForEachLinuxMechanism
 	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTree(MechanismChoice mechanism, @TempDir Path directory)
 			throws Exception {
-		assertTimeoutTerminatesTheTree(isolated(mechanism), directory);
+		assertTimeoutTerminatesTheTree(isolated(mechanism), directory, NewSession.refused(mechanism));
 	}
 
 	@Test
 	void timeoutTerminatesTheCommandGracefullyAndKillsTheWholeTreeUnisolated(@TempDir Path directory) throws Exception {
-		assertTimeoutTerminatesTheTree(unisolated, directory);
+		assertTimeoutTerminatesTheTree(unisolated, directory, false);
 	}
 
-	private static void assertTimeoutTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
-			throws Exception {
-		Tree tree = new Tree(directory);
+	private static void assertTimeoutTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory,
+			boolean sessionRefused) throws Exception {
+		Tree tree = new Tree(directory, sessionRefused);
 		try {
 			CompletableFuture<ExecutionResult> call = executor.executeAsync(tree.request(TREE_TIMEOUT));
 			tree.awaitRunning();
@@ -304,17 +307,17 @@ class ProcessRunnerTests {
 
 	@ForEachLinuxMechanism
 	void interruptingTheCallerKillsTheTree(MechanismChoice mechanism, @TempDir Path directory) throws Exception {
-		assertInterruptTerminatesTheTree(isolated(mechanism), directory);
+		assertInterruptTerminatesTheTree(isolated(mechanism), directory, NewSession.refused(mechanism));
 	}
 
 	@Test
 	void interruptingTheCallerKillsTheTreeUnisolated(@TempDir Path directory) throws Exception {
-		assertInterruptTerminatesTheTree(unisolated, directory);
+		assertInterruptTerminatesTheTree(unisolated, directory, false);
 	}
 
-	private static void assertInterruptTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
-			throws Exception {
-		Tree tree = new Tree(directory);
+	private static void assertInterruptTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory,
+			boolean sessionRefused) throws Exception {
+		Tree tree = new Tree(directory, sessionRefused);
 		AtomicReference<Throwable> thrown = new AtomicReference<>();
 		Thread caller = new Thread(() -> {
 			try {
@@ -342,17 +345,17 @@ class ProcessRunnerTests {
 	@ForEachLinuxMechanism
 	void cancellingAnAsynchronousExecutionKillsTheTree(MechanismChoice mechanism, @TempDir Path directory)
 			throws Exception {
-		assertCancelTerminatesTheTree(isolated(mechanism), directory);
+		assertCancelTerminatesTheTree(isolated(mechanism), directory, NewSession.refused(mechanism));
 	}
 
 	@Test
 	void cancellingAnAsynchronousExecutionKillsTheTreeUnisolated(@TempDir Path directory) throws Exception {
-		assertCancelTerminatesTheTree(unisolated, directory);
+		assertCancelTerminatesTheTree(unisolated, directory, false);
 	}
 
-	private static void assertCancelTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory)
-			throws Exception {
-		Tree tree = new Tree(directory);
+	private static void assertCancelTerminatesTheTree(ProcessIsolatedExecutor executor, Path directory,
+			boolean sessionRefused) throws Exception {
+		Tree tree = new Tree(directory, sessionRefused);
 		try {
 			CompletableFuture<ExecutionResult> call = executor.executeAsync(tree.request(NO_HANG));
 			tree.awaitRunning();
@@ -374,7 +377,9 @@ class ProcessRunnerTests {
 	 * A command that traps SIGTERM (writes {@code got-term} into the file
 	 * {@code term-received} and to stdout, exits 3), with three children that sleep
 	 * "forever": one in a session of its own ({@code setsid}) and one in the same session
-	 * that both ignore SIGTERM, and one that does not.
+	 * that both ignore SIGTERM, and one that does not. Where the rung refuses a new
+	 * session ({@code seccomp}) the first one runs in the command's process group once
+	 * {@code setsid} has been refused, which the file {@code setsid-attempt} shows.
 	 */
 	private static final class Tree {
 
@@ -384,26 +389,33 @@ class ProcessRunnerTests {
 
 		private final Path termMarker;
 
-		Tree(Path directory) {
+		private final boolean sessionRefused;
+
+		Tree(Path directory, boolean sessionRefused) {
 			this.directory = directory;
 			this.termMarker = directory.resolve("term-received");
+			this.sessionRefused = sessionRefused;
 		}
 
 		ExecutionRequest request(Duration timeout) {
 			String script = "trap 'echo got-term > term-received; echo got-term; exit 3' TERM\n"
-					+ "setsid sh -c 'trap \"\" TERM; exec sleep " + this.marker + "1' &\n"
-					+ "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "2' &\n" + "sleep " + this.marker + "3 &\n"
-					+ "echo started\n" + "wait\n";
+					+ NewSession.setsid(this.sessionRefused, "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "1'")
+					+ " 2> setsid-attempt &\n" + "sh -c 'trap \"\" TERM; exec sleep " + this.marker + "2' &\n"
+					+ "sleep " + this.marker + "3 &\n" + "echo started\n" + "wait\n";
 			return ExecutionRequest.builder("sh", "-c", script)
 				.workingDirectory(this.directory)
 				.timeout(timeout)
 				.build();
 		}
 
-		/** Wait until all three children run (their shells have exec'd into sleep). */
-		void awaitRunning() {
+		/**
+		 * Wait until all three children run (their shells have exec'd into sleep), the
+		 * first one in a session of its own or after its refusal.
+		 */
+		void awaitRunning() throws IOException {
 			await().atMost(NO_HANG).until(() -> sleeping(this.marker).size() == 3);
 			assertThat(this.termMarker).doesNotExist();
+			NewSession.assertAttempted(this.sessionRefused, Files.readString(this.directory.resolve("setsid-attempt")));
 		}
 
 		/**

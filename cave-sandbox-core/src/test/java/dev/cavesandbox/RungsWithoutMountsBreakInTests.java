@@ -231,20 +231,28 @@ class RungsWithoutMountsBreakInTests {
 	/**
 	 * The containing launcher of the seccomp rung is a process of the JVM's user outside
 	 * the command's Landlock domain, so signals cannot reach it, but its resource limits
-	 * can: with its descriptors limited to the three it holds it cannot list /proc, gives
-	 * up, and a {@code setsid} daemon of the command is left to init. The namespaces
-	 * rung's PID namespace takes the daemon down anyway.
+	 * can be tried: with its descriptors limited to the three it holds, a launcher that
+	 * found the tree by listing /proc (as before v10) could not, and a daemon of the
+	 * command in a session of its own would be left to init. The daemon here is double
+	 * forked, so that it is orphaned, in a session of its own where the rung gives one:
+	 * the namespaces rung's PID namespace takes it down. The seccomp rung refuses the new
+	 * session ({@link NewSession}, which the command's stderr shows), so the daemon stays
+	 * in the command's process group, which {@code contain} kills with one signal,
+	 * needing no descriptor.
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
 	void aDaemonDiesWithItsExecutionEvenWhenTheCommandLimitsItsParent(MechanismChoice mechanism, @TempDir Path work) {
 		String marker = "cave-daemon-" + UUID.randomUUID();
-		String script = "prlimit --pid $PPID --nofile=3:3; echo prlimit $?; "
-				+ "setsid sh -c 'while :; do sleep 1; done' " + marker + " </dev/null >/dev/null 2>&1 & "
-				+ "while ! kill -0 $! 2>/dev/null; do sleep 0.1; done; echo started";
+		boolean refused = NewSession.refused(mechanism);
+		String script = "prlimit --pid $PPID --nofile=3:3; echo prlimit $?; ( "
+				+ NewSession.setsid(refused,
+						"sh -c 'echo > running; while :; do sleep 1; done' " + marker + " </dev/null >/dev/null 2>&1")
+				+ " & ); while [ ! -e running ]; do sleep 0.1; done; echo started";
 		try {
 			ExecutionResult result = shell(isolated(mechanism), work, script);
-			assertThat(result.stdoutText()).contains("started");
+			assertThat(result.stdoutText()).as(result.stderrText()).contains("started");
+			NewSession.assertAttempted(refused, result.stderrText());
 			await().atMost(Duration.ofSeconds(30))
 				.pollInterval(Duration.ofMillis(100))
 				.untilAsserted(() -> assertThat(processesNamed(marker))
@@ -265,10 +273,12 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
-	 * A tree with a child subreaper of its own holding a {@code setsid} daemon, a stopped
+	 * A tree with a child subreaper of its own holding a double-forked daemon, a stopped
 	 * process, a zombie, a process without a parent-death signal and a spawned one: none
 	 * of it outlives its execution, whether the command exits, runs into its timeout or
-	 * is cancelled.
+	 * is cancelled. The daemon attempts a session of its own ({@code os.setsid()}), which
+	 * the seccomp rung refuses ({@link NewSession}) and the namespaces rung gives: the
+	 * tree reports which, and the daemon runs either way.
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")
@@ -284,7 +294,9 @@ class RungsWithoutMountsBreakInTests {
 						.workingDirectory(work)
 						.timeout(Duration.ofSeconds(5))
 						.build());
-				assertThat(result.stdoutText()).as(result.stderrText()).contains("tree started");
+				assertThat(result.stdoutText()).as(result.stderrText())
+					.contains(NewSession.refused(mechanism) ? "daemon: setsid refused" : "daemon: own session")
+					.contains("tree started");
 				assertThat(result.timedOut()).isEqualTo(ending.equals("stay"));
 				await().atMost(Duration.ofSeconds(30))
 					.pollInterval(Duration.ofMillis(200))
@@ -318,12 +330,13 @@ class RungsWithoutMountsBreakInTests {
 		}
 		String marker = "cave-tree-" + UUID.randomUUID();
 		try {
-			unisolated.execute(
+			ExecutionResult control = unisolated.execute(
 					ExecutionRequest
 						.builder(PYTHON, "awkward-tree.py", marker,
 								String.valueOf(System.currentTimeMillis() / 1000 + 60), "exit")
 						.workingDirectory(work)
 						.build());
+			assertThat(control.stdoutText()).as(control.stderrText()).contains("daemon: own session", "tree started");
 			assertThat(processesNamed(marker)).as("control: left behind without the sandbox").isNotEmpty();
 		}
 		finally {
@@ -437,7 +450,7 @@ class RungsWithoutMountsBreakInTests {
 	 * A command in the JVM's session shares its controlling terminal: with
 	 * {@code dev.tty.legacy_tiocsti=1} it can push input into it ({@code TIOCSTI}), which
 	 * the shell that started the JVM reads after the JVM ends. The other rungs run the
-	 * command in a session of its own (bwrap {@code --new-session}, {@code setsid}).
+	 * command in a session of its own (the launcher's {@code setsid(2)} as init or pid1).
 	 */
 	@ParameterizedTest
 	@MethodSource("rungs")

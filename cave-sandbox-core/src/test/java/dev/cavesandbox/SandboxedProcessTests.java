@@ -128,24 +128,34 @@ class SandboxedProcessTests {
 		assertThat(process.pid()).isPositive();
 	}
 
+	/**
+	 * destroy() ends a tree of two children that ignore SIGTERM, one of them in a session
+	 * of its own ({@code setsid}). The {@code seccomp} rung refuses a new session
+	 * ({@link NewSession}): there that child runs in the command's process group once its
+	 * {@code setsid} has been refused, which the command's stderr shows.
+	 */
 	@ForEachLinuxMechanism
 	void destroyKillsTheWholeTreeIncludingChildrenThatIgnoreTerm(MechanismChoice mechanism) throws Exception {
-		assertDestroyKillsTheTree(isolated(mechanism));
+		assertDestroyKillsTheTree(isolated(mechanism), NewSession.refused(mechanism));
 	}
 
 	@Test
 	void destroyKillsTheWholeTreeIncludingChildrenThatIgnoreTermUnisolated() throws Exception {
-		assertDestroyKillsTheTree(unisolated);
+		assertDestroyKillsTheTree(unisolated, false);
 	}
 
-	private static void assertDestroyKillsTheTree(ProcessIsolatedExecutor executor) throws Exception {
+	private static void assertDestroyKillsTheTree(ProcessIsolatedExecutor executor, boolean sessionRefused)
+			throws Exception {
 		String marker = marker();
-		String script = "setsid sh -c 'trap \"\" TERM; exec sleep " + marker + "1' &\n"
-				+ "sh -c 'trap \"\" TERM; exec sleep " + marker + "2' &\n" + "echo started\n" + "wait\n";
+		String script = NewSession.setsid(sessionRefused, "sh -c 'trap \"\" TERM; exec sleep " + marker + "1'")
+				+ " &\nsh -c 'trap \"\" TERM; exec sleep " + marker + "2' &\n" + "echo started\n" + "wait\n";
 		SandboxedProcess process = executor.start(ExecutionRequest.of("sh", "-c", script));
 		try {
 			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
 			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 2);
+			if (sessionRefused) {
+				assertThat(reader(process.stderr()).readLine()).contains(NewSession.REFUSED);
+			}
 			CompletableFuture<Void> concurrent = CompletableFuture.runAsync(process::destroy);
 			process.destroy();
 			// Returned only after the teardown: nothing of the tree is left.

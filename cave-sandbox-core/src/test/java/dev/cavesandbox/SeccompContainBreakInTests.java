@@ -442,7 +442,7 @@ class SeccompContainBreakInTests {
 	 * (the leader's command line is empty once the leader has exited), as "pid state ppid
 	 * uid".
 	 */
-	private static List<String> leftovers(String marker) throws IOException {
+	static List<String> leftovers(String marker) throws IOException {
 		List<String> found = new ArrayList<>();
 		try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
 			for (Path process : processes.filter((path) -> path.getFileName().toString().matches("[0-9]+")).toList()) {
@@ -478,7 +478,7 @@ class SeccompContainBreakInTests {
 	}
 
 	/** SIGSTOP first, so that no process of a chain reacts to another's death. */
-	private static void stopAndKill(String marker) throws IOException, InterruptedException {
+	static void stopAndKill(String marker) throws IOException, InterruptedException {
 		for (int round = 0; round < 20; round++) {
 			List<String> pids = leftovers(marker).stream().map((line) -> line.split(" ")[0]).toList();
 			if (pids.isEmpty()) {

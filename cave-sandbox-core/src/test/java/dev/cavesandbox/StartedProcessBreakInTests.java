@@ -102,15 +102,20 @@ class StartedProcessBreakInTests {
 	/**
 	 * A daemon made the classic way (fork, setsid, fork again, the middle one exits;
 	 * TERM, HUP and INT ignored) is no longer the wrapper's descendant on a host without
-	 * a PID namespace of the sandbox: destroy() still ends it before it returns.
+	 * a PID namespace of the sandbox: destroy() still ends it before it returns. The
+	 * {@code seccomp} rung refuses the new session ({@link NewSession}): there the daemon
+	 * is orphaned in the command's process group once its {@code setsid} has been
+	 * refused, which the command's stderr shows.
 	 */
 	@ForEachLinuxMechanism
 	void aDoubleForkedDaemonIgnoringTermAndHupDiesWithDestroy(MechanismChoice mechanism) throws Exception {
 		String marker = marker();
-		SandboxedProcess process = isolated(mechanism)
-			.start(ExecutionRequest.of("sh", "-c", daemon(marker) + "echo started; exec sleep " + marker + "0"));
+		boolean refused = NewSession.refused(mechanism);
+		SandboxedProcess process = isolated(mechanism).start(
+				ExecutionRequest.of("sh", "-c", daemon(marker, refused) + "echo started; exec sleep " + marker + "0"));
 		try {
 			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
+			assertSetsidAttempted(process, refused);
 			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 2);
 			process.destroy();
 			assertThat(process.isAlive()).isFalse();
@@ -128,10 +133,12 @@ class StartedProcessBreakInTests {
 	@ForEachLinuxMechanism
 	void aDoubleForkedDaemonDiesWhenTheStartedCommandExitsByItself(MechanismChoice mechanism) throws Exception {
 		String marker = marker();
+		boolean refused = NewSession.refused(mechanism);
 		SandboxedProcess process = isolated(mechanism)
-			.start(ExecutionRequest.of("sh", "-c", daemon(marker) + "sleep 0.5; echo started; exit 4"));
+			.start(ExecutionRequest.of("sh", "-c", daemon(marker, refused) + "sleep 0.5; echo started; exit 4"));
 		try {
 			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
+			assertSetsidAttempted(process, refused);
 			assertThat(process.waitFor(NO_HANG)).isTrue();
 			assertThat(process.exitCode()).hasValue(4);
 			assertThat(described(ProcessRunnerTests.processesWith(marker))).isEmpty();
@@ -144,11 +151,13 @@ class StartedProcessBreakInTests {
 	@ForEachLinuxMechanism
 	void aDoubleForkedDaemonDiesWithTheExecutorsClose(MechanismChoice mechanism) throws Exception {
 		String marker = marker();
+		boolean refused = NewSession.refused(mechanism);
 		ProcessIsolatedExecutor executor = oneSlot(mechanism);
 		try {
-			SandboxedProcess process = executor
-				.start(ExecutionRequest.of("sh", "-c", daemon(marker) + "echo started; exec sleep " + marker + "0"));
+			SandboxedProcess process = executor.start(ExecutionRequest.of("sh", "-c",
+					daemon(marker, refused) + "echo started; exec sleep " + marker + "0"));
 			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
+			assertSetsidAttempted(process, refused);
 			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 2);
 			executor.close();
 			assertThat(process.isAlive()).isFalse();
@@ -308,7 +317,7 @@ class StartedProcessBreakInTests {
 	void unisolatedDestroyKillsADoubleForkedDaemon() throws Exception {
 		String marker = marker();
 		SandboxedProcess process = unisolated
-			.start(ExecutionRequest.of("sh", "-c", daemon(marker) + "echo started; exec sleep " + marker + "0"));
+			.start(ExecutionRequest.of("sh", "-c", daemon(marker, false) + "echo started; exec sleep " + marker + "0"));
 		try {
 			assertThat(reader(process.stdout()).readLine()).isEqualTo("started");
 			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 2);
@@ -321,9 +330,24 @@ class StartedProcessBreakInTests {
 		}
 	}
 
-	/** The daemon: {@code sleep <marker>1}, in a session of its own, orphaned. */
-	private static String daemon(String marker) {
-		return "( setsid sh -c \"trap '' TERM HUP INT; exec sleep " + marker + "1\" & ) ; ";
+	/**
+	 * The daemon: {@code sleep <marker>1}, orphaned, in a session of its own unless the
+	 * rung refuses one ({@link NewSession}; unisolated, in fallback mode, it never does).
+	 */
+	private static String daemon(String marker, boolean sessionRefused) {
+		return "( " + NewSession.setsid(sessionRefused, "sh -c \"trap '' TERM HUP INT; exec sleep " + marker + "1\"")
+				+ " & ) ; ";
+	}
+
+	/**
+	 * Where the rung refuses the daemon a new session, the refusal is the first line of
+	 * the command's stderr (setsid(1) fails at once, before the daemon starts). Elsewhere
+	 * stderr stays empty and is not read, which would block.
+	 */
+	private static void assertSetsidAttempted(SandboxedProcess process, boolean refused) throws IOException {
+		if (refused) {
+			assertThat(reader(process.stderr()).readLine()).contains(NewSession.REFUSED);
+		}
 	}
 
 	// ---------------------------------------------------------------- slots, streams

@@ -30,8 +30,10 @@ import dev.cavesandbox.ResourceLimits;
  * every process left in the namespace is killed (pid_namespaces(7)).</li>
  * <li>{@code --die-with-parent}: bwrap and the sandbox get SIGKILL when the JVM thread
  * that spawned bwrap ends (prctl(2) PR_SET_PDEATHSIG; see bubblewrap issue 692 about
- * threads). {@code --new-session}: the command cannot push input into the JVM's terminal
- * (TIOCSTI).</li>
+ * threads). No {@code --new-session}: PID 1 stays in bwrap's process group, which the
+ * launcher's {@code outer} gives the executor's SIGTERM to, and passes it on to its whole
+ * namespace; it runs the command in a session of its own, so the command cannot push
+ * input into the JVM's terminal (TIOCSTI).</li>
  * <li>{@code --unshare-ipc}: System V IPC and POSIX message queues of the host are out of
  * reach. {@code --cap-drop ALL}: the command holds no capability, even when the JVM runs
  * as root, so it can neither unmount the tmpfs that hides host sockets nor change the
@@ -81,7 +83,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 	public static final String NAME = "bwrap";
 
 	private static final List<String> COMMAND_USER_CAPABILITIES = List.of("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP",
-			"CAP_DAC_OVERRIDE", "CAP_FOWNER");
+			"CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL");
 
 	public BubblewrapMechanism {
 		Objects.requireNonNull(bwrap, "bwrap must not be null");
@@ -109,7 +111,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		List<FilesystemView.Listed> listedPaths = view.listedPaths();
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, true,
 				listedPaths.stream().map(FilesystemView.Listed::path).toList()));
-		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent", "--new-session"));
+		command.addAll(List.of(this.bwrap.toString(), "--die-with-parent"));
 		if (!this.launcher.hasCommandUser()) {
 			command.add("--unshare-user");
 		}
@@ -117,8 +119,8 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		if (this.launcher.hasCommandUser()) {
 			// What the launcher's init needs to switch to the command user, empty the
 			// bounding set and keep CAP_DAC_OVERRIDE and CAP_FOWNER; it drops the rest
-			// before the
-			// command.
+			// before the command, but CAP_KILL, which PID 1 keeps to pass SIGTERM on to
+			// the command's tree.
 			for (String capability : COMMAND_USER_CAPABILITIES) {
 				command.addAll(List.of("--cap-add", capability));
 			}

@@ -97,6 +97,13 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/** How the wrapper runs the launcher inside the sandbox. */
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
 
+	/**
+	 * The mode of PID 1 of unshare's PID namespace, which its set-up script execs: forks
+	 * the rest of its argv in a session of its own, keeps no descriptor above 2, reaps
+	 * orphans, passes on the status.
+	 */
+	public static final String PID1 = "pid1";
+
 	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
 	public static final String INIT = "init";
 
@@ -455,6 +462,20 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback, boolean noMountNamespace) {
+		return refusals(loopback, noMountNamespace, false);
+	}
+
+	/**
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * @param loopback whether the command has a private loopback
+	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
+	 * (then {@code socket(AF_UNIX)} comes first)
+	 * @param noPidNamespace whether the command has no PID namespace ({@value #CONTAIN}):
+	 * then {@code setsid} and {@code setpgid} are refused, so that the command's whole
+	 * tree stays in its process group, which {@value #CONTAIN} kills at once
+	 * @return the names, in the launcher's order
+	 */
+	public List<String> refusals(boolean loopback, boolean noMountNamespace, boolean noPidNamespace) {
 		List<String> names = new ArrayList<>();
 		if (noMountNamespace) {
 			names.add("socket(AF_UNIX)");
@@ -466,6 +487,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
 				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)", "sched_setscheduler(pid)",
 				"sched_setparam(pid)", "sched_setattr(pid)"));
+		if (noPidNamespace) {
+			names.addAll(List.of("setsid", "setpgid"));
+		}
 		if (!this.userNamespaces) {
 			names.addAll(List.of("unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3"));
 		}

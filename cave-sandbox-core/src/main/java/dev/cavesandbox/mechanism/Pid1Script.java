@@ -57,25 +57,28 @@ final class Pid1Script {
 	}
 
 	/**
-	 * Return the last lines, which run the command ({@code "$@"}) as PID 2 in a session
-	 * of its own, not as PID 1 in place of the shell: a PID 1 command could clear the
-	 * parent-death signal that ties the namespace to the JVM (prctl(2)), and without a
-	 * new session it could push input into the JVM's terminal (TIOCSTI). The shell stays
-	 * PID 1, ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status,
-	 * and takes the namespace down when it exits. util-linux setsid(1) is found on the
-	 * baseline PATH the wrappers run with. stdin goes through fd 3 because an
-	 * asynchronous list would otherwise read /dev/null. Once the command is started, the
-	 * shell closes fd 3 and the egress directory ({@link Launcher#EGRESS_FD}), which only
-	 * the launcher's bridge needs.
+	 * Return the last line, which replaces the shell with the launcher's
+	 * {@value Launcher#PID1} mode as PID 1: it runs the command ({@code "$@"}, the
+	 * launcher's inside argv) as PID 2 in a session of its own, not as PID 1 in place of
+	 * the shell (a PID 1 command could clear the parent-death signal that ties the
+	 * namespace to the JVM, prctl(2); without a new session it could push input into the
+	 * JVM's terminal, TIOCSTI), keeps none of the sandbox's descriptors (the egress
+	 * directory, {@link Launcher#EGRESS_FD}, stays with the command's launcher alone) and
+	 * is not dumpable, so that the command never reads them through {@code /proc}. It
+	 * ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status, and its
+	 * exit takes the namespace down.
 	 * @param unshare the {@code unshare} binary
 	 * @param uid the caller's uid
 	 * @param gid the caller's gid
 	 * @param keepUid whether a nested user namespace gives the command the caller's uid
 	 * back ({@code --map-user}, util-linux 2.38+)
-	 * @return the lines
+	 * @return the line
 	 */
 	static String runCommand(Path unshare, long uid, long gid, boolean keepUid) {
-		StringBuilder script = new StringBuilder("exec 3<&0\nsetsid -w ");
+		StringBuilder script = new StringBuilder("exec ").append(Launcher.INSIDE)
+			.append(' ')
+			.append(Launcher.PID1)
+			.append(" -- ");
 		if (keepUid) {
 			script.append(quote(unshare.toString()))
 				.append(" --user --map-user=")
@@ -84,7 +87,7 @@ final class Pid1Script {
 				.append(gid)
 				.append(" -- ");
 		}
-		return script.append("\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n").toString();
+		return script.append("\"$@\"\n").toString();
 	}
 
 }

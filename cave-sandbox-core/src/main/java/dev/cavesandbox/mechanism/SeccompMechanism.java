@@ -17,12 +17,12 @@ import dev.cavesandbox.ResourceLimits;
  * <ul>
  * <li>{@code outer} runs the launcher itself ({@value Launcher#INSIDE}) as its wrapper in
  * {@code contain} mode: a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) that
- * forks the command and, when the command exits, when its parent dies (with the JVM) or
- * when it is told to stop, kills every process left below it; orphans of the command
- * become its children, so a {@code setsid} double-forked daemon is killed with its
- * execution. The command gets a session of its own ({@code setsid(2)}), as bwrap's
- * {@code --new-session} gives it, so that it cannot push input into the JVM's terminal
- * ({@code TIOCSTI}).</li>
+ * forks the command in a session and process group of its own ({@code setsid(2)}, so that
+ * it cannot push input into the JVM's terminal, {@code TIOCSTI}), which the filter keeps
+ * every process of the tree in ({@code setsid} and {@code setpgid} refused); it passes a
+ * SIGTERM on to that group and, when the command exits, when its parent dies (with the
+ * JVM) or when it is told to stop, kills the group with one SIGKILL, which no fork can
+ * outrun, and reaps the orphans that come to it.</li>
  * <li>The command runs with {@code --no-mount-namespace}: the seccomp filter refuses
  * every address family, {@code AF_UNIX} included ({@code socketpair(2)} stays allowed),
  * and the rest of the launcher's list; a Landlock ruleset (landlock(7)) limits writes to

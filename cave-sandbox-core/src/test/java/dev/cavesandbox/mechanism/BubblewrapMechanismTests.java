@@ -29,13 +29,13 @@ class BubblewrapMechanismTests {
 		List<String> command = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"), LAUNCHER, HIDE_TMP_AND_RUN)
 			.commandLine(List.of("echo", "hi"), Path.of("/srv/work"), false);
 		assertThat(command).containsExactly("/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--",
-				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-user", "--unshare-net",
-				"--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
-				"/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
-				"/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev-bind-try", "/dev/null", "/proc/keys",
-				"--dev-bind-try", "/dev/null", "/proc/key-users", "--perms", "1777", "--tmpfs", "/tmp", "--perms",
-				"1777", "--tmpfs", "/run", "--remount-ro", "/dev", "--bind-fd", "3", "/srv/work", "--chdir",
-				"/srv/work", "--", "/proc/self/fd/4", "init", "--", "echo", "hi");
+				"/usr/bin/bwrap", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--as-pid-1",
+				"--unshare-ipc", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+				"--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+				"--dev-bind-try", "/dev/null", "/proc/keys", "--dev-bind-try", "/dev/null", "/proc/key-users",
+				"--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/run", "--remount-ro", "/dev",
+				"--bind-fd", "3", "/srv/work", "--chdir", "/srv/work", "--", "/proc/self/fd/4", "init", "--", "echo",
+				"hi");
 	}
 
 	@Test
@@ -132,10 +132,12 @@ class BubblewrapMechanismTests {
 	void commandUserLetsOuterCreateTheUserNamespaceAndBwrapKeepOnlyWhatTheSwitchNeeds() {
 		Launcher launcher = new Launcher(Path.of("/l"), false, 65534);
 		List<String> command = idInSrvWork(launcher, HIDE_TMP_AND_RUN);
-		assertThat(command).startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--",
-				"/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--as-pid-1",
-				"--unshare-ipc", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add",
-				"CAP_SETPCAP", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--ro-bind", "/", "/")
+		assertThat(command)
+			.startsWith("/l", "outer", "--workdir", "/srv/work", "--command-user", "65534", "--", "/usr/bin/bwrap",
+					"--die-with-parent", "--unshare-net", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--cap-drop",
+					"ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+					"--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_KILL", "--ro-bind",
+					"/", "/")
 			.endsWith("/proc/self/fd/4", "init", "--command-user", "65534", "--", "id")
 			.doesNotContain("--unshare-user");
 	}

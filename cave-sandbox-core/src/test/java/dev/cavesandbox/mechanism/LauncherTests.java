@@ -48,6 +48,15 @@ class LauncherTests {
 	}
 
 	@Test
+	void withoutAPidNamespaceTheFilterAlsoRefusesLeavingTheProcessGroup() {
+		List<String> contained = this.launcher.refusals(false, true, true);
+		assertThat(contained).containsSubsequence("sched_setattr(pid)", "setsid", "setpgid", "unshare(CLONE_NEWUSER)");
+		assertThat(contained.stream().filter((name) -> !name.equals("setsid") && !name.equals("setpgid")))
+			.containsExactlyElementsOf(this.launcher.refusals(false, true));
+		assertThat(this.launcher.refusals(true, true)).doesNotContain("setsid", "setpgid");
+	}
+
+	@Test
 	void limitsAreOptionsBeforeTheCommandEachOnlyWhenSetWithTheCpuTimeRoundedUp() {
 		ResourceLimits limits = ResourceLimits.builder()
 			.memory(268435456)

@@ -66,8 +66,8 @@ class NamespacesMechanismTests {
 	void setupMountsNothingAndRestoresTheCallersUid() {
 		String script = mechanism(1000, true, Path.of("/sbin/ip")).setupScript(false);
 		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
-			.endsWith("exec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
-					+ "\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
+			.endsWith("exec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
+					+ "\"$@\"\n")
 			.doesNotContain("mount")
 			.doesNotContain("link set lo up");
 	}
@@ -75,7 +75,7 @@ class NamespacesMechanismTests {
 	@Test
 	void olderUtilLinuxStaysRootWithoutCapabilities() {
 		assertThat(mechanism(1000, false, Path.of("/sbin/ip")).setupScript(false))
-			.endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
+			.endsWith("\nexec /proc/self/fd/4 pid1 -- \"$@\"\n")
 			.doesNotContain("--map-user");
 	}
 

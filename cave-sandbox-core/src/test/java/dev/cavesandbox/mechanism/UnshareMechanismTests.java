@@ -56,9 +56,8 @@ class UnshareMechanismTests {
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
 			.contains("  remount \"$m\" \"$o\" ,ro\n")
-			.endsWith(
-					"cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=1000 "
-							+ "--map-group=1000 -- \"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
+			.endsWith("cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user "
+					+ "--map-user=1000 --map-group=1000 -- \"$@\"\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -67,15 +66,15 @@ class UnshareMechanismTests {
 	void rootCallerGetsReadOnlySysctlsAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
-			.endsWith("setsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-					+ "\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
+			.endsWith("exec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+					+ "\"$@\"\n")
 			.doesNotContain("setpriv");
 	}
 
 	@Test
 	void olderUtilLinuxStaysRootAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(1000, false, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
-		assertThat(script).endsWith("setsid -w \"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n")
+		assertThat(script).endsWith("\nexec /proc/self/fd/4 pid1 -- \"$@\"\n")
 			.doesNotContain("--map-user")
 			.doesNotContain("setpriv");
 	}
@@ -170,7 +169,7 @@ class UnshareMechanismTests {
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mount -n -c --bind . '/srv/work'\nflags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n"
 					+ "while read -r")
-			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec 3<&0\n");
+			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- ");
 	}
 
 	@Test
@@ -258,8 +257,8 @@ class UnshareMechanismTests {
 					+ "'/srv/work'/*) " + "continue ;; esac\n")
 			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
 			.endsWith(
-					"cd '/srv/work'\nunset OLDPWD\nexec 3<&0\nsetsid -w '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-							+ "\"$@\" 0<&3 3<&- &\nexec 3<&- 6<&-\nset +e\nwait $!\nexit $?\n");
+					"cd '/srv/work'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 "
+							+ "--map-group=0 -- \"$@\"\n");
 	}
 
 	@Test

@@ -1,0 +1,55 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Test programs written in C (test resources {@code dev/cavesandbox/NAME.c}), compiled
+ * with the gcc that builds the launcher, for attacks that need the speed of a native
+ * process (forks, a race from a command's first instruction), and installed in a
+ * sandboxed command's working directory.
+ */
+final class CompiledPrograms {
+
+	private CompiledPrograms() {
+	}
+
+	/**
+	 * Compile the resource {@code NAME.c} into {@code directory/NAME}.
+	 * @param name the program's name
+	 * @param directory where to compile it
+	 * @return the executable
+	 */
+	static Path compile(String name, Path directory) throws IOException, InterruptedException {
+		RungsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
+		Process gcc = new ProcessBuilder("gcc", "-O2", "-o", name, name + ".c").directory(directory.toFile())
+			.redirectErrorStream(true)
+			.start();
+		String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(gcc.waitFor(60, TimeUnit.SECONDS)).as("gcc ended").isTrue();
+		assertThat(gcc.exitValue()).as("gcc: %s", output).isZero();
+		return directory.resolve(name);
+	}
+
+	/**
+	 * Copy a compiled program into a working directory, executable by every user (a root
+	 * JVM's command user, a JVM of another user).
+	 * @param program the executable
+	 * @param directory the working directory
+	 * @return the copy
+	 */
+	static Path install(Path program, Path directory) throws IOException {
+		Path copy = Files.copy(program, directory.resolve(program.getFileName().toString()),
+				StandardCopyOption.REPLACE_EXISTING);
+		Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+		return copy;
+	}
+
+}
