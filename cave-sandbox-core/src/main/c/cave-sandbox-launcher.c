@@ -1224,6 +1224,17 @@ static int close_descriptors(int keep_egress)
 	return start;
 }
 
+/* Close every descriptor from 3 up (close_range(2), or one by one where it is missing). */
+static void close_above_stderr(void)
+{
+	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = 3; fd < max; fd++) {
+			close((int) fd);
+		}
+	}
+}
+
 /* Tell outer that the sandbox is set up: from here on, the exit status is the command's. */
 static void signal_start(int start)
 {
@@ -2214,12 +2225,7 @@ static int pid1(char **argv)
 		execvp(argv[0], argv);
 		fail("cannot execute %s: %s", argv[0], strerror(errno));
 	}
-	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
-		long max = sysconf(_SC_OPEN_MAX);
-		for (long fd = 3; fd < max; fd++) {
-			close((int) fd);
-		}
-	}
+	close_above_stderr();
 	return reap_until(command);
 }
 
@@ -2393,11 +2399,7 @@ static int contain(const struct options *options, char **argv)
 		execute(argv);
 	}
 	/* Only the command writes the start byte; this process needs no descriptor above 2. */
-	if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
-		for (int fd = 3; fd <= START_FD; fd++) {
-			close(fd);
-		}
-	}
+	close_above_stderr();
 	await_command(command);
 	return end_tree(command);
 }

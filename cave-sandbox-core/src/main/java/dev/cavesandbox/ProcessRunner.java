@@ -396,15 +396,7 @@ final class ProcessRunner implements AutoCloseable {
 	 * one in an uninterruptible sleep (state D) outlives it until it wakes.
 	 */
 	private static List<Long> survivors(List<ProcessHandle> tree) {
-		long deadline = System.nanoTime() + SURVIVOR_WAIT.toNanos();
-		try {
-			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
-				Thread.sleep(5);
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+		awaitEnd(tree, SURVIVOR_WAIT);
 		return tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
 	}
 
@@ -468,7 +460,12 @@ final class ProcessRunner implements AutoCloseable {
 	 * SIGKILL from here would leave to init.
 	 */
 	private void awaitTeardown(List<ProcessHandle> tree) {
-		long deadline = System.nanoTime() + this.killGracePeriod.toNanos();
+		awaitEnd(tree, this.killGracePeriod);
+	}
+
+	/** Wait until no process of the tree {@linkplain #running runs}, at most so long. */
+	private static void awaitEnd(List<ProcessHandle> tree, Duration patience) {
+		long deadline = System.nanoTime() + patience.toNanos();
 		try {
 			while (tree.stream().anyMatch(ProcessRunner::running) && System.nanoTime() < deadline) {
 				Thread.sleep(5);
