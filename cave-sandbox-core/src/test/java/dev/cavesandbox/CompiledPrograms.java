@@ -14,9 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Test programs written in C (test resources {@code dev/cavesandbox/NAME.c}), compiled
  * with the gcc that builds the launcher, for attacks that need the speed of a native
  * process (forks, a race from a command's first instruction), and installed in a
- * sandboxed command's working directory.
+ * sandboxed command's working directory. Public for the other modules' tests.
  */
-final class CompiledPrograms {
+public final class CompiledPrograms {
 
 	private CompiledPrograms() {
 	}
@@ -27,7 +27,7 @@ final class CompiledPrograms {
 	 * @param directory where to compile it
 	 * @return the executable
 	 */
-	static Path compile(String name, Path directory) throws IOException, InterruptedException {
+	public static Path compile(String name, Path directory) throws IOException, InterruptedException {
 		RungsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
 		Process gcc = new ProcessBuilder("gcc", "-O2", "-o", name, name + ".c").directory(directory.toFile())
 			.redirectErrorStream(true)
@@ -45,7 +45,7 @@ final class CompiledPrograms {
 	 * @param directory the working directory
 	 * @return the copy
 	 */
-	static Path install(Path program, Path directory) throws IOException {
+	public static Path install(Path program, Path directory) throws IOException {
 		Path copy = Files.copy(program, directory.resolve(program.getFileName().toString()),
 				StandardCopyOption.REPLACE_EXISTING);
 		Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));

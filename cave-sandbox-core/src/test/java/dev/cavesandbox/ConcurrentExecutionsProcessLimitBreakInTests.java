@@ -93,7 +93,7 @@ class ConcurrentExecutionsProcessLimitBreakInTests {
 			finally {
 				storming.cancel(true);
 				executor.close();
-				SeccompContainBreakInTests.stopAndKill(marker);
+				MarkedProcesses.stopAndKill(marker);
 			}
 		}
 	}

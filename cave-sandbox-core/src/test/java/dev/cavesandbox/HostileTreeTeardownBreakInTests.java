@@ -295,8 +295,7 @@ class HostileTreeTeardownBreakInTests {
 		try (CpuHog hog = CpuHog.startIf(STAYING.hog())) {
 			install(jvm.commands());
 			jvm.start(true, null, STAYING.argv(this.marker).toArray(String[]::new));
-			await().atMost(Duration.ofSeconds(60))
-				.until(() -> SeccompContainBreakInTests.leftovers(this.marker).size() >= 2);
+			await().atMost(Duration.ofSeconds(60)).until(() -> MarkedProcesses.leftovers(this.marker).size() >= 2);
 			long closed = System.nanoTime();
 			Call<Void> closing = Call.running("close of nobody's JVM", jvm::close);
 			Ending ending = ending(closed, CHILD_JVM_GRACE.plus(SLACK), closing);
@@ -374,7 +373,7 @@ class HostileTreeTeardownBreakInTests {
 			}
 		}
 		Thread.sleep(100);
-		SeccompContainBreakInTests.stopAndKill(marker);
+		MarkedProcesses.stopAndKill(marker);
 		for (Path directory : directories) {
 			Files.deleteIfExists(directory.resolve(STOP_FILE));
 		}
@@ -394,7 +393,7 @@ class HostileTreeTeardownBreakInTests {
 		Set<String> left = new LinkedHashSet<>();
 		long looked = System.nanoTime() + LOOK.toNanos();
 		do {
-			left.addAll(SeccompContainBreakInTests.leftovers(this.marker));
+			left.addAll(MarkedProcesses.leftovers(this.marker));
 		}
 		while (System.nanoTime() < looked);
 		if (!inTime) {

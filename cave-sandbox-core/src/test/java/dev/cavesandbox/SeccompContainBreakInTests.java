@@ -133,7 +133,7 @@ class SeccompContainBreakInTests {
 			Thread.sleep(3000);
 			long linesAtEnd = Files.readAllLines(heartbeat).size();
 			Thread.sleep(3000);
-			List<String> left = leftovers(marker);
+			List<String> left = MarkedProcesses.leftovers(marker);
 			long linesAfter = Files.readAllLines(heartbeat).size();
 			String report = String.format(
 					"cancelled; from 3 s to 6 s after: %d heartbeat lines, processes " + "[pid state ppid uid] %s",
@@ -143,7 +143,7 @@ class SeccompContainBreakInTests {
 			assertThat(linesAfter).as(report).isEqualTo(linesAtEnd);
 		}
 		finally {
-			stopAndKill(marker);
+			MarkedProcesses.stopAndKill(marker);
 		}
 	}
 
@@ -164,7 +164,7 @@ class SeccompContainBreakInTests {
 			Path heartbeat = work.resolve("heartbeat");
 			long linesAtReturn = Files.readAllLines(heartbeat).size();
 			Thread.sleep(3000);
-			List<String> left = leftovers(marker);
+			List<String> left = MarkedProcesses.leftovers(marker);
 			long linesAfter = Files.readAllLines(heartbeat).size();
 			// A later execution in the same directory opens it to the command user again.
 			deletePlanted(work);
@@ -185,7 +185,7 @@ class SeccompContainBreakInTests {
 			assertThat(planted).as(report).isEmpty();
 		}
 		finally {
-			stopAndKill(marker);
+			MarkedProcesses.stopAndKill(marker);
 		}
 	}
 
@@ -373,10 +373,14 @@ class SeccompContainBreakInTests {
 	void anotherProcessOfTheCommandUserCannotBeChangedWithoutASignal(@TempDir Path work)
 			throws IOException, InterruptedException {
 		RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", work);
-		Process victim = new ProcessBuilder(NobodyCommandLines.asNobody(List.of("sleep", "120"))).start();
+		// In a session of its own: the control renices the victim's autogroup, which would
+		// otherwise be this JVM's session and slow the rest of the test run down.
+		List<String> victimCommand = new ArrayList<>(List.of("setsid"));
+		victimCommand.addAll(NobodyCommandLines.asNobody(List.of("sleep", "120")));
+		Process victim = new ProcessBuilder(victimCommand).start();
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> statusField(victim.pid(), "Uid:").startsWith(NOBODY + "\t"));
+				.until(() -> MarkedProcesses.statusField(victim.pid(), "Uid:").startsWith(NOBODY + "\t"));
 			String before = victimState(victim.pid());
 			ExecutionResult result = seccomp
 				.execute(ExecutionRequest.builder(PYTHON, "same-uid-interference.py", String.valueOf(victim.pid()))
@@ -426,71 +430,6 @@ class SeccompContainBreakInTests {
 				+ Files.readString(Path.of("/proc/" + pid + "/oom_score_adj")).trim() + " comm="
 				+ Files.readString(Path.of("/proc/" + pid + "/comm")).trim() + " timerslack="
 				+ Files.readString(Path.of("/proc/" + pid + "/timerslack_ns")).trim();
-	}
-
-	private static String statusField(long pid, String field) throws IOException {
-		return Files.readAllLines(Path.of("/proc/" + pid + "/status"))
-			.stream()
-			.filter((line) -> line.startsWith(field))
-			.map((line) -> line.substring(field.length()).trim())
-			.findFirst()
-			.orElse("");
-	}
-
-	/**
-	 * Every process of the host one of whose threads has the marker in its command line
-	 * (the leader's command line is empty once the leader has exited), as "pid state ppid
-	 * uid".
-	 */
-	static List<String> leftovers(String marker) throws IOException {
-		List<String> found = new ArrayList<>();
-		try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
-			for (Path process : processes.filter((path) -> path.getFileName().toString().matches("[0-9]+")).toList()) {
-				if (hasMarker(process, marker)) {
-					try {
-						String pid = process.getFileName().toString();
-						long id = Long.parseLong(pid);
-						found.add(pid + " " + statusField(id, "State:").split(" ")[0] + " " + statusField(id, "PPid:")
-								+ " " + statusField(id, "Uid:").split("\t")[0]);
-					}
-					catch (IOException ex) {
-						// gone meanwhile
-					}
-				}
-			}
-		}
-		return found;
-	}
-
-	private static boolean hasMarker(Path process, String marker) {
-		try (Stream<Path> tasks = Files.list(process.resolve("task"))) {
-			for (Path task : tasks.toList()) {
-				byte[] commandLine = Files.readAllBytes(task.resolve("cmdline"));
-				if (new String(commandLine, StandardCharsets.UTF_8).replace('\0', ' ').contains(marker)) {
-					return true;
-				}
-			}
-		}
-		catch (IOException | RuntimeException ex) {
-			// gone meanwhile
-		}
-		return false;
-	}
-
-	/** SIGSTOP first, so that no process of a chain reacts to another's death. */
-	static void stopAndKill(String marker) throws IOException, InterruptedException {
-		for (int round = 0; round < 20; round++) {
-			List<String> pids = leftovers(marker).stream().map((line) -> line.split(" ")[0]).toList();
-			if (pids.isEmpty()) {
-				return;
-			}
-			for (String signal : List.of("-STOP", "-KILL")) {
-				List<String> command = new ArrayList<>(List.of("kill", signal));
-				command.addAll(pids);
-				new ProcessBuilder(command).redirectErrorStream(true).start().waitFor(30, TimeUnit.SECONDS);
-			}
-			Thread.sleep(100);
-		}
 	}
 
 	private static String run(List<String> command) throws IOException, InterruptedException {
