@@ -188,7 +188,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "10"
+#define LAUNCHER_VERSION "11"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -2074,24 +2074,38 @@ static int outer(const char *directory, const char **listed, size_t listed_count
 		fail("cannot block SIGTERM: %s", strerror(errno));
 	}
 	catch_terminate(pass_on_to_wrapper);
+	int executed[2];
+	if (pipe2(executed, O_CLOEXEC) != 0) {
+		fail("cannot make a pipe: %s", strerror(errno));
+	}
 	pid_t wrapper = fork();
 	if (wrapper < 0) {
 		fail("cannot fork the wrapper: %s", strerror(errno));
 	}
 	if (wrapper == 0) {
-		/* A process group of its own, which outer's SIGTERM reaches: the wrapper ignores
-		 * it (bwrap would take the sandbox down at once, without the grace period), PID
-		 * 1 of the sandbox, in that group too, or contain passes it on. */
+		/* A session and process group of its own, which outer's SIGTERM reaches: the
+		 * wrapper ignores it (bwrap would take the sandbox down at once, without the
+		 * grace period), PID 1 of the sandbox, in that group too, or contain passes it
+		 * on. The session is not the JVM's, so the sandbox's processes are not in the
+		 * JVM's autogroup (sched(7)): a command that can write PID 1's
+		 * /proc/1/autogroup (unshare's PID 1 belongs to the JVM's user) renices the
+		 * sandbox's own session, never the JVM's. */
 		signal(SIGTERM, SIG_IGN);
-		setpgid(0, 0);
+		if (setsid() < 0) {
+			_exit(EXIT_SETUP);
+		}
 		sigprocmask(SIG_SETMASK, &unblocked, NULL);
 		execv(argv[0], argv);
 		fprintf(stderr, "cave-sandbox-launcher: cannot execute the wrapper %s: %s\n", argv[0], strerror(errno));
 		_exit(EXIT_SETUP);
 	}
-	/* Also here, so that the group exists before a SIGTERM is passed on (the child may
-	 * not have run yet; once it has executed the wrapper, this fails harmlessly). */
-	setpgid(wrapper, wrapper);
+	/* The group exists once the child has made its session: SIGTERM stays blocked until
+	 * then, when the child's exec (or exit) closes its end of the pipe. */
+	close(executed[1]);
+	char none;
+	while (read(executed[0], &none, 1) < 0 && errno == EINTR) {
+	}
+	close(executed[0]);
 	wrapper_group = wrapper;
 	if (sigprocmask(SIG_SETMASK, &unblocked, NULL) != 0) {
 		fail("cannot unblock SIGTERM: %s", strerror(errno));

@@ -1,0 +1,91 @@
+package dev.cavesandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Red team, issue 26 point 2: what a JVM of nobody's command can do to the sandbox's own
+ * PID 1 through its /proc files that need no ptrace access, only the file's owner.
+ * <p>
+ * A process that is not dumpable has its /proc files owned by root of its memory's user
+ * namespace where that namespace maps a root (proc(5), task_dump_owner), else by the
+ * host's root. On {@code unshare}, PID 1 ({@code pid1} mode) runs in the namespace of
+ * {@code unshare --user --map-root-user}, whose root is the JVM's user: its
+ * {@code /proc/1/autogroup} belongs to the command's uid, and writing a nice value there
+ * needs no capability to raise it (sched(7), "The autogroup feature"). The autogroup is
+ * that of PID 1's session, which was the JVM's session until the launcher gave the
+ * sandbox a session of its own: the command reniced the JVM and every process of its
+ * session, beyond the execution. (bwrap maps no root for a JVM of nobody, so its PID 1's
+ * files belong to the host's root; the rungs without a mount namespace refuse the write
+ * by Landlock.)
+ */
+@EnabledOnOs(OS.LINUX)
+class Pid1ProcFilesBreakInTests {
+
+	/** Tries PID 1 and every ancestor it can see, and reports what it changed. */
+	private static final String RENICE = "for p in 1 $(awk '{print $4}' /proc/self/stat); do "
+			+ "if (echo 19 > /proc/$p/autogroup) 2>/dev/null; then echo \"reniced $p: $(cat /proc/$p/autogroup)\"; "
+			+ "fi; done; echo done";
+
+	/**
+	 * A JVM of nobody: after a command that writes 19 to {@code /proc/1/autogroup} (and
+	 * to its parent's), the JVM's own autogroup still has the nice value it had. bwrap's
+	 * PID 1 belongs to the host's root and the rungs without a mount namespace have
+	 * Landlock, so the write is refused; unshare's PID 1 belongs to the JVM's user and
+	 * the write goes through, but the sandbox's processes are in a session of their own
+	 * (the launcher's wrapper calls setsid), so it renices only the sandbox's autogroup.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES", "SECCOMP" })
+	void aNobodyJvmsCommandCannotReniceTheJvmsSessionThroughTheSandboxsPid1(MechanismChoice mechanism,
+			@TempDir Path directory) throws Exception {
+		assertTheJvmsSessionKeepsItsNiceValue(mechanism, directory);
+	}
+
+	private static void assertTheJvmsSessionKeepsItsNiceValue(MechanismChoice mechanism, Path directory)
+			throws Exception {
+		try (ContainerJvm jvm = ContainerJvm.start(directory, ContainerConfinement.Profile.UNCONFINED,
+				ContainerConfinement.User.NOBODY, mechanism)) {
+			Path autogroup = Path.of("/proc", Long.toString(javaOf(jvm)), "autogroup");
+			String before = Files.readString(autogroup).trim();
+			try {
+				ContainerJvm.Result result = jvm.isolated("/bin/sh", "-c", RENICE);
+				String after = Files.readString(autogroup).trim();
+				System.out.println(Pid1ProcFilesBreakInTests.class.getSimpleName() + " " + mechanism
+						+ ", nobody's JVM: command printed " + result.stdout().lines().toList()
+						+ "; the JVM's autogroup " + before + " before, " + after + " after");
+				assertThat(result.stdout()).as(result.stderr()).contains("done");
+				assertThat(after).as("the JVM's autogroup after the command (%s)", result.stdout()).isEqualTo(before);
+			}
+			finally {
+				// Root may lower it again (CAP_SYS_NICE).
+				Files.writeString(autogroup, before.replaceAll(".* nice ", "") + "\n");
+			}
+		}
+	}
+
+	/**
+	 * The java process of the child JVM's confinement (its command line's first process
+	 * or below).
+	 */
+	static long javaOf(ContainerJvm jvm) throws IOException {
+		return ProcessHandle.of(jvm.pid())
+			.stream()
+			.flatMap((handle) -> Stream.concat(Stream.of(handle), handle.descendants()))
+			.filter((handle) -> handle.info().command().map((command) -> command.endsWith("/java")).orElse(false))
+			.mapToLong(ProcessHandle::pid)
+			.findFirst()
+			.orElseThrow(() -> new IOException("no java process below " + jvm.pid()));
+	}
+
+}
