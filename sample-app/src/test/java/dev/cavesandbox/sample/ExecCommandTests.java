@@ -1,14 +1,23 @@
 package dev.cavesandbox.sample;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.CompiledPrograms;
+import dev.cavesandbox.MarkedProcesses;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -25,6 +34,14 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 @EnabledOnOs(OS.LINUX)
 class ExecCommandTests {
+
+	private static final Duration TREE_TIMEOUT = Duration.ofSeconds(3);
+
+	/** The kill grace period's default. */
+	private static final Duration GRACE = Duration.ofSeconds(1);
+
+	/** What issue 26 allows beyond the timeout and the grace period. */
+	private static final Duration SLACK = Duration.ofSeconds(1);
 
 	@Test
 	void exitCodeOfTheCommandPassesThrough() throws Exception {
@@ -101,6 +118,48 @@ class ExecCommandTests {
 		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.timeout=500ms", "exec", "--", "sleep", "30");
 		assertThat(result.exitCode()).as("%s", result).isEqualTo(124);
 		assertThat(result.stderr()).contains("timed out");
+	}
+
+	/**
+	 * Issue 26: the core's hostile tree (32 lanes forking their successors below a
+	 * subreaper that ignores SIGCHLD, continuing each other, the command staying) under a
+	 * 3 s timeout, on every rung. The CLI says the timeout ended it and exits 124 within
+	 * the timeout plus the kill grace period (1 s) plus one second from the tree's first
+	 * line on stdout (the CLI held on to pipes of a tree that lived on for a minute
+	 * once), and no process of the tree is left once it has exited.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "bwrap", "unshare", "namespaces", "seccomp" })
+	void aHostileTreeIsGoneAndTheCliHasExitedWithinTheGracePeriodOfItsTimeout(String mechanism, @TempDir Path directory)
+			throws Exception {
+		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path program = CompiledPrograms.compile("hostile-tree", Files.createDirectory(directory.resolve("program")));
+		String marker = "hostile-tree-" + UUID.randomUUID();
+		Path stderr = directory.resolve("stderr");
+		Process cli = SampleJvm.start(stderr, "--cave.sandbox.mechanism=" + mechanism, "--cave.sandbox.timeout=3s",
+				"--cave.sandbox.filesystem.readable-paths=" + program.getParent(), "exec", "--", program.toString(),
+				marker, "32", "1", "0");
+		try {
+			BufferedReader stdout = new BufferedReader(
+					new InputStreamReader(cli.getInputStream(), StandardCharsets.UTF_8));
+			String first = stdout.readLine();
+			long started = System.nanoTime();
+			assertThat(first).as("%s", Files.readString(stderr)).startsWith("hostile tree: 32 lanes");
+			boolean exited = cli.waitFor(TREE_TIMEOUT.plus(GRACE).plus(SLACK).toMillis(), TimeUnit.MILLISECONDS);
+			long took = (System.nanoTime() - started) / 1_000_000;
+			List<String> left = MarkedProcesses.leftovers(marker);
+			System.out.println(getClass().getSimpleName() + " " + mechanism + ": the CLI "
+					+ (exited ? "exited " + took + " ms" : "still ran " + took + " ms")
+					+ " after the tree's first line");
+			assertThat(exited).as("the CLI exited within the bound (%d ms)", took).isTrue();
+			assertThat(cli.exitValue()).as("%s", Files.readString(stderr)).isEqualTo(124);
+			assertThat(Files.readString(stderr)).contains("timed out");
+			assertThat(left).as("processes of the tree [pid state ppid uid]").isEmpty();
+		}
+		finally {
+			cli.destroyForcibly();
+			MarkedProcesses.stopAndKill(marker);
+		}
 	}
 
 	/**

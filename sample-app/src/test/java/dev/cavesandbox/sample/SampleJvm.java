@@ -25,12 +25,7 @@ final class SampleJvm {
 	}
 
 	static Result run(List<String> wrapper, String stdin, String... args) throws IOException, InterruptedException {
-		List<String> command = new ArrayList<>(wrapper);
-		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-		command.add("-cp");
-		command.add(System.getProperty("java.class.path"));
-		command.add(SampleApplication.class.getName());
-		command.addAll(List.of(args));
+		List<String> command = command(wrapper, args);
 		Process process = new ProcessBuilder(command).start();
 		CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readAll(process.getInputStream()));
 		CompletableFuture<byte[]> stderr = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()));
@@ -47,6 +42,26 @@ final class SampleJvm {
 
 	static Result run(String... args) throws IOException, InterruptedException {
 		return run(List.of(), "", args);
+	}
+
+	/**
+	 * Start the JVM with its stdin closed and its stderr in {@code stderr}, for a caller
+	 * that reads its stdout as it comes.
+	 */
+	static Process start(Path stderr, String... args) throws IOException {
+		Process process = new ProcessBuilder(command(List.of(), args)).redirectError(stderr.toFile()).start();
+		process.getOutputStream().close();
+		return process;
+	}
+
+	private static List<String> command(List<String> wrapper, String... args) {
+		List<String> command = new ArrayList<>(wrapper);
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add(SampleApplication.class.getName());
+		command.addAll(List.of(args));
+		return command;
 	}
 
 	private static byte[] readAll(java.io.InputStream in) {
