@@ -144,8 +144,11 @@ final class LinuxProbe {
 		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds()) {
 			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
 			// run as the command user, in a user namespace that the launcher prepares (on
-			// the seccomp rung, which has none, as that uid of the host).
-			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
+			// the seccomp rung, which has none, each execution as a uid of the host of
+			// its
+			// own, from the range: the probe verifies its first).
+			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), (this.choice == MechanismChoice.SECCOMP)
+					? this.settings.linux().commandUserRange().first() : commandUser);
 		}
 		SandboxMechanism mechanism = mechanism(launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
@@ -437,10 +440,12 @@ final class LinuxProbe {
 				return ProbeSession.notVerified(
 						"the child runs as uid " + uid + ", not as the command user " + launcher.commandUser(), took);
 			}
-			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
-					+ (namespacedUser ? ""
-							: " (a uid of the host: its other processes count against the limit and can signal and "
-									+ "ptrace the command; choose a uid that nothing else uses)"));
+			verified
+				.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
+						+ (namespacedUser ? "" : " (the first of the command user range: each "
+								+ "execution runs as a uid of the host of its own, which no other process runs as "
+								+ "when it is handed out, so that executions share no process count, signals or "
+								+ "files; choose uids that nothing else uses)"));
 			if (!namespacedUser && !first(facts, "path").equals("ok")) {
 				return ProbeSession.notVerified("the command user " + uid + " cannot reach the working directory by "
 						+ "its path: give others search permission (x) on the work directory and its parents, or set "

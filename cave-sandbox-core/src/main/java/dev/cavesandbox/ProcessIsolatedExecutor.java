@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,9 +49,11 @@ import org.slf4j.LoggerFactory;
  * executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind the
  * mechanism's command line ({@code ProcessRunner}); and gives the private working
  * directory and the slot back whatever happened. A process of {@link #start} is prepared
- * the same way and gives them back when it has ended ({@code StartedProcess}). This class
- * keeps the slots, the asynchronous executions and the orchestration; each concern lives
- * in the class named.
+ * the same way and gives them back when it has ended ({@code StartedProcess}). On the
+ * seccomp rung a root JVM's execution also takes a command user of its own with its slot
+ * ({@code CommandUsers}) and gives it back with the slot, once its process tree has
+ * ended. This class keeps the slots, the asynchronous executions and the orchestration;
+ * each concern lives in the class named.
  * <p>
  * Resource limits: each execution gets the settings' {@link SandboxSettings#limits()
  * limits}, with every value that its request sets ({@link ExecutionRequest#limits()})
@@ -90,6 +93,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final Semaphore slots;
 
+	/**
+	 * The command users of a root JVM's executions on the seccomp rung, one each, or
+	 * {@code null} where the commands run as a command user in a user namespace, as the
+	 * JVM's user or as root.
+	 */
+	private final @Nullable CommandUsers commandUsers;
+
 	private final ExecutorService async;
 
 	private ProcessIsolatedExecutor(SandboxSettings settings, @Nullable IsolationCapability capability,
@@ -110,6 +120,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				});
 		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
 				capability != null, commandGroup(capability) >= 0);
+		this.commandUsers = (commandGroup(capability) >= 0) ? new CommandUsers(settings.linux().commandUserRange())
+				: null;
 	}
 
 	/**
@@ -187,8 +199,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * threads. When the process has ended, its sandbox is torn down in this order before
 	 * {@link SandboxedProcess#onExit()} completes: the egress proxy is stopped (its
 	 * decisions stay readable), the working directory's group is taken back from the
-	 * command user (seccomp rung), the private working directory is released and the slot
-	 * is given back.
+	 * command user (seccomp rung), the private working directory is released, the command
+	 * user is given back (seccomp rung, root JVM) and the slot is given back.
 	 * <p>
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
 	 * process ends with exit code {@value Launcher#SETUP_FAILED} and the launcher's
@@ -267,11 +279,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Take everything one execution needs before its spawn, as a {@link Launch}: a slot;
-	 * its private working directory with the request's input files, or its checked given
-	 * one; its environment; the mechanism with its listed paths and egress bridge; the
-	 * egress session; the command checked; the launcher checked unchanged; the working
-	 * directory's group for the command user. Whatever fails releases what was already
-	 * taken.
+	 * its command user (seccomp rung, root JVM); its private working directory with the
+	 * request's input files, or its checked given one; its environment; the mechanism
+	 * with its listed paths and egress bridge; the egress session; the command checked;
+	 * the launcher checked unchanged; the working directory's group for the command user.
+	 * Whatever fails releases what was already taken.
 	 * @param started whether for {@link #start}: then only the request's own timeout
 	 * applies, and no stdin, sink or cap
 	 */
@@ -293,12 +305,15 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	private void prepare(Launch launch, ExecutionRequest request, boolean started) throws IOException {
+		if (this.commandUsers != null) {
+			launch.commandUser = this.commandUsers.acquire();
+		}
 		Path directory = request.workingDirectory();
 		@Nullable Path checkedDirectory = null;
 		if (directory == null) {
 			directory = this.privateDirectories.create();
 			launch.privateDirectory = directory;
-			InputFiles.write(directory, request.inputFiles(), commandGroup(this.capability));
+			InputFiles.write(directory, request.inputFiles(), launch.commandUser);
 		}
 		else if (!Files.isDirectory(directory)) {
 			throw new InvalidExecutionRequestException("working directory " + directory
@@ -314,6 +329,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
 		SandboxMechanism mechanism = (this.capability != null) ? withListedPaths(this.capability.mechanism(), request)
 				: null;
+		if (mechanism instanceof SeccompMechanism seccomp && launch.commandUser != Launcher.CALLER) {
+			mechanism = seccomp.withCommandUser(launch.commandUser);
+		}
 		EgressAllowList allowList = allowList(request);
 		if (mechanism != null && !allowList.isEmpty()) {
 			requireEgress(mechanism);
@@ -343,13 +361,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 						request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 		checkLauncherUnchanged();
-		launch.grant = grantToCommandUser(realDirectory);
+		launch.grant = grantToCommandUser(realDirectory, launch.commandUser);
 	}
 
 	/**
 	 * What one execution took before its spawn and gives back after its end, once, in
 	 * this order: the egress session, the working directory's group, the private working
-	 * directory, the slot.
+	 * directory, the command user, the slot.
 	 */
 	private final class Launch implements AutoCloseable {
 
@@ -366,6 +384,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		private @Nullable EgressSession egress;
 
 		private @Nullable WorkingDirectoryGrant grant;
+
+		/**
+		 * The uid (and gid) the command runs as on the seccomp rung, a root JVM's, or
+		 * {@link Launcher#CALLER}.
+		 */
+		private long commandUser = Launcher.CALLER;
 
 		/**
 		 * Stop the egress proxy, if any (its decisions stay readable).
@@ -409,6 +433,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						}
 					}
 					finally {
+						// After the tree has ended: for execute() the runner returns once
+						// it is torn down, for start() this runs when it has ended.
+						CommandUsers users = ProcessIsolatedExecutor.this.commandUsers;
+						if (users != null && this.commandUser != Launcher.CALLER) {
+							users.release(this.commandUser);
+						}
 						ProcessIsolatedExecutor.this.slots.release();
 					}
 				}
@@ -483,11 +513,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Hand the working directory's group to the command user where the command runs as a
 	 * uid of the host without capabilities (the seccomp rung with a command user), which
-	 * could not write it otherwise; see {@link WorkingDirectoryGrant}.
+	 * could not write it otherwise; see {@link WorkingDirectoryGrant}. Where another
+	 * execution's command user holds the directory (a request's directory used by
+	 * executions that overlap), wait until it is given back, within the queue timeout.
+	 * @param group the execution's command user, or {@link Launcher#CALLER}
 	 * @return the grant, or {@code null} where none is needed
 	 */
-	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {
-		long group = commandGroup(this.capability);
+	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory, long group) {
 		if (group < 0) {
 			return null;
 		}
@@ -501,7 +533,19 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
 						+ "process limit then does not hold)");
 			}
-			return WorkingDirectoryGrant.grant(realDirectory, group);
+			return WorkingDirectoryGrant.grant(realDirectory, group, this.settings.queueTimeout());
+		}
+		catch (WorkingDirectoryGrant.BusyException ex) {
+			throw new ConcurrencyLimitExceededException("working directory " + realDirectory + " stayed given to "
+					+ "another execution's command user for " + this.settings.queueTimeout().toMillis() + " ms: on the "
+					+ "seccomp rung each execution of a root JVM runs as a uid of its own, and executions in one "
+					+ "directory run one after the other; give overlapping executions directories of their own, or "
+					+ "raise the queue timeout (queueTimeout)");
+		}
+		catch (InterruptedIOException ex) {
+			Thread.currentThread().interrupt();
+			throw new ExecutionCancelledException("interrupted while waiting for working directory " + realDirectory
+					+ ", which another execution's command user held", ex);
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not give the working directory " + realDirectory

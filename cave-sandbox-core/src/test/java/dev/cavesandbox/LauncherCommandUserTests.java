@@ -23,9 +23,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
  * process limit holds; it still writes the root JVM's working directories, and gains
  * nothing over files of other owners. On the seccomp rung, which has no user namespace,
- * it runs as that uid of the host without any capability, and the working directory's
- * group is its own for the execution. With command user 0 it stays root. Run only where
- * the JVM is the host's root (as in CI).
+ * each execution runs as a uid of the host of its own from
+ * {@code cave.sandbox.linux.command-user-range} (default 65536-66559), without any
+ * capability, and the working directory's group is its own for the execution. With
+ * command user 0 it stays root. Run only where the JVM is the host's root (as in CI).
  */
 @EnabledOnOs(OS.LINUX)
 class LauncherCommandUserTests {
@@ -56,11 +57,14 @@ class LauncherCommandUserTests {
 			List<String> facts = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 				.verified();
 			if (choice == MechanismChoice.SECCOMP) {
-				assertThat(lines).containsExactly(NOBODY, NOBODY, NOBODY, "CapEff: 0000000000000000",
-						"CapBnd: 0000000000000000", "CapAmb: 0000000000000000", " 0 0 4294967295");
+				String uid = lines.get(0);
+				assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
+				assertThat(lines).containsExactly(uid, uid, uid, "CapEff: 0000000000000000", "CapBnd: 0000000000000000",
+						"CapAmb: 0000000000000000", " 0 0 4294967295");
 				assertThat(facts).contains("capabilities: none")
-					.anyMatch((fact) -> fact.startsWith("uid 65534: the command user of a root JVM, so that the "
-							+ "process limit holds (a uid of the host"))
+					.anyMatch((fact) -> fact.startsWith("uid 65536: the command user of a root JVM, so that the "
+							+ "process limit holds (the first of the command user range: each execution runs as a uid "
+							+ "of the host of its own"))
 					.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
 				return;
 			}
@@ -115,9 +119,9 @@ class LauncherCommandUserTests {
 	 * only, so that it writes it, and reaches it by its path ({@code TMPDIR}); it reads
 	 * the files there that others may read, not root's 0600 one, nor {@code /etc/shadow};
 	 * it cannot change the directory's mode (root stays its owner). Afterwards the
-	 * directory's group and mode are what they were, and what the command made is
-	 * 65534's. A private directory is the same, in a home that others may pass through
-	 * (0711) but not list.
+	 * directory's group and mode are what they were, and what the command made is the
+	 * execution's command user's (a uid of the range). A private directory is the same,
+	 * in a home that others may pass through (0711) but not list.
 	 */
 	@org.junit.jupiter.api.Test
 	void onTheSeccompRungTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
@@ -130,24 +134,29 @@ class LauncherCommandUserTests {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
 				(settings) -> settings)) {
 			ExecutionResult result = run(executor, directory,
-					"cat input && echo made > made && stat -c '%u %g %a' . made; "
+					"id -u; cat input && echo made > made && stat -c '%u %g %a' . made; "
 							+ "cat roots 2>/dev/null || echo roots=refused; "
 							+ "(test -s /etc/shadow && head -c 1 /etc/shadow >/dev/null 2>&1) || echo shadow=refused; "
 							+ "chmod 777 . 2>/dev/null || echo chmod=refused; "
 							+ "/usr/bin/python3 -c 'import tempfile; print(tempfile.mkstemp()[1])'");
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			String real = directory.toRealPath().toString();
-			assertThat(result.stdoutText()).startsWith("for everyone\n0 65534 770\n65534 65534 644\nroots=refused\n"
-					+ "shadow=refused\nchmod=refused\n" + real + "/tmp");
+			String uid = result.stdoutText().lines().findFirst().orElseThrow();
+			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
+			assertThat(result.stdoutText()).startsWith(uid + "\nfor everyone\n0 " + uid + " 770\n" + uid + " " + uid
+					+ " 644\nroots=refused\nshadow=refused\nchmod=refused\n" + real + "/tmp");
 			assertThat(Files.getAttribute(directory, "unix:gid")).isEqualTo(0);
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(directory))).isEqualTo("rwx------");
 			assertThat(Files.getAttribute(directory.resolve("made"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
-				.isEqualTo(65534);
+				.isEqualTo(Integer.parseInt(uid));
 			ExecutionResult privately = executor.execute("sh", "-c",
-					"echo x > own && stat -c '%u %g %a' own . && /usr/bin/python3 -c "
+					"id -u && echo x > own && stat -c '%u %g %a' own . && /usr/bin/python3 -c "
 							+ "'import tempfile; tempfile.mkstemp()' && ls .. 2>/dev/null || echo home=unlisted");
 			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
-			assertThat(privately.stdoutText()).isEqualTo("65534 65534 644\n0 65534 770\nhome=unlisted\n");
+			String own = privately.stdoutText().lines().findFirst().orElseThrow();
+			assertThat(privately.stdoutText())
+				.isEqualTo(own + "\n" + own + " " + own + " 644\n0 " + own + " 770\nhome=unlisted\n");
+			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(own))).as(own).isTrue();
 			Path home = PrivateDirectories.home(SandboxSettings.builder().build().workDirectory());
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS)))
 				.isEqualTo("rwx-----x");
@@ -171,7 +180,7 @@ class LauncherCommandUserTests {
 					SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(workDirectory).build())
 				.verified())
 				.contains(LinuxProbe.NOT_GIVEN + "the process limit: the command runs as the host's root "
-						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65534 "
+						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65536 "
 						+ "cannot reach the work directory " + workDirectory + " by its path (give others search "
 						+ "permission, x, on it and its parents, or choose another cave.sandbox.work-directory); a JVM "
 						+ "of another user bounds it");

@@ -181,9 +181,10 @@ class LinuxProbeTests {
 		IsolationCapability verdict = commandUserVerdict(asCommandUser);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.verified()).contains("capabilities: none",
-				"uid 65534: the command user of a root JVM, so that the process limit holds (a uid of the host: its "
-						+ "other processes count against the limit and can signal and ptrace the command; choose a uid "
-						+ "that nothing else uses)",
+				"uid 65534: the command user of a root JVM, so that the process limit holds (the first of the "
+						+ "command user range: each execution runs as a uid of the host of its own, which no other "
+						+ "process runs as when it is handed out, so that executions share no process count, signals "
+						+ "or files; choose uids that nothing else uses)",
 				"working directory: reachable by its path for the command user, whose group it is during the "
 						+ "execution");
 		assertThat(commandUserVerdict(asCommandUser.replace("caps=0000000000000000", "caps=000000000000000a")).detail())

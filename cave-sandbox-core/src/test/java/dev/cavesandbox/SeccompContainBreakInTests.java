@@ -54,7 +54,7 @@ class SeccompContainBreakInTests {
 		assumeThat(capability.mechanism()).isInstanceOf(SeccompMechanism.class);
 		assumeThat(((SeccompMechanism) capability.mechanism()).commandGroup())
 			.as("the seccomp rung runs the commands of a root JVM as the command user")
-			.isEqualTo(NOBODY);
+			.isEqualTo(SandboxSettings.CommandUserRange.DEFAULT.first());
 	}
 
 	@AfterAll

@@ -220,6 +220,22 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	}
 
 	/**
+	 * Return this launcher with another command user: on the seccomp rung a root JVM's
+	 * executions each run as a uid of their own.
+	 * @param commandUser the uid (and gid), from 1 to {@value Integer#MAX_VALUE}
+	 * @return a launcher whose command runs as that uid
+	 * @throws IllegalArgumentException if this launcher has no command user (the command
+	 * keeps the caller's uid, which no execution may change) or the uid is out of range
+	 */
+	public Launcher withCommandUser(long commandUser) {
+		if (!hasCommandUser() || commandUser == CALLER) {
+			throw new IllegalArgumentException("only a launcher with a command user (a root JVM's) runs its "
+					+ "command as another one, and only as a uid of 1 or more");
+		}
+		return new Launcher(this.path, this.userNamespaces, commandUser, this.egress);
+	}
+
+	/**
 	 * Whether the command runs as a command user in a user namespace that {@code outer}
 	 * prepared (then the wrapper must not create one).
 	 * @return whether {@link #commandUser()} is set

@@ -32,7 +32,9 @@ import dev.cavesandbox.ResourceLimits;
  * <li>With a {@linkplain Launcher#hasCommandUser() command user} (a JVM running as the
  * host's root, whose commands the kernel would exempt from {@code RLIMIT_NPROC}) the
  * command switches to that uid of the host, without any capability; the executor gives
- * the working directory's group to it for the execution ({@link #commandGroup()}).</li>
+ * the working directory's group to it for the execution ({@link #commandGroup()}). The
+ * probe verifies the first uid of the range of command users; the executor gives each
+ * execution a uid of its own from that range ({@link #withCommandUser(long)}).</li>
  * <li>What it does not give: a private loopback, hidden directories (in a host view the
  * host's files stay readable; a system view keeps all but its paths from being read), a
  * PID or IPC namespace. The probe lists them in its facts; a request for a private
@@ -83,6 +85,17 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 	 */
 	public long commandGroup() {
 		return this.launcher.commandUser();
+	}
+
+	/**
+	 * Return this mechanism with the command user of one execution.
+	 * @param uid the uid (and gid) the command runs as, a uid of the host
+	 * @return the mechanism
+	 * @throws IllegalArgumentException if this mechanism has no command user (a JVM of
+	 * another user, or a root JVM whose commands stay root)
+	 */
+	public SeccompMechanism withCommandUser(long uid) {
+		return new SeccompMechanism(this.launcher.withCommandUser(uid), this.filesystem);
 	}
 
 	@Override
