@@ -18,9 +18,12 @@ import java.util.Set;
  * rung has no user namespace, so whatever one uid of the host does is shared by
  * everything running as it: the kernel counts {@code RLIMIT_NPROC} per real uid
  * (kernel/fork.c, the ucounts of the initial user namespace), lets a process signal
- * another whose real or saved uid is its real or effective uid (kill(2)), and gives files
- * and System V IPC objects their permissions by uid. With a uid each, one execution's
- * fork storm, signals and files stay its own.
+ * another whose real or saved uid is its real or effective uid (kill(2)), and allows
+ * ptrace access only where the uids and the gids match (ptrace_may_access). With a uid
+ * each, one execution's fork storm, signals and ptrace stay its own. The gid stays the
+ * command user's for every execution ({@link SandboxSettings.Linux#commandUser()}), so
+ * that a working directory that overlapping executions share is given to one group for
+ * all of them: what one execution makes group-accessible is open to the others.
  * <p>
  * An execution takes a uid with its slot ({@link #acquire()}) and gives it back with the
  * slot ({@link #release(long)}), after its process tree has ended (for {@code start()}:

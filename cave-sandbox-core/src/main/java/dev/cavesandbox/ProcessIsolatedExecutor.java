@@ -1,7 +1,6 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -313,7 +312,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		if (directory == null) {
 			directory = this.privateDirectories.create();
 			launch.privateDirectory = directory;
-			InputFiles.write(directory, request.inputFiles(), launch.commandUser);
+			InputFiles.write(directory, request.inputFiles(), commandGroup(this.capability));
 		}
 		else if (!Files.isDirectory(directory)) {
 			throw new InvalidExecutionRequestException("working directory " + directory
@@ -361,7 +360,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						(request.maxOutputBytes() != null) ? request.maxOutputBytes() : this.settings.maxOutputBytes(),
 						request.stdoutSink(), request.stderrSink(), this.isolation.networkIsolated());
 		checkLauncherUnchanged();
-		launch.grant = grantToCommandUser(realDirectory, launch.commandUser);
+		launch.grant = grantToCommandUser(realDirectory);
 	}
 
 	/**
@@ -386,8 +385,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		private @Nullable WorkingDirectoryGrant grant;
 
 		/**
-		 * The uid (and gid) the command runs as on the seccomp rung, a root JVM's, or
-		 * {@link Launcher#CALLER}.
+		 * The uid the command runs as on the seccomp rung (a root JVM's; its gid is the
+		 * command user's), or {@link Launcher#CALLER}.
 		 */
 		private long commandUser = Launcher.CALLER;
 
@@ -513,13 +512,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Hand the working directory's group to the command user where the command runs as a
 	 * uid of the host without capabilities (the seccomp rung with a command user), which
-	 * could not write it otherwise; see {@link WorkingDirectoryGrant}. Where another
-	 * execution's command user holds the directory (a request's directory used by
-	 * executions that overlap), wait until it is given back, within the queue timeout.
-	 * @param group the execution's command user, or {@link Launcher#CALLER}
+	 * could not write it otherwise; see {@link WorkingDirectoryGrant}. The group is the
+	 * command user's gid, which every execution's uid runs with: executions that overlap
+	 * in one directory share the grant.
 	 * @return the grant, or {@code null} where none is needed
 	 */
-	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory, long group) {
+	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {
+		long group = commandGroup(this.capability);
 		if (group < 0) {
 			return null;
 		}
@@ -533,19 +532,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
 						+ "process limit then does not hold)");
 			}
-			return WorkingDirectoryGrant.grant(realDirectory, group, this.settings.queueTimeout());
-		}
-		catch (WorkingDirectoryGrant.BusyException ex) {
-			throw new ConcurrencyLimitExceededException("working directory " + realDirectory + " stayed given to "
-					+ "another execution's command user for " + this.settings.queueTimeout().toMillis() + " ms: on the "
-					+ "seccomp rung each execution of a root JVM runs as a uid of its own, and executions in one "
-					+ "directory run one after the other; give overlapping executions directories of their own, or "
-					+ "raise the queue timeout (queueTimeout)");
-		}
-		catch (InterruptedIOException ex) {
-			Thread.currentThread().interrupt();
-			throw new ExecutionCancelledException("interrupted while waiting for working directory " + realDirectory
-					+ ", which another execution's command user held", ex);
+			return WorkingDirectoryGrant.grant(realDirectory, group);
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not give the working directory " + realDirectory

@@ -313,18 +313,21 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * host's root (uid 0 of the initial user namespace) run as on the rungs with a user
 	 * namespace (bwrap, unshare, namespaces), so that the process limit holds (the kernel
 	 * never applies {@code RLIMIT_NPROC} to that root, kernel/fork.c): each sandbox's
-	 * namespace counts it apart (the kernel's ucounts are per user namespace). {@code 0}
-	 * keeps a root JVM's commands root on every rung, the seccomp rung included, without
-	 * a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody}). Ignored
-	 * for a JVM of another user
-	 * @param commandUserRange the uids (each also the gid) that the commands of a JVM
-	 * running as the host's root run as on the seccomp rung, which has no user namespace:
-	 * each running execution holds one of its own, as a uid of the host without
-	 * capabilities, from its spawn until its process tree has ended, so that executions
-	 * do not share one {@code RLIMIT_NPROC} count, one uid's files, signals or IPC
-	 * objects. At least {@code maxConcurrent} uids. Default
-	 * {@link CommandUserRange#DEFAULT}. Unused where {@code commandUser} is {@code 0} and
-	 * for a JVM of another user
+	 * namespace counts it apart (the kernel's ucounts are per user namespace). On the
+	 * seccomp rung its gid is the gid of every execution, whose uid comes from
+	 * {@code commandUserRange}; the working directory's group is given to it for the
+	 * execution. {@code 0} keeps a root JVM's commands root on every rung, the seccomp
+	 * rung included, without a process limit. Default {@value #DEFAULT_COMMAND_USER}
+	 * ({@code nobody}). Ignored for a JVM of another user
+	 * @param commandUserRange the uids that the commands of a JVM running as the host's
+	 * root run as on the seccomp rung, which has no user namespace: each running
+	 * execution holds one of its own, as a uid of the host without capabilities, from its
+	 * spawn until its process tree has ended, so that executions do not share one
+	 * {@code RLIMIT_NPROC} count and cannot signal or ptrace each other. Their gid is
+	 * {@code commandUser}'s, shared by all of them (files and IPC objects made
+	 * group-accessible stay reachable to the others). At least {@code maxConcurrent}
+	 * uids. Default {@link CommandUserRange#DEFAULT}. Unused where {@code commandUser} is
+	 * {@code 0} and for a JVM of another user
 	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
@@ -378,9 +381,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * A range of uids, each one also used as the gid, from which a root JVM's executions
-	 * on the seccomp rung each take a command user of their own
-	 * ({@link Linux#commandUserRange()}).
+	 * A range of uids from which a root JVM's executions on the seccomp rung each take a
+	 * command user of their own ({@link Linux#commandUserRange()}); their gid is the
+	 * command user's ({@link Linux#commandUser()}).
 	 * <p>
 	 * The default, {@value #DEFAULT_TEXT}, lies in the range 65536…524287 that "Users,
 	 * Groups, UIDs and GIDs on systemd Systems" (systemd.io/UIDS-GIDS, its summary table)

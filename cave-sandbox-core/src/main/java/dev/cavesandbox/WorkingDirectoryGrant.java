@@ -2,7 +2,6 @@ package dev.cavesandbox;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
@@ -15,12 +14,10 @@ import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
-import java.time.Duration;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import org.jspecify.annotations.Nullable;
 
@@ -44,13 +41,11 @@ import org.jspecify.annotations.Nullable;
  * meanwhile can neither keep the group on the directory nor move it to another one.
  * <p>
  * Executions that overlap in one directory (a request's working directory used by several
- * at once) share one grant where they run as the same command user: the first saves the
- * group and mode, the last to end puts them back. A grant to another gid (a root JVM's
- * executions on the seccomp rung each run as a uid of their own) waits until the
- * directory is given back, for as long as its caller allows; the directory is known by
- * its device and inode ({@link java.nio.file.attribute.BasicFileAttributes#fileKey()}),
- * which cannot be reused while a grant holds it open. This holds within one JVM: grants
- * of two JVMs on one directory do not know each other.
+ * at once) share one grant: the first saves the group and mode, the last to end puts them
+ * back; the directory is known by its device and inode
+ * ({@link java.nio.file.attribute.BasicFileAttributes#fileKey()}), which cannot be reused
+ * while a grant holds it open. This holds within one JVM: grants of two JVMs on one
+ * directory do not know each other.
  */
 final class WorkingDirectoryGrant implements Closeable {
 
@@ -71,34 +66,14 @@ final class WorkingDirectoryGrant implements Closeable {
 
 	/**
 	 * Give the directory's group to a gid, with read, write and search permission, until
-	 * {@link #close()}, without waiting for a grant to another gid.
+	 * {@link #close()}.
 	 * @param directory the directory, an absolute real path
 	 * @param gid the command user's gid
 	 * @return the grant, to be closed after the execution
-	 * @throws BusyException if it is granted to another gid at the moment
 	 * @throws IOException if the directory cannot be reached without following a link or
-	 * cannot be changed
+	 * cannot be changed, or if it is granted to another gid at the moment
 	 */
 	static WorkingDirectoryGrant grant(Path directory, long gid) throws IOException {
-		return grant(directory, gid, Duration.ZERO);
-	}
-
-	/**
-	 * Give the directory's group to a gid, with read, write and search permission, until
-	 * {@link #close()}; where it is granted to another gid, wait until that grant is
-	 * taken back.
-	 * @param directory the directory, an absolute real path
-	 * @param gid the command user's gid
-	 * @param wait how long to wait for a grant to another gid to be taken back
-	 * @return the grant, to be closed after the execution
-	 * @throws BusyException if it stays granted to another gid for {@code wait}
-	 * @throws InterruptedIOException if the thread is interrupted while it waits (its
-	 * interrupt flag is set again)
-	 * @throws IOException if the directory cannot be reached without following a link or
-	 * cannot be changed
-	 */
-	static WorkingDirectoryGrant grant(Path directory, long gid, Duration wait) throws IOException {
-		long deadline = System.nanoTime() + wait.toNanos();
 		GroupPrincipal commandGroup = FileSystems.getDefault()
 			.getUserPrincipalLookupService()
 			.lookupPrincipalByGroupName(String.valueOf(gid));
@@ -112,28 +87,13 @@ final class WorkingDirectoryGrant implements Closeable {
 					throw new IOException("cannot tell " + directory + " apart from other directories (no file key)");
 				}
 				Shared shared = GRANTED.get(key);
-				while (shared != null && !shared.granted.equals(commandGroup)) {
-					long remaining = deadline - System.nanoTime();
-					if (remaining <= 0) {
-						throw new BusyException(directory + " is given to the group " + shared.granted.getName()
-								+ " for another execution at the moment");
-					}
-					try {
-						TimeUnit.NANOSECONDS.timedWait(GRANTED, remaining);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-						throw new InterruptedIOException("interrupted while " + directory + " was given to the group "
-								+ shared.granted.getName() + " for another execution");
-					}
-					// Taken back meanwhile: what the directory has now is what to put
-					// back.
-					before = view.readAttributes();
-					shared = GRANTED.get(key);
-				}
 				if (shared == null) {
 					shared = new Shared(directory, key, before.group(), Set.copyOf(before.permissions()),
 							specialBits(directory, key), commandGroup);
+				}
+				else if (!shared.granted.equals(commandGroup)) {
+					throw new IOException(directory + " is given to the group " + shared.granted.getName()
+							+ " for another execution at the moment");
 				}
 				Set<PosixFilePermission> granted = EnumSet.copyOf(shared.permissions);
 				granted.addAll(GROUP_ALL);
@@ -176,12 +136,7 @@ final class WorkingDirectoryGrant implements Closeable {
 					return;
 				}
 				GRANTED.remove(this.key);
-				try {
-					restore(directory.getFileAttributeView(PosixFileAttributeView.class), shared);
-				}
-				finally {
-					GRANTED.notifyAll();
-				}
+				restore(directory.getFileAttributeView(PosixFileAttributeView.class), shared);
 			}
 		}
 	}
@@ -223,18 +178,6 @@ final class WorkingDirectoryGrant implements Closeable {
 
 	private static @Nullable Object fileKey(Path directory) throws IOException {
 		return Files.readAttributes(directory, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
-	}
-
-	/**
-	 * Thrown where a directory stays granted to another gid for as long as the caller
-	 * would wait.
-	 */
-	static final class BusyException extends IOException {
-
-		BusyException(String message) {
-			super(message);
-		}
-
 	}
 
 	/**

@@ -44,7 +44,8 @@ class LauncherCommandUserTests {
 	 * The command's identity: uid and gid 65534 without supplementary groups, only
 	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (bounding set included), in a user
 	 * namespace that maps only 0 and 65534; on the seccomp rung, in the host's user
-	 * namespace, without any capability. The probe's facts say which.
+	 * namespace, a uid of the command user range with gid 65534, without any capability.
+	 * The probe's facts say which.
 	 */
 	@ForEachLinuxMechanism
 	void aRootJvmsCommandRunsAsTheCommandUserWithOnlyDacOverrideAndFowner(MechanismChoice choice,
@@ -59,9 +60,11 @@ class LauncherCommandUserTests {
 			if (choice == MechanismChoice.SECCOMP) {
 				String uid = lines.get(0);
 				assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
-				assertThat(lines).containsExactly(uid, uid, uid, "CapEff: 0000000000000000", "CapBnd: 0000000000000000",
-						"CapAmb: 0000000000000000", " 0 0 4294967295");
-				assertThat(facts).contains("capabilities: none")
+				assertThat(lines).containsExactly(uid, NOBODY, NOBODY, "CapEff: 0000000000000000",
+						"CapBnd: 0000000000000000", "CapAmb: 0000000000000000", " 0 0 4294967295");
+				assertThat(facts).contains("capabilities: none", "gid 65534: the command user's, which every "
+						+ "execution shares (files and IPC objects made group-accessible, the working directory during "
+						+ "the execution)")
 					.anyMatch((fact) -> fact.startsWith("uid 65536: the command user of a root JVM, so that the "
 							+ "process limit holds (the first of the command user range: each execution runs as a uid "
 							+ "of the host of its own"))
@@ -120,8 +123,10 @@ class LauncherCommandUserTests {
 	 * the files there that others may read, not root's 0600 one, nor {@code /etc/shadow};
 	 * it cannot change the directory's mode (root stays its owner). Afterwards the
 	 * directory's group and mode are what they were, and what the command made is the
-	 * execution's command user's (a uid of the range). A private directory is the same,
-	 * in a home that others may pass through (0711) but not list.
+	 * execution's command user's (a uid of the range) with the command user's group
+	 * (65534), writable by that group (the launcher takes the group-write bit out of the
+	 * umask, 022 here: 664), so that the next execution's uid can write it too. A private
+	 * directory is the same, in a home that others may pass through (0711) but not list.
 	 */
 	@org.junit.jupiter.api.Test
 	void onTheSeccompRungTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
@@ -143,8 +148,8 @@ class LauncherCommandUserTests {
 			String real = directory.toRealPath().toString();
 			String uid = result.stdoutText().lines().findFirst().orElseThrow();
 			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
-			assertThat(result.stdoutText()).startsWith(uid + "\nfor everyone\n0 " + uid + " 770\n" + uid + " " + uid
-					+ " 644\nroots=refused\nshadow=refused\nchmod=refused\n" + real + "/tmp");
+			assertThat(result.stdoutText()).startsWith(uid + "\nfor everyone\n0 65534 770\n" + uid
+					+ " 65534 664\nroots=refused\nshadow=refused\nchmod=refused\n" + real + "/tmp");
 			assertThat(Files.getAttribute(directory, "unix:gid")).isEqualTo(0);
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(directory))).isEqualTo("rwx------");
 			assertThat(Files.getAttribute(directory.resolve("made"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
@@ -154,8 +159,7 @@ class LauncherCommandUserTests {
 							+ "'import tempfile; tempfile.mkstemp()' && ls .. 2>/dev/null || echo home=unlisted");
 			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
 			String own = privately.stdoutText().lines().findFirst().orElseThrow();
-			assertThat(privately.stdoutText())
-				.isEqualTo(own + "\n" + own + " " + own + " 644\n0 " + own + " 770\nhome=unlisted\n");
+			assertThat(privately.stdoutText()).isEqualTo(own + "\n" + own + " 65534 664\n0 65534 770\nhome=unlisted\n");
 			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(own))).as(own).isTrue();
 			Path home = PrivateDirectories.home(SandboxSettings.builder().build().workDirectory());
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS)))

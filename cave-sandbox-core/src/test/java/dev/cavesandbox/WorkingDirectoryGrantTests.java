@@ -1,14 +1,10 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +13,6 @@ import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIOException;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -85,36 +80,6 @@ class WorkingDirectoryGrantTests {
 		assertThat(Integer.toOctalString((Integer) Files.getAttribute(this.directory, "unix:mode") & 07777))
 			.isEqualTo("3750");
 		assertThat(state(this.directory)).isEqualTo("0 rwxr-x---");
-	}
-
-	/**
-	 * A grant to another gid (another execution's command user on the seccomp rung) waits
-	 * for the first to be taken back, then finds the directory as it was before the
-	 * first, and puts that back in turn.
-	 */
-	@Test
-	void aGrantToAnotherGroupWaitsUntilTheFirstIsTakenBack() throws Exception {
-		WorkingDirectoryGrant first = WorkingDirectoryGrant.grant(this.directory, NOBODY);
-		CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> {
-			try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, 4242,
-					Duration.ofSeconds(30))) {
-				return state(this.directory);
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-		});
-		Thread.sleep(300);
-		assertThat(second).isNotDone();
-		assertThat(state(this.directory)).isEqualTo("65534 rwxrwx---");
-		first.close();
-		assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("4242 rwxrwx---");
-		assertThat(state(this.directory)).isEqualTo("0 rwx------");
-		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, NOBODY)) {
-			assertThatExceptionOfType(WorkingDirectoryGrant.BusyException.class)
-				.isThrownBy(() -> WorkingDirectoryGrant.grant(this.directory, 4242, Duration.ofMillis(200)))
-				.withMessageContaining("is given to the group 65534 for another execution");
-		}
 	}
 
 	@Test
