@@ -153,17 +153,21 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * opens kernel attack surface.
 	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as
 	 * on the rungs with a user namespace (bwrap, unshare, namespaces), so that the
-	 * process limit holds: the kernel never applies RLIMIT_NPROC to the host's root. 0
-	 * keeps them root on every rung, the seccomp rung included, without a process limit.
-	 * Ignored for a JVM of another user.
+	 * process limit holds: the kernel never applies RLIMIT_NPROC to the host's root. On
+	 * the seccomp rung its gid is the gid of every execution (their uids come from
+	 * command-user-range), to which the working directory's group is given for the
+	 * execution. 0 keeps them root on every rung, the seccomp rung included, without a
+	 * process limit. Ignored for a JVM of another user.
 	 * @param commandUserRange Uids, written FIRST-LAST, from which each running execution
 	 * of a JVM running as root on the seccomp rung (no user namespace) takes one of its
-	 * own, as a uid of the host without capabilities (each uid is also its gid), so that
-	 * executions share no process count, signals, files or IPC objects; the working
-	 * directory's group is that uid's for the execution. At least max-concurrent uids.
-	 * The default lies in a range that systemd's "Users, Groups, UIDs and GIDs on systemd
-	 * Systems" lists as unused, below the subordinate ids of /etc/subuid (from 100000):
-	 * choose uids that no account or program on the host uses.
+	 * own, as a uid of the host without capabilities, so that executions share no process
+	 * count and cannot signal or ptrace each other. All of them run with command-user's
+	 * gid, which they share: files and IPC objects made group-accessible stay reachable
+	 * to the others, and the working directory's group is that gid for the execution. At
+	 * least max-concurrent uids. The default lies in a range that systemd's "Users,
+	 * Groups, UIDs and GIDs on systemd Systems" lists as unused, below the subordinate
+	 * ids of /etc/subuid (from 100000): choose uids that no account or program on the
+	 * host uses.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
