@@ -1,13 +1,16 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -24,9 +27,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * process limit holds; it still writes the root JVM's working directories, and gains
  * nothing over files of other owners. On the seccomp rung, which has no user namespace,
  * each execution runs as a uid of the host of its own from
- * {@code cave.sandbox.linux.command-user-range} (default 65536-66559), without any
- * capability, and the working directory's group is its own for the execution. With
- * command user 0 it stays root. Run only where the JVM is the host's root (as in CI).
+ * {@code cave.sandbox.linux.command-user-range} (default 65536-66559), all with the
+ * command user's gid ({@code --command-group}), without any capability, and the working
+ * directory's group is that gid for the execution. With command user 0 it stays root. Run
+ * only where the JVM is the host's root (as in CI).
  */
 @EnabledOnOs(OS.LINUX)
 class LauncherCommandUserTests {
@@ -204,6 +208,30 @@ class LauncherCommandUserTests {
 			assertThat(result.stdoutText().replaceAll("\\s+", " ")).isEqualTo("0 CapEff: 0000000000000000 ");
 			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).commandUser(0).build())
 				.verified()).anyMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+		}
+	}
+
+	/**
+	 * The launcher itself takes {@code --command-group} only in {@code contain} and only
+	 * with {@code --command-user}: the user namespace of {@code init} and {@code exec}
+	 * maps the command user's own uid and gid, nothing else. It refuses the others before
+	 * it runs anything (exit 125, the command never ran).
+	 */
+	@org.junit.jupiter.api.Test
+	void theLauncherTakesACommandGroupOnlyInContainWithACommandUser() throws Exception {
+		Path launcher = ((SeccompMechanism) LinuxMechanisms
+			.verified(SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).build())
+			.mechanism()).launcher().path();
+		for (List<String> refused : List.of(
+				List.of("exec", "--command-user", "65536", "--command-group", NOBODY, "--", "/bin/true"),
+				List.of("contain", "--command-group", NOBODY, "--", "/bin/true"))) {
+			List<String> command = new ArrayList<>(List.of(launcher.toString()));
+			command.addAll(refused);
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(process.waitFor()).as(output).isEqualTo(125);
+			assertThat(output).as("%s", refused)
+				.isEqualTo("cave-sandbox-launcher: --command-group is for contain with --command-user\n");
 		}
 	}
 
