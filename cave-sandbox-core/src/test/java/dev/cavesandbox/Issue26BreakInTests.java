@@ -108,6 +108,8 @@ class Issue26BreakInTests {
 	 * {@code contain}'s zombie (the finding pinned by
 	 * {@link #aCommandThatIgnoresSigtermGetsItsResultWithinTheBoundAndNoFalseSurvivor}).
 	 */
+	@Disabled("finding: the tree is gone, but the result came after 12.8 s (200 lanes) and 26.1 s (32 lanes behind "
+			+ "400 sleepers), bound 5 s + 2 s; 32 lanes alone 6.4 s (branch issue26-uids2, its own CPU hog)")
 	@ParameterizedTest(name = "{0} lanes, {1} sleepers")
 	@CsvSource({ "32, 0", "200, 0", "32, 400" })
 	void aTreeThatNeverLetsContainRunOutOfZombiesLeavesNothingBehind(int lanes, int sleepers, @TempDir Path work)
@@ -179,6 +181,8 @@ class Issue26BreakInTests {
 	 * ms after contain ended; through the executor nothing of the tree left, the result
 	 * after 6.5 s as the exception that names only {@code contain}'s zombie).
 	 */
+	@Disabled("finding: every way out refused and the tree gone, but the result came after 8.2 s, bound 5 s + 2 s "
+			+ "(branch issue26-uids2, its own CPU hog)")
 	@Test
 	void noProcessLeavesTheGroupAndAZooOfAwkwardProcessesLeavesNothingBehind(@TempDir Path work)
 			throws IOException, InterruptedException {
@@ -211,9 +215,10 @@ class Issue26BreakInTests {
 	 * out), then 5348 ms (timed out), 5535 ms (the exception naming {@code contain}'s
 	 * zombie, PPid 1, Uid 0) and 5469 ms (timed out); bound 5000 ms. Under a PID 1 that
 	 * never reaps orphans (a JVM that is PID 1 of its container) every such timeout would
-	 * end as this exception and leave one zombie for good.
+	 * end as this exception and leave one zombie for good. Since main counts zombies as
+	 * ended (issue 26, merge 5467847) it holds: 4014, 4014 and 4015 ms, each timed out
+	 * (branch issue26-uids2, the class run alone under the lock, 3 December).
 	 */
-	@Disabled("finding: contain's zombie under PID 1 delays the result past the bound and is reported as a survivor")
 	@Test
 	void aCommandThatIgnoresSigtermGetsItsResultWithinTheBoundAndNoFalseSurvivor(@TempDir Path work)
 			throws InterruptedException {
