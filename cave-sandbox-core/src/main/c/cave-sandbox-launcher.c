@@ -7,7 +7,7 @@
  *   cave-sandbox-launcher pid1 -- ARGS...
  *   cave-sandbox-launcher init [--allow-inet [--egress-port PORT]] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [--egress-port PORT] [LIMITS] -- CMD ARGS...
- *   cave-sandbox-launcher contain [OPTIONS] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher contain [OPTIONS] [--command-group GID] [LIMITS] -- CMD ARGS...
  *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace --command-user UID
  *   VIEW (exec and contain with --no-mount-namespace): --read PATH --mask PATH --write PATH
  *   LIMITS: --limit-memory BYTES --limit-processes N --limit-cpu SECONDS
@@ -114,10 +114,16 @@
  * contain there is no user namespace (outer gets no --command-user): contain stays root,
  * its command child switches to UID, a uid of the host, with no capability at all (in
  * the initial namespace CAP_DAC_OVERRIDE would reach every file), and asks again for the
- * parent-death signal that the switch cleared. The JVM hands the working directory's
- * group to UID for the execution (it is the JVM's, mode 0700), as the command cannot
- * write it otherwise; RLIMIT_NPROC then counts UID's other tasks of the host too (see
- * LIMITS), and every process of UID on the host can signal and ptrace the command.
+ * parent-death signal that the switch cleared. --command-group GID (contain only) gives
+ * it GID as its real, effective and saved gid instead of UID: the JVM runs each execution
+ * as a uid of its own and all of them with one gid, the command user's, to which it hands
+ * the working directory's group for the execution (it is the JVM's, mode 0700), as the
+ * command cannot write it otherwise. RLIMIT_NPROC then counts UID's other tasks of the
+ * host too (see LIMITS), and every process of UID on the host can signal the command
+ * (ptrace needs the gid too, ptrace_may_access). With --command-group the command starts
+ * with the caller's umask without its group-write bit (S_IWGRP), so that what one
+ * execution creates in a working directory that several share stays writable for the
+ * others through the gid, as it was when they shared one uid.
  *
  * LIMITS (setrlimit(2)), set in the process that becomes the command and inherited by
  * its whole tree, never in init's PID 1 or contain's subreaper, whose bookkeeping they
@@ -188,7 +194,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "11"
+#define LAUNCHER_VERSION "12"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -320,6 +326,9 @@ struct options {
 	int no_mount_namespace;
 	/* --command-user: the uid (and gid) the command runs as; -1: the caller's. */
 	long command_user;
+	/* --command-group (contain only): the gid the command runs as instead of
+	 * command_user; -1: command_user. */
+	long command_group;
 	/* contain: no user namespace, so the command user is a uid of the host and keeps no
 	 * capability. */
 	int host_user;
@@ -1337,14 +1346,16 @@ static void drop_capabilities(unsigned long long keep, int ambient)
 static void switch_user(const struct options *options)
 {
 	uid_t user = (uid_t) options->command_user;
+	gid_t group = (gid_t) ((options->command_group >= 0) ? options->command_group : options->command_user);
 	/* SECBIT_NO_SETUID_FIXUP (locked): the switch keeps the capability sets, and
 	 * access(2), which checks with the real uid, keeps the effective set for a uid other
 	 * than 0 too (do_faccessat); without it a command's access(2) to root's working
 	 * directory would answer "no" to what open(2) allows (Java's Files.isReadable,
 	 * os.access). */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP_BITS, 0, 0, 0) != 0 || setgroups(0, NULL) != 0
-	    || setresgid(user, user, user) != 0 || setresuid(user, user, user) != 0) {
-		fail("cannot switch to the command user %lu: %s", options->command_user, strerror(errno));
+	    || setresgid(group, group, group) != 0 || setresuid(user, user, user) != 0) {
+		fail("cannot switch to the command user %lu (gid %lu): %s", options->command_user, (unsigned long) group,
+		     strerror(errno));
 	}
 }
 
@@ -1360,6 +1371,14 @@ static void become_command_user(const struct options *options)
 	drop_bounding_set(keep);
 	switch_user(options);
 	drop_capabilities(keep, !options->host_user);
+	/* --command-group: the executions' uids differ and share the gid, so what one of
+	 * them creates in a working directory they share must be writable by the group for
+	 * the next to write it, as it was when they shared one uid: the JVM's umask without
+	 * its group-write bit. */
+	if (options->command_group >= 0) {
+		mode_t mask = umask(0);
+		umask(mask & ~(mode_t) S_IWGRP);
+	}
 }
 
 /*
@@ -2439,12 +2458,12 @@ int main(int argc, char **argv)
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR [--listed PATH]... -- WRAPPER ARGS... | "
 		     "pid1 -- ARGS... | "
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
-		     "[--read|--mask|--write PATH]... "
+		     "[--command-group GID (contain)] [--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
 		     "-- CMD ARGS...");
 	}
 	const char *mode = argv[1];
-	struct options options = { .command_user = -1 };
+	struct options options = { .command_user = -1, .command_group = -1 };
 	const char *directory = NULL;
 	const char *egress = NULL;
 	/* At most one path per two arguments: room for every --read, --mask and --write. */
@@ -2511,12 +2530,13 @@ int main(int argc, char **argv)
 			options.egress_port = (unsigned long) port;
 			i++;
 		}
-		else if (strcmp(argv[i], "--command-user") == 0 && i + 1 < argc) {
-			unsigned long long user = limit_value(argv[i], argv[i + 1]);
-			if (user > 0x7fffffffULL) {
-				fail("--command-user %s is not a uid", argv[i + 1]);
+		else if ((strcmp(argv[i], "--command-user") == 0 || strcmp(argv[i], "--command-group") == 0)
+			 && i + 1 < argc) {
+			unsigned long long id = limit_value(argv[i], argv[i + 1]);
+			if (id > 0x7fffffffULL) {
+				fail("%s %s is not an id from 1 to 2147483647", argv[i], argv[i + 1]);
 			}
-			options.command_user = (long) user;
+			*((strcmp(argv[i], "--command-user") == 0) ? &options.command_user : &options.command_group) = (long) id;
 			i++;
 		}
 		else {
@@ -2554,6 +2574,11 @@ int main(int argc, char **argv)
 	}
 	if (options.mask_count > 0 && options.read_count == 0) {
 		fail("--mask needs a --read path that holds it: the host view masks nothing");
+	}
+	/* Only contain switches to a gid other than the uid: the user namespace of the other
+	 * modes maps the command user's uid and gid, nothing else. */
+	if (options.command_group >= 0 && (options.command_user < 0 || strcmp(mode, "contain") != 0)) {
+		fail("--command-group is for contain with --command-user");
 	}
 	if (strcmp(mode, "outer") == 0) {
 		for (size_t limit = 0; limit < LIMIT_COUNT; limit++) {

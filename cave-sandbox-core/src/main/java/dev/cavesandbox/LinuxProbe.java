@@ -46,6 +46,7 @@ final class LinuxProbe {
 			echo "pid=$(readlink /proc/self/ns/pid)"
 			echo "ipc=$(readlink /proc/self/ns/ipc)"
 			echo "uid=$(id -u)"
+			echo "gid=$(id -g)"
 			sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
 			echo "marker=$(cat %s)"
 			if [ -n "$%s" ] && [ -w "$%s" ]; then echo path=ok; else echo path=unreachable; fi
@@ -144,8 +145,14 @@ final class LinuxProbe {
 		if (host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds()) {
 			// The kernel exempts the host's root from RLIMIT_NPROC: a root JVM's commands
 			// run as the command user, in a user namespace that the launcher prepares (on
-			// the seccomp rung, which has none, as that uid of the host).
+			// the seccomp rung, which has none, each execution as a uid of the host of
+			// its
+			// own from the range, with the command user's gid: the probe verifies the
+			// range's first uid).
 			launcher = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
+			if (this.choice == MechanismChoice.SECCOMP) {
+				launcher = launcher.withCommandUser(this.settings.linux().commandUserRange().first());
+			}
 		}
 		SandboxMechanism mechanism = mechanism(launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
@@ -437,10 +444,21 @@ final class LinuxProbe {
 				return ProbeSession.notVerified(
 						"the child runs as uid " + uid + ", not as the command user " + launcher.commandUser(), took);
 			}
+			String gid = first(facts, "gid");
+			if (!gid.equals(String.valueOf(launcher.commandGroup()))) {
+				return ProbeSession.notVerified(
+						"the child runs as gid " + gid + ", not as the command user's group " + launcher.commandGroup(),
+						took);
+			}
 			verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds"
-					+ (namespacedUser ? ""
-							: " (a uid of the host: its other processes count against the limit and can signal and "
-									+ "ptrace the command; choose a uid that nothing else uses)"));
+					+ (namespacedUser ? "" : " (the first of the command user range: each execution runs as a uid "
+							+ "of the host of its own, which no other process runs as when it is handed out, so that "
+							+ "executions share no process count and cannot signal or ptrace each other; choose uids "
+							+ "that nothing else uses)"));
+			if (!namespacedUser) {
+				verified.add("gid " + gid + ": the command user's, which every execution shares (files and IPC "
+						+ "objects made group-accessible, the working directory during the execution)");
+			}
 			if (!namespacedUser && !first(facts, "path").equals("ok")) {
 				return ProbeSession.notVerified("the command user " + uid + " cannot reach the working directory by "
 						+ "its path: give others search permission (x) on the work directory and its parents, or set "

@@ -48,9 +48,11 @@ import org.slf4j.LoggerFactory;
  * executable ({@link CommandResolver}) and is visible in the sandbox; runs it behind the
  * mechanism's command line ({@code ProcessRunner}); and gives the private working
  * directory and the slot back whatever happened. A process of {@link #start} is prepared
- * the same way and gives them back when it has ended ({@code StartedProcess}). This class
- * keeps the slots, the asynchronous executions and the orchestration; each concern lives
- * in the class named.
+ * the same way and gives them back when it has ended ({@code StartedProcess}). On the
+ * seccomp rung a root JVM's execution also takes a command user of its own with its slot
+ * ({@code CommandUsers}) and gives it back with the slot, once its process tree has
+ * ended. This class keeps the slots, the asynchronous executions and the orchestration;
+ * each concern lives in the class named.
  * <p>
  * Resource limits: each execution gets the settings' {@link SandboxSettings#limits()
  * limits}, with every value that its request sets ({@link ExecutionRequest#limits()})
@@ -90,6 +92,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final Semaphore slots;
 
+	/**
+	 * The command users of a root JVM's executions on the seccomp rung, one each, or
+	 * {@code null} where the commands run as a command user in a user namespace, as the
+	 * JVM's user or as root.
+	 */
+	private final @Nullable CommandUsers commandUsers;
+
 	private final ExecutorService async;
 
 	private ProcessIsolatedExecutor(SandboxSettings settings, @Nullable IsolationCapability capability,
@@ -110,6 +119,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				});
 		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
 				capability != null, commandGroup(capability) >= 0);
+		this.commandUsers = (commandGroup(capability) >= 0) ? new CommandUsers(settings.linux().commandUserRange())
+				: null;
 	}
 
 	/**
@@ -187,8 +198,8 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * threads. When the process has ended, its sandbox is torn down in this order before
 	 * {@link SandboxedProcess#onExit()} completes: the egress proxy is stopped (its
 	 * decisions stay readable), the working directory's group is taken back from the
-	 * command user (seccomp rung), the private working directory is released and the slot
-	 * is given back.
+	 * command user (seccomp rung), the private working directory is released, the command
+	 * user is given back (seccomp rung, root JVM) and the slot is given back.
 	 * <p>
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
 	 * process ends with exit code {@value Launcher#SETUP_FAILED} and the launcher's
@@ -267,11 +278,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Take everything one execution needs before its spawn, as a {@link Launch}: a slot;
-	 * its private working directory with the request's input files, or its checked given
-	 * one; its environment; the mechanism with its listed paths and egress bridge; the
-	 * egress session; the command checked; the launcher checked unchanged; the working
-	 * directory's group for the command user. Whatever fails releases what was already
-	 * taken.
+	 * its command user (seccomp rung, root JVM); its private working directory with the
+	 * request's input files, or its checked given one; its environment; the mechanism
+	 * with its listed paths and egress bridge; the egress session; the command checked;
+	 * the launcher checked unchanged; the working directory's group for the command user.
+	 * Whatever fails releases what was already taken.
 	 * @param started whether for {@link #start}: then only the request's own timeout
 	 * applies, and no stdin, sink or cap
 	 */
@@ -293,6 +304,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	private void prepare(Launch launch, ExecutionRequest request, boolean started) throws IOException {
+		if (this.commandUsers != null) {
+			launch.commandUser = this.commandUsers.acquire();
+		}
 		Path directory = request.workingDirectory();
 		@Nullable Path checkedDirectory = null;
 		if (directory == null) {
@@ -314,6 +328,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		Map<String, String> environment = ChildEnvironment.of(this.settings, request, directory, System.getenv());
 		SandboxMechanism mechanism = (this.capability != null) ? withListedPaths(this.capability.mechanism(), request)
 				: null;
+		if (mechanism instanceof SeccompMechanism seccomp && launch.commandUser != Launcher.CALLER) {
+			mechanism = seccomp.withCommandUser(launch.commandUser);
+		}
 		EgressAllowList allowList = allowList(request);
 		if (mechanism != null && !allowList.isEmpty()) {
 			requireEgress(mechanism);
@@ -349,7 +366,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * What one execution took before its spawn and gives back after its end, once, in
 	 * this order: the egress session, the working directory's group, the private working
-	 * directory, the slot.
+	 * directory, the command user, the slot.
 	 */
 	private final class Launch implements AutoCloseable {
 
@@ -366,6 +383,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		private @Nullable EgressSession egress;
 
 		private @Nullable WorkingDirectoryGrant grant;
+
+		/**
+		 * The uid the command runs as on the seccomp rung (a root JVM's; its gid is the
+		 * command user's), or {@link Launcher#CALLER}.
+		 */
+		private long commandUser = Launcher.CALLER;
 
 		/**
 		 * Stop the egress proxy, if any (its decisions stay readable).
@@ -409,6 +432,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 						}
 					}
 					finally {
+						// After the tree has ended: for execute() the runner returns once
+						// it is torn down, for start() this runs when it has ended.
+						CommandUsers users = ProcessIsolatedExecutor.this.commandUsers;
+						if (users != null && this.commandUser != Launcher.CALLER) {
+							users.release(this.commandUser);
+						}
 						ProcessIsolatedExecutor.this.slots.release();
 					}
 				}
@@ -483,7 +512,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/**
 	 * Hand the working directory's group to the command user where the command runs as a
 	 * uid of the host without capabilities (the seccomp rung with a command user), which
-	 * could not write it otherwise; see {@link WorkingDirectoryGrant}.
+	 * could not write it otherwise; see {@link WorkingDirectoryGrant}. The group is the
+	 * command user's gid, which every execution's uid runs with: executions that overlap
+	 * in one directory share the grant.
 	 * @return the grant, or {@code null} where none is needed
 	 */
 	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {

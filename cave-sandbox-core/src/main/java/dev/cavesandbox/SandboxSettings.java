@@ -83,6 +83,12 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
 		Objects.requireNonNull(env, "env must not be null");
 		Objects.requireNonNull(linux, "linux must not be null");
+		if (linux.commandUserRange().size() < maxConcurrent) {
+			throw new IllegalArgumentException("commandUserRange " + linux.commandUserRange() + " holds "
+					+ linux.commandUserRange().size() + " uids, fewer than maxConcurrent (" + maxConcurrent
+					+ "): each execution of a root JVM on the seccomp rung runs as a uid of its own; widen the range "
+					+ "or lower maxConcurrent");
+		}
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
 			throw new IllegalArgumentException(
@@ -304,16 +310,28 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * {@code false}: a new user namespace would give the command every capability over
 	 * new namespaces of its own, which is kernel attack surface)
 	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
-	 * host's root (uid 0 of the initial user namespace) run as, so that the process limit
-	 * holds (the kernel never applies {@code RLIMIT_NPROC} to that root, kernel/fork.c):
-	 * in a user namespace of the sandbox's own, or on the seccomp rung, which has none,
-	 * as that uid of the host without capabilities, with the working directory's group
-	 * for the execution; {@code 0} keeps them root, without a process limit. Default
-	 * {@value #DEFAULT_COMMAND_USER} ({@code nobody}). Ignored for a JVM of another user
+	 * host's root (uid 0 of the initial user namespace) run as on the rungs with a user
+	 * namespace (bwrap, unshare, namespaces), so that the process limit holds (the kernel
+	 * never applies {@code RLIMIT_NPROC} to that root, kernel/fork.c): each sandbox's
+	 * namespace counts it apart (the kernel's ucounts are per user namespace). On the
+	 * seccomp rung its gid is the gid of every execution, whose uid comes from
+	 * {@code commandUserRange}; the working directory's group is given to it for the
+	 * execution. {@code 0} keeps a root JVM's commands root on every rung, the seccomp
+	 * rung included, without a process limit. Default {@value #DEFAULT_COMMAND_USER}
+	 * ({@code nobody}). Ignored for a JVM of another user
+	 * @param commandUserRange the uids that the commands of a JVM running as the host's
+	 * root run as on the seccomp rung, which has no user namespace: each running
+	 * execution holds one of its own, as a uid of the host without capabilities, from its
+	 * spawn until its process tree has ended, so that executions do not share one
+	 * {@code RLIMIT_NPROC} count and cannot signal or ptrace each other. Their gid is
+	 * {@code commandUser}'s, shared by all of them (files and IPC objects made
+	 * group-accessible stay reachable to the others). At least {@code maxConcurrent}
+	 * uids. Default {@link CommandUserRange#DEFAULT}. Unused where {@code commandUser} is
+	 * {@code 0} and for a JVM of another user
 	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
-			boolean userNamespaces, int commandUser) {
+			boolean userNamespaces, int commandUser, CommandUserRange commandUserRange) {
 
 		/** The default command user of a root JVM: {@code nobody}. */
 		public static final int DEFAULT_COMMAND_USER = 65534;
@@ -327,6 +345,23 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 				throw new IllegalArgumentException(
 						"commandUser must be a uid (0 keeps a root JVM's commands root), not " + commandUser);
 			}
+			Objects.requireNonNull(commandUserRange, "commandUserRange must not be null");
+		}
+
+		/**
+		 * Create the Linux settings with the default range of command users.
+		 * @param unsharePath the util-linux {@code unshare} binary
+		 * @param setprivPath the util-linux {@code setpriv} binary
+		 * @param bwrapPath the bubblewrap binary
+		 * @param ipPath the iproute2 {@code ip} binary
+		 * @param launcherPath an installed copy of the native launcher, or {@code null}
+		 * @param userNamespaces whether the command may create user namespaces of its own
+		 * @param commandUser the command user of the rungs with a user namespace
+		 */
+		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+				boolean userNamespaces, int commandUser) {
+			this(unsharePath, setprivPath, bwrapPath, ipPath, launcherPath, userNamespaces, commandUser,
+					CommandUserRange.DEFAULT);
 		}
 
 		/**
@@ -341,6 +376,95 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 				boolean userNamespaces) {
 			this(unsharePath, setprivPath, bwrapPath, ipPath, launcherPath, userNamespaces, DEFAULT_COMMAND_USER);
+		}
+
+	}
+
+	/**
+	 * A range of uids from which a root JVM's executions on the seccomp rung each take a
+	 * command user of their own ({@link Linux#commandUserRange()}); their gid is the
+	 * command user's ({@link Linux#commandUser()}).
+	 * <p>
+	 * The default, {@value #DEFAULT_TEXT}, lies in the range 65536…524287 that "Users,
+	 * Groups, UIDs and GIDs on systemd Systems" (systemd.io/UIDS-GIDS, its summary table)
+	 * lists as unused: above the regular users (1000…60000), systemd's homed, nspawn and
+	 * dynamic service users (60001…65519) and {@code nobody} (65534), and below both the
+	 * subordinate ids that shadow's {@code useradd} hands out from 100000
+	 * ({@code SUB_UID_MIN}, login.defs(5)) and systemd's container ranges (from 524288).
+	 * "Unused" there means no pre-defined purpose, not a guarantee: choose a range that
+	 * no account, {@code /etc/subuid} entry, container runtime or other program on the
+	 * host uses, since each uid's processes count against, and may signal, the execution
+	 * that holds it.
+	 *
+	 * @param first the first uid, at least 1
+	 * @param last the last uid, at least {@code first} and at most 2147483647 (systemd's
+	 * page advises against uids from 2^31 on, which some kernel interfaces and programs
+	 * read as negative)
+	 */
+	public record CommandUserRange(long first, long last) {
+
+		/** The default range as a property value. */
+		public static final String DEFAULT_TEXT = "65536-66559";
+
+		/** The default range: 1024 uids from 65536. */
+		public static final CommandUserRange DEFAULT = parse(DEFAULT_TEXT);
+
+		/** The highest uid a range may hold: 2^31 - 1. */
+		public static final long MAX_UID = Integer.MAX_VALUE;
+
+		public CommandUserRange {
+			if (first < 1 || last < first || last > MAX_UID) {
+				throw new IllegalArgumentException("a command user range must go from a uid of at least 1 to one of "
+						+ "at most " + MAX_UID + " that is not lower, not " + first + "-" + last
+						+ " (0 is root; from 2^31 on uids are read as negative by some programs)");
+			}
+		}
+
+		/**
+		 * Parse a range written {@code FIRST-LAST}, both decimal uids.
+		 * @param text the range, for example {@value #DEFAULT_TEXT}
+		 * @return the range
+		 * @throws IllegalArgumentException if it is not of that form or not a valid range
+		 */
+		public static CommandUserRange parse(String text) {
+			int dash = text.indexOf('-');
+			String first = (dash > 0) ? text.substring(0, dash).strip() : "";
+			String last = (dash > 0) ? text.substring(dash + 1).strip() : "";
+			if (!isUid(first) || !isUid(last)) {
+				throw new IllegalArgumentException("a command user range must be written FIRST-LAST with two decimal "
+						+ "uids, for example " + DEFAULT_TEXT + ", not '" + text + "'");
+			}
+			return new CommandUserRange(Long.parseLong(first), Long.parseLong(last));
+		}
+
+		private static boolean isUid(String text) {
+			return !text.isEmpty() && text.length() <= 10 && text.chars().allMatch((c) -> c >= '0' && c <= '9');
+		}
+
+		/**
+		 * Return how many uids the range holds.
+		 * @return {@code last - first + 1}
+		 */
+		public long size() {
+			return this.last - this.first + 1;
+		}
+
+		/**
+		 * Return whether the range holds a uid.
+		 * @param uid the uid
+		 * @return whether {@code first <= uid <= last}
+		 */
+		public boolean contains(long uid) {
+			return uid >= this.first && uid <= this.last;
+		}
+
+		/**
+		 * Return the range as it is written in a property.
+		 * @return {@code FIRST-LAST}
+		 */
+		@Override
+		public String toString() {
+			return this.first + "-" + this.last;
 		}
 
 	}
@@ -437,6 +561,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		private boolean userNamespaces;
 
 		private int commandUser = Linux.DEFAULT_COMMAND_USER;
+
+		private CommandUserRange commandUserRange = CommandUserRange.DEFAULT;
 
 		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
 
@@ -586,6 +712,17 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			return this;
 		}
 
+		/**
+		 * Set the uids that a root JVM's executions on the seccomp rung each take one of;
+		 * see {@link Linux#commandUserRange()}.
+		 * @param commandUserRange the range (default {@link CommandUserRange#DEFAULT})
+		 * @return this builder
+		 */
+		public Builder commandUserRange(CommandUserRange commandUserRange) {
+			this.commandUserRange = Objects.requireNonNull(commandUserRange, "commandUserRange must not be null");
+			return this;
+		}
+
 		public Builder sandboxExecPath(Path sandboxExecPath) {
 			this.sandboxExecPath = sandboxExecPath;
 			return this;
@@ -662,14 +799,15 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		 * Build the settings.
 		 * @return the settings
 		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
-		 * not positive
+		 * not positive, or the range of command users holds fewer uids than
+		 * {@code maxConcurrent}
 		 */
 		public SandboxSettings build() {
 			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
 					new Env(this.passEnvironment, this.environment),
 					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
-							this.userNamespaces, this.commandUser),
+							this.userNamespaces, this.commandUser, this.commandUserRange),
 					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 					new Macos(this.sandboxExecPath), this.limits,
 					new Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),

@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,13 +27,17 @@ public final class CompiledPrograms {
 	 * Compile the resource {@code NAME.c} into {@code directory/NAME}.
 	 * @param name the program's name
 	 * @param directory where to compile it
+	 * @param options more options for gcc ({@code -static}: no loader between the
+	 * program's start and its first instruction)
 	 * @return the executable
 	 */
-	public static Path compile(String name, Path directory) throws IOException, InterruptedException {
+	public static Path compile(String name, Path directory, String... options)
+			throws IOException, InterruptedException {
 		RungsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
-		Process gcc = new ProcessBuilder("gcc", "-O2", "-o", name, name + ".c").directory(directory.toFile())
-			.redirectErrorStream(true)
-			.start();
+		List<String> command = new ArrayList<>(List.of("gcc", "-O2"));
+		command.addAll(List.of(options));
+		command.addAll(List.of("-o", name, name + ".c"));
+		Process gcc = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
 		String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		assertThat(gcc.waitFor(60, TimeUnit.SECONDS)).as("gcc ended").isTrue();
 		assertThat(gcc.exitValue()).as("gcc: %s", output).isZero();

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -81,7 +82,12 @@ class InputFilesTests {
 		assertThat(lines.get(2)).isEqualTo("appended");
 		assertThat(lines.get(3)).isEqualTo("new");
 		boolean rootJvm = ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue() == 0;
-		if (rootJvm && executor.isolation().networkIsolated()) {
+		if (rootJvm && executor.isolation().mechanism().equals(SeccompMechanism.NAME)) {
+			SandboxSettings.CommandUserRange range = SandboxSettings.CommandUserRange.DEFAULT;
+			assertThat(Long.parseLong(lines.get(4))).as("a uid of the command user range, of this execution's own")
+				.isBetween(range.first(), range.last());
+		}
+		else if (rootJvm && executor.isolation().networkIsolated()) {
 			assertThat(lines.get(4)).as("the command user of a root JVM")
 				.isEqualTo(String.valueOf(SandboxSettings.Linux.DEFAULT_COMMAND_USER));
 		}

@@ -1,13 +1,16 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -23,9 +26,11 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
  * process limit holds; it still writes the root JVM's working directories, and gains
  * nothing over files of other owners. On the seccomp rung, which has no user namespace,
- * it runs as that uid of the host without any capability, and the working directory's
- * group is its own for the execution. With command user 0 it stays root. Run only where
- * the JVM is the host's root (as in CI).
+ * each execution runs as a uid of the host of its own from
+ * {@code cave.sandbox.linux.command-user-range} (default 65536-66559), all with the
+ * command user's gid ({@code --command-group}), without any capability, and the working
+ * directory's group is that gid for the execution. With command user 0 it stays root. Run
+ * only where the JVM is the host's root (as in CI).
  */
 @EnabledOnOs(OS.LINUX)
 class LauncherCommandUserTests {
@@ -43,7 +48,8 @@ class LauncherCommandUserTests {
 	 * The command's identity: uid and gid 65534 without supplementary groups, only
 	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (bounding set included), in a user
 	 * namespace that maps only 0 and 65534; on the seccomp rung, in the host's user
-	 * namespace, without any capability. The probe's facts say which.
+	 * namespace, a uid of the command user range with gid 65534, without any capability.
+	 * The probe's facts say which.
 	 */
 	@ForEachLinuxMechanism
 	void aRootJvmsCommandRunsAsTheCommandUserWithOnlyDacOverrideAndFowner(MechanismChoice choice,
@@ -56,11 +62,16 @@ class LauncherCommandUserTests {
 			List<String> facts = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 				.verified();
 			if (choice == MechanismChoice.SECCOMP) {
-				assertThat(lines).containsExactly(NOBODY, NOBODY, NOBODY, "CapEff: 0000000000000000",
+				String uid = lines.get(0);
+				assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
+				assertThat(lines).containsExactly(uid, NOBODY, NOBODY, "CapEff: 0000000000000000",
 						"CapBnd: 0000000000000000", "CapAmb: 0000000000000000", " 0 0 4294967295");
-				assertThat(facts).contains("capabilities: none")
-					.anyMatch((fact) -> fact.startsWith("uid 65534: the command user of a root JVM, so that the "
-							+ "process limit holds (a uid of the host"))
+				assertThat(facts).contains("capabilities: none", "gid 65534: the command user's, which every "
+						+ "execution shares (files and IPC objects made group-accessible, the working directory during "
+						+ "the execution)")
+					.anyMatch((fact) -> fact.startsWith("uid 65536: the command user of a root JVM, so that the "
+							+ "process limit holds (the first of the command user range: each execution runs as a uid "
+							+ "of the host of its own"))
 					.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
 				return;
 			}
@@ -115,9 +126,11 @@ class LauncherCommandUserTests {
 	 * only, so that it writes it, and reaches it by its path ({@code TMPDIR}); it reads
 	 * the files there that others may read, not root's 0600 one, nor {@code /etc/shadow};
 	 * it cannot change the directory's mode (root stays its owner). Afterwards the
-	 * directory's group and mode are what they were, and what the command made is
-	 * 65534's. A private directory is the same, in a home that others may pass through
-	 * (0711) but not list.
+	 * directory's group and mode are what they were, and what the command made is the
+	 * execution's command user's (a uid of the range) with the command user's group
+	 * (65534), writable by that group (the launcher takes the group-write bit out of the
+	 * umask, 022 here: 664), so that the next execution's uid can write it too. A private
+	 * directory is the same, in a home that others may pass through (0711) but not list.
 	 */
 	@org.junit.jupiter.api.Test
 	void onTheSeccompRungTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
@@ -130,24 +143,28 @@ class LauncherCommandUserTests {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
 				(settings) -> settings)) {
 			ExecutionResult result = run(executor, directory,
-					"cat input && echo made > made && stat -c '%u %g %a' . made; "
+					"id -u; cat input && echo made > made && stat -c '%u %g %a' . made; "
 							+ "cat roots 2>/dev/null || echo roots=refused; "
 							+ "(test -s /etc/shadow && head -c 1 /etc/shadow >/dev/null 2>&1) || echo shadow=refused; "
 							+ "chmod 777 . 2>/dev/null || echo chmod=refused; "
 							+ "/usr/bin/python3 -c 'import tempfile; print(tempfile.mkstemp()[1])'");
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			String real = directory.toRealPath().toString();
-			assertThat(result.stdoutText()).startsWith("for everyone\n0 65534 770\n65534 65534 644\nroots=refused\n"
-					+ "shadow=refused\nchmod=refused\n" + real + "/tmp");
+			String uid = result.stdoutText().lines().findFirst().orElseThrow();
+			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(uid))).as(uid).isTrue();
+			assertThat(result.stdoutText()).startsWith(uid + "\nfor everyone\n0 65534 770\n" + uid
+					+ " 65534 664\nroots=refused\nshadow=refused\nchmod=refused\n" + real + "/tmp");
 			assertThat(Files.getAttribute(directory, "unix:gid")).isEqualTo(0);
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(directory))).isEqualTo("rwx------");
 			assertThat(Files.getAttribute(directory.resolve("made"), "unix:uid", LinkOption.NOFOLLOW_LINKS))
-				.isEqualTo(65534);
+				.isEqualTo(Integer.parseInt(uid));
 			ExecutionResult privately = executor.execute("sh", "-c",
-					"echo x > own && stat -c '%u %g %a' own . && /usr/bin/python3 -c "
+					"id -u && echo x > own && stat -c '%u %g %a' own . && /usr/bin/python3 -c "
 							+ "'import tempfile; tempfile.mkstemp()' && ls .. 2>/dev/null || echo home=unlisted");
 			assertThat(privately.exitCode()).as(privately.stderrText()).isZero();
-			assertThat(privately.stdoutText()).isEqualTo("65534 65534 644\n0 65534 770\nhome=unlisted\n");
+			String own = privately.stdoutText().lines().findFirst().orElseThrow();
+			assertThat(privately.stdoutText()).isEqualTo(own + "\n" + own + " 65534 664\n0 65534 770\nhome=unlisted\n");
+			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(own))).as(own).isTrue();
 			Path home = PrivateDirectories.home(SandboxSettings.builder().build().workDirectory());
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS)))
 				.isEqualTo("rwx-----x");
@@ -171,7 +188,7 @@ class LauncherCommandUserTests {
 					SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(workDirectory).build())
 				.verified())
 				.contains(LinuxProbe.NOT_GIVEN + "the process limit: the command runs as the host's root "
-						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65534 "
+						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65536 "
 						+ "cannot reach the work directory " + workDirectory + " by its path (give others search "
 						+ "permission, x, on it and its parents, or choose another cave.sandbox.work-directory); a JVM "
 						+ "of another user bounds it");
@@ -191,6 +208,30 @@ class LauncherCommandUserTests {
 			assertThat(result.stdoutText().replaceAll("\\s+", " ")).isEqualTo("0 CapEff: 0000000000000000 ");
 			assertThat(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).commandUser(0).build())
 				.verified()).anyMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
+		}
+	}
+
+	/**
+	 * The launcher itself takes {@code --command-group} only in {@code contain} and only
+	 * with {@code --command-user}: the user namespace of {@code init} and {@code exec}
+	 * maps the command user's own uid and gid, nothing else. It refuses the others before
+	 * it runs anything (exit 125, the command never ran).
+	 */
+	@org.junit.jupiter.api.Test
+	void theLauncherTakesACommandGroupOnlyInContainWithACommandUser() throws Exception {
+		Path launcher = ((SeccompMechanism) LinuxMechanisms
+			.verified(SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).build())
+			.mechanism()).launcher().path();
+		for (List<String> refused : List.of(
+				List.of("exec", "--command-user", "65536", "--command-group", NOBODY, "--", "/bin/true"),
+				List.of("contain", "--command-group", NOBODY, "--", "/bin/true"))) {
+			List<String> command = new ArrayList<>(List.of(launcher.toString()));
+			command.addAll(refused);
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(process.waitFor()).as(output).isEqualTo(125);
+			assertThat(output).as("%s", refused)
+				.isEqualTo("cave-sandbox-launcher: --command-group is for contain with --command-user\n");
 		}
 	}
 

@@ -152,10 +152,11 @@ class LinuxProbeTests {
 		LAUNCHER.refusals(false, true, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
 		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
-		report.append("net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
-				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
-				+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
-				+ "jvm_signal=refused\noutside_write=refused\nlimit=core file size:0\n");
+		report.append(
+				"net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ngid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
+						+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
+						+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
+						+ "jvm_signal=refused\noutside_write=refused\nlimit=core file size:0\n");
 		return report.toString();
 	}
 
@@ -171,27 +172,33 @@ class LinuxProbeTests {
 	}
 
 	/**
-	 * The seccomp rung's command user, a uid of the host: verified only as that uid,
-	 * without any capability, and able to reach its directory by its path; the facts say
-	 * what a uid of the host means.
+	 * The seccomp rung's command user, a uid of the host: verified only as the range's
+	 * first uid with the command user's gid, without any capability, and able to reach
+	 * its directory by its path; the facts say what a uid of the host means and what the
+	 * executions share through the gid.
 	 */
 	@org.junit.jupiter.api.Test
-	void theSeccompRungsCommandUserIsVerifiedAsAUidOfTheHostWithoutCapabilities() {
-		String asCommandUser = seccompReport().replace("uid=1000\n", "uid=65534\n") + "path=ok\n";
+	void theSeccompRungsCommandUserIsVerifiedAsAUidOfTheHostWithTheCommandUsersGidWithoutCapabilities() {
+		String asCommandUser = seccompReport().replace("uid=1000\ngid=1000\n", "uid=65536\ngid=65534\n") + "path=ok\n";
 		IsolationCapability verdict = commandUserVerdict(asCommandUser);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.verified()).contains("capabilities: none",
-				"uid 65534: the command user of a root JVM, so that the process limit holds (a uid of the host: its "
-						+ "other processes count against the limit and can signal and ptrace the command; choose a uid "
-						+ "that nothing else uses)",
+				"uid 65536: the command user of a root JVM, so that the process limit holds (the first of the "
+						+ "command user range: each execution runs as a uid of the host of its own, which no other "
+						+ "process runs as when it is handed out, so that executions share no process count and "
+						+ "cannot signal or ptrace each other; choose uids that nothing else uses)",
+				"gid 65534: the command user's, which every execution shares (files and IPC objects made "
+						+ "group-accessible, the working directory during the execution)",
 				"working directory: reachable by its path for the command user, whose group it is during the "
 						+ "execution");
 		assertThat(commandUserVerdict(asCommandUser.replace("caps=0000000000000000", "caps=000000000000000a")).detail())
 			.isEqualTo("the child holds capabilities (CapEff=000000000000000a)");
 		assertThat(commandUserVerdict(seccompReport() + "path=ok\n").detail())
-			.isEqualTo("the child runs as uid 1000, not as the command user 65534");
+			.isEqualTo("the child runs as uid 1000, not as the command user 65536");
+		assertThat(commandUserVerdict(asCommandUser.replace("gid=65534\n", "gid=65536\n")).detail())
+			.isEqualTo("the child runs as gid 65536, not as the command user's group 65534");
 		assertThat(commandUserVerdict(asCommandUser.replace("path=ok", "path=unreachable")).detail())
-			.startsWith("the command user 65534 cannot reach the working directory by its path: give others search "
+			.startsWith("the command user 65536 cannot reach the working directory by its path: give others search "
 					+ "permission (x) on the work directory and its parents");
 	}
 
@@ -200,7 +207,8 @@ class LinuxProbeTests {
 				FilesystemView.of(List.of(Path.of("/tmp")), true), Map.of(Path.of("/tmp"), 42L));
 		ProcessRunner.Outcome outcome = new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8),
 				new byte[0], false, false, false, Duration.ofMillis(5), List.of());
-		return LinuxProbe.verdict(new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534), host.view()),
+		return LinuxProbe.verdict(
+				new SeccompMechanism(new Launcher(LAUNCHER.path(), false, 65534).withCommandUser(65536), host.view()),
 				outcome, host, false, ResourceLimits.NONE, true, Duration.ofMillis(5));
 	}
 
@@ -226,9 +234,10 @@ class LinuxProbeTests {
 	private static String report() {
 		StringBuilder report = new StringBuilder();
 		LAUNCHER.refusals(false).forEach((name) -> report.append("refused=").append(name).append(" EPERM\n"));
-		report.append("net=net:[3]\npid=pid:[4]\nipc=ipc:[6]\nuid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
-				+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
-				+ "\nwrite=ok\nroot=read-only\nhidden=43 /tmp\nlo=down\nif=lo\nlimit=core file size:0\n");
+		report.append(
+				"net=net:[3]\npid=pid:[4]\nipc=ipc:[6]\nuid=1000\ngid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
+						+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
+						+ "\nwrite=ok\nroot=read-only\nhidden=43 /tmp\nlo=down\nif=lo\nlimit=core file size:0\n");
 		return report.toString();
 	}
 
@@ -348,7 +357,7 @@ class LinuxProbeTests {
 	@org.junit.jupiter.api.Test
 	void aCommandUserMustBeTheChildsUidWithExactlyItsTwoCapabilities() {
 		Launcher commandUser = new Launcher(LAUNCHER.path(), false, 65534);
-		String report = limitedReport().replace("uid=1000\n", "uid=65534\n")
+		String report = limitedReport().replace("uid=1000\ngid=1000\n", "uid=65534\ngid=65534\n")
 			.replace("caps=0000000000000000", "caps=000000000000000a");
 		IsolationCapability verdict = commandUserVerdict(commandUser, report);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
@@ -364,9 +373,9 @@ class LinuxProbeTests {
 				report.replace("caps=000000000000000a", "caps=00000000000000ca"));
 		assertThat(more.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 		assertThat(more.detail()).contains("CapEff=00000000000000ca");
-		assertThat(commandUserVerdict(commandUser, limitedReport().replace("uid=1000\n", "uid=65534\n")).cause())
-			.as("without the two capabilities")
-			.isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(commandUserVerdict(commandUser,
+				limitedReport().replace("uid=1000\ngid=1000\n", "uid=65534\ngid=65534\n"))
+			.cause()).as("without the two capabilities").isEqualTo(UnavailabilityCause.NOT_VERIFIED);
 	}
 
 	private static IsolationCapability commandUserVerdict(Launcher launcher, String report) {

@@ -282,7 +282,11 @@ class RungsWithoutMountsSystemViewTests {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
 					namespaces.launcher(), view, namespaces.uid(), namespaces.gid(), namespaces.keepUid());
 		}
-		return new SeccompMechanism(((SeccompMechanism) mechanism).launcher(), view);
+		// A root JVM's command on seccomp: uid 65534 (the first of its range is what the
+		// probe saw), to which these tests give their directories.
+		Launcher launcher = ((SeccompMechanism) mechanism).launcher();
+		return new SeccompMechanism(launcher.hasCommandUser()
+				? launcher.withCommandUser(SandboxSettings.Linux.DEFAULT_COMMAND_USER) : launcher, view);
 	}
 
 	private static Path workingDirectory(Path base) throws IOException {

@@ -81,6 +81,51 @@ class SandboxSettingsTests {
 				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec")), ResourceLimits.defaults()));
 	}
 
+	/**
+	 * The command user range is written {@code FIRST-LAST}, holds uids from 1 to 2^31 - 1
+	 * and at least as many as executions may run at once.
+	 */
+	@Test
+	void commandUserRangeIsParsedAndValidated() {
+		assertThat(SandboxSettings.CommandUserRange.parse("70000-70015"))
+			.isEqualTo(new SandboxSettings.CommandUserRange(70000, 70015))
+			.satisfies((range) -> assertThat(range.size()).isEqualTo(16))
+			.satisfies((range) -> assertThat(range.contains(70000) && range.contains(70015)).isTrue())
+			.satisfies((range) -> assertThat(range.contains(69999) || range.contains(70016)).isFalse());
+		assertThat(SandboxSettings.CommandUserRange.parse(" 5 - 5 ").size()).isEqualTo(1);
+		for (String bad : List.of("", "65536", "-65536", "65536-", "a-b", "65536--66559", "+1-2", "1-99999999999")) {
+			assertThatIllegalArgumentException().as(bad)
+				.isThrownBy(() -> SandboxSettings.CommandUserRange.parse(bad))
+				.withMessage("a command user range must be written FIRST-LAST with two decimal uids, for example "
+						+ "65536-66559, not '" + bad + "'");
+		}
+		for (String bad : List.of("0-15", "20-19", "2147483640-2147483648")) {
+			assertThatIllegalArgumentException().as(bad)
+				.isThrownBy(() -> SandboxSettings.CommandUserRange.parse(bad))
+				.withMessageStartingWith("a command user range must go from a uid of at least 1 to one of at most "
+						+ "2147483647 that is not lower, not " + bad);
+		}
+		assertThat(SandboxSettings.CommandUserRange.parse("2147483632-2147483647").size()).isEqualTo(16);
+		assertThat(SandboxSettings.builder()
+			.commandUserRange(SandboxSettings.CommandUserRange.parse("70000-70003"))
+			.maxConcurrent(4)
+			.build()
+			.linux()
+			.commandUserRange()).hasToString("70000-70003");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SandboxSettings.builder()
+				.commandUserRange(SandboxSettings.CommandUserRange.parse("70000-70002"))
+				.maxConcurrent(4)
+				.build())
+			.withMessage("commandUserRange 70000-70002 holds 3 uids, fewer than maxConcurrent (4): each execution of "
+					+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
+					+ "maxConcurrent");
+		assertThatExceptionOfType(NullPointerException.class)
+			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
+					Path.of("/usr/bin/bwrap"), Path.of("/sbin/ip"), null, false, 65534, null))
+			.withMessage("commandUserRange must not be null");
+	}
+
 	@Test
 	void groupsValidateTheirSettingsAsTheBuilderDoes() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new SandboxSettings.Env(Set.of("A=B"), Map.of()))
@@ -97,6 +142,9 @@ class SandboxSettingsTests {
 					Path.of("/usr/bin/bwrap"), Path.of("/sbin/ip"), null, false, -1))
 			.withMessage("commandUser must be a uid (0 keeps a root JVM's commands root), not -1");
 		assertThat(SandboxSettings.defaults().linux().commandUser()).isEqualTo(65534);
+		assertThat(SandboxSettings.defaults().linux().commandUserRange())
+			.isEqualTo(new SandboxSettings.CommandUserRange(65536, 66559))
+			.hasToString("65536-66559");
 		assertThat(SandboxSettings.builder().commandUser(0).build().linux().commandUser()).isZero();
 		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> new SandboxSettings.Macos(null))
 			.withMessage("sandboxExecPath must not be null");

@@ -31,11 +31,13 @@ import static org.awaitility.Awaitility.await;
 /**
  * Break-in attempts on the seccomp rung (launcher v6): its subreaper {@code contain}, the
  * working directory's grant to the command user, and the same-uid routes the filter was
- * to close. A root JVM's command runs there as the command user, a uid of the host (65534
- * by default). Attempts the sandbox withstands are passing tests; each one that got
- * through is a test that fails on the code it was written against, disabled as an open
- * finding. Every process a test starts ends by itself within two minutes, and each test
- * kills what is left of it before it ends.
+ * to close. A root JVM's command runs there as a uid of the host of its own per execution
+ * (from {@code cave.sandbox.linux.command-user-range}) with the command user's gid (65534
+ * by default), so a process of uid 65534 shares only the command's gid, and another
+ * execution only the gid. Attempts the sandbox withstands are passing tests; each one
+ * that got through is a test that fails on the code it was written against, disabled as
+ * an open finding. Every process a test starts ends by itself within two minutes, and
+ * each test kills what is left of it before it ends.
  */
 @EnabledOnOs(OS.LINUX)
 class SeccompContainBreakInTests {
@@ -253,12 +255,12 @@ class SeccompContainBreakInTests {
 
 	/**
 	 * During an execution its working directory is open to the command user's group, and
-	 * another execution of the same JVM runs as the same uid at the same time. In the
-	 * host view it could read the files in it (Landlock confined writes only; observed:
-	 * it printed the victim's input file and listed its directory). In the system view,
-	 * the default, Landlock refuses reading anything outside the command's own view, the
-	 * other execution's directory included. (The metadata of its files stays in reach:
-	 * the README's threat model.)
+	 * another execution of the same JVM runs with the same gid at the same time (its uid
+	 * is its own, the group is shared). In the host view it could read the files in it
+	 * (Landlock confined writes only; observed: it printed the victim's input file and
+	 * listed its directory). In the system view, the default, Landlock refuses reading
+	 * anything outside the command's own view, the other execution's directory included.
+	 * (The metadata of its files stays in reach: the README's threat model.)
 	 */
 	@Test
 	void aConcurrentExecutionCannotReadAnotherExecutionsWorkingDirectory(@TempDir Path base)

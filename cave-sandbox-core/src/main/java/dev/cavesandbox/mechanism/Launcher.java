@@ -68,16 +68,24 @@ import dev.cavesandbox.ResourceLimits;
  * limit as {@code UID}'s in a namespace of the execution's own. With {@code contain} (the
  * seccomp rung, no namespace at all) {@code outer} prepares nothing
  * ({@link #outer(Path, boolean)}); the command switches to {@code UID}, a uid of the
- * host, without any capability, and its working directory must be writable by group
- * {@code UID} (the executor hands it over for the execution).
+ * host, without any capability, and its working directory must be writable by its group
+ * (the executor hands it over for the execution). There alone the command's gid may
+ * differ from its uid ({@code --command-group GID}, {@link #withCommandUser(long)}): a
+ * root JVM runs each execution as a uid of its own, all of them with the command user's
+ * gid.
  *
  * @param path the launcher binary on the host, verified against the SHA-256 recorded at
  * build time
  * @param userNamespaces whether the command may create user namespaces of its own
- * @param commandUser the uid (and gid) a root JVM's command runs as, or {@value #CALLER}
- * for the caller's
+ * @param commandUser the uid a root JVM's command runs as, or {@value #CALLER} for the
+ * caller's
+ * @param egress the egress bridge of one execution, or {@code null}
+ * @param commandGroup the gid a root JVM's command runs as: the command user's own uid
+ * except on the seccomp rung, where each execution runs as a uid of its own with this one
+ * gid; {@value #CALLER} exactly where {@code commandUser} is
  */
-public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nullable Egress egress) {
+public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nullable Egress egress,
+		long commandGroup) {
 
 	/** No command user: the command keeps the caller's uid. */
 	public static final long CALLER = -1;
@@ -144,6 +152,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 
 	private static final String COMMAND_USER = "--command-user";
 
+	private static final String COMMAND_GROUP = "--command-group";
+
 	/** The exit code of the launcher when it could not set the sandbox up. */
 	public static final int SETUP_FAILED = 125;
 
@@ -161,6 +171,23 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 			throw new IllegalArgumentException("commandUser must be a uid from 1 to " + Integer.MAX_VALUE + " or "
 					+ CALLER + ", not " + commandUser);
 		}
+		if ((commandUser == CALLER) != (commandGroup == CALLER)
+				|| (commandGroup != CALLER && (commandGroup <= 0 || commandGroup > Integer.MAX_VALUE))) {
+			throw new IllegalArgumentException(
+					"commandGroup must be a gid from 1 to " + Integer.MAX_VALUE + " with a command user and " + CALLER
+							+ " without one, not " + commandGroup + " for the user " + commandUser);
+		}
+	}
+
+	/**
+	 * Create a launcher whose command user, if any, is also its group.
+	 * @param path the launcher binary
+	 * @param userNamespaces whether the command may create user namespaces of its own
+	 * @param commandUser the command user's uid (and gid), or {@link #CALLER}
+	 * @param egress the egress bridge of one execution, or {@code null}
+	 */
+	public Launcher(Path path, boolean userNamespaces, long commandUser, @Nullable Egress egress) {
+		this(path, userNamespaces, commandUser, egress, commandUser);
 	}
 
 	/**
@@ -216,7 +243,24 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 */
 	public Launcher withEgress(Egress egress) {
 		return new Launcher(this.path, this.userNamespaces, this.commandUser,
-				Objects.requireNonNull(egress, "egress must not be null"));
+				Objects.requireNonNull(egress, "egress must not be null"), this.commandGroup);
+	}
+
+	/**
+	 * Return this launcher with another command user and the same group: on the seccomp
+	 * rung a root JVM's executions each run as a uid of their own, all with the command
+	 * user's gid ({@value #CONTAIN} alone takes {@code --command-group}).
+	 * @param commandUser the uid, from 1 to {@value Integer#MAX_VALUE}
+	 * @return a launcher whose command runs as that uid and as {@link #commandGroup()}
+	 * @throws IllegalArgumentException if this launcher has no command user (the command
+	 * keeps the caller's uid, which no execution may change) or the uid is out of range
+	 */
+	public Launcher withCommandUser(long commandUser) {
+		if (!hasCommandUser() || commandUser == CALLER) {
+			throw new IllegalArgumentException("only a launcher with a command user (a root JVM's) runs its "
+					+ "command as another one, and only as a uid of 1 or more");
+		}
+		return new Launcher(this.path, this.userNamespaces, commandUser, this.egress, this.commandGroup);
 	}
 
 	/**
@@ -396,6 +440,14 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 		}
 		if (hasCommandUser()) {
 			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
+		}
+		if (this.commandGroup != this.commandUser) {
+			if (!CONTAIN.equals(mode)) {
+				throw new IllegalArgumentException(
+						"only " + CONTAIN + " runs its command with a gid other than its uid "
+								+ "(the user namespace of the other modes maps the command user's own uid and gid)");
+			}
+			command.addAll(List.of(COMMAND_GROUP, String.valueOf(this.commandGroup)));
 		}
 		if (view != null) {
 			command.addAll(viewOptions(view));

@@ -31,8 +31,10 @@ import dev.cavesandbox.ResourceLimits;
  * the JVM's included.</li>
  * <li>With a {@linkplain Launcher#hasCommandUser() command user} (a JVM running as the
  * host's root, whose commands the kernel would exempt from {@code RLIMIT_NPROC}) the
- * command switches to that uid of the host, without any capability; the executor gives
- * the working directory's group to it for the execution ({@link #commandGroup()}).</li>
+ * command switches to a uid of the host, without any capability: each execution to a uid
+ * of its own from the range of command users ({@link #withCommandUser(long)}; the probe
+ * verifies the first), all of them with the command user's gid, to which the executor
+ * gives the working directory's group for the execution ({@link #commandGroup()}).</li>
  * <li>What it does not give: a private loopback, hidden directories (in a host view the
  * host's files stay readable; a system view keeps all but its paths from being read), a
  * PID or IPC namespace. The probe lists them in its facts; a request for a private
@@ -76,13 +78,25 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 	}
 
 	/**
-	 * The group that must be able to write the working directory: the command user's,
-	 * whose uid has no capability on this rung and would not be able to write a root
-	 * JVM's directory otherwise.
+	 * The group that must be able to write the working directory: the command user's gid,
+	 * which every execution's uid runs with and which has no capability on this rung, so
+	 * it would not be able to write a root JVM's directory otherwise.
 	 * @return the gid, or {@link Launcher#CALLER} without a command user
 	 */
 	public long commandGroup() {
-		return this.launcher.commandUser();
+		return this.launcher.commandGroup();
+	}
+
+	/**
+	 * Return this mechanism with the command user of one execution; its gid stays
+	 * {@link #commandGroup()}.
+	 * @param uid the uid the command runs as, a uid of the host
+	 * @return the mechanism
+	 * @throws IllegalArgumentException if this mechanism has no command user (a JVM of
+	 * another user, or a root JVM whose commands stay root)
+	 */
+	public SeccompMechanism withCommandUser(long uid) {
+		return new SeccompMechanism(this.launcher.withCommandUser(uid), this.filesystem);
 	}
 
 	@Override

@@ -167,4 +167,25 @@ class LauncherTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher.Egress(Path.of("/d"), 0));
 	}
 
+	/**
+	 * Only contain runs its command with a gid other than its uid: the user namespace of
+	 * init and exec maps the command user's own uid and gid, nothing else, so a launcher
+	 * whose group differs is refused there rather than run with a gid the namespace does
+	 * not map.
+	 */
+	@Test
+	void onlyContainTakesACommandGroupApartFromTheCommandUser() {
+		Launcher launcher = new Launcher(this.launcher.path(), false, 65534).withCommandUser(65536);
+		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, null, ResourceLimits.NONE, List.of("true")))
+			.containsSequence("--command-user", "65536", "--command-group", "65534");
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> launcher.inside(Launcher.EXEC, false, false, true, null, ResourceLimits.NONE, List.of("true")))
+			.withMessageStartingWith("only contain runs its command with a gid other than its uid");
+		assertThat(new Launcher(this.launcher.path(), false, 65534).inside(Launcher.EXEC, false, false, true, null,
+				ResourceLimits.NONE, List.of("true")))
+			.doesNotContain("--command-group");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new Launcher(this.launcher.path(), false, Launcher.CALLER, null, 65534));
+	}
+
 }

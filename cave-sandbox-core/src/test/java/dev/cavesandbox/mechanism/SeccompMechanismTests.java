@@ -65,6 +65,35 @@ class SeccompMechanismTests {
 		assertThat(new SeccompMechanism(LAUNCHER, HOST).commandGroup()).isEqualTo(Launcher.CALLER);
 	}
 
+	/**
+	 * Each execution of a root JVM runs as a uid of its own with the command user's gid:
+	 * a copy of the verified mechanism with that uid, whose contain gets the gid apart
+	 * ({@code --command-group}) and whose working directory's group stays the command
+	 * user's; the verified one is unchanged, and one without a command user gets none.
+	 */
+	@Test
+	void withCommandUserIsACopyThatRunsTheCommandAsThatUidWithTheCommandUsersGid() {
+		SeccompMechanism verified = new SeccompMechanism(
+				new Launcher(LAUNCHER.path(), false, 65534).withCommandUser(65536), HOST);
+		SeccompMechanism execution = verified.withCommandUser(65599);
+		assertThat(execution.commandLine(List.of("true"), Path.of("/srv/work"), false)).containsExactly(
+				"/opt/cave/cave-sandbox-launcher", "outer", "--workdir", "/srv/work", "--", "/proc/self/fd/4",
+				"contain", "--no-mount-namespace", "--command-user", "65599", "--command-group", "65534", "--", "true");
+		assertThat(execution.commandGroup()).isEqualTo(65534);
+		assertThat(verified.commandGroup()).isEqualTo(65534);
+		assertThat(verified.launcher().commandUser()).isEqualTo(65536);
+		assertThat(execution.withPaths(List.of(Path.of("/srv/data")), List.of()))
+			.isInstanceOfSatisfying(SeccompMechanism.class, (listed) -> {
+				assertThat(listed.launcher().commandUser()).isEqualTo(65599);
+				assertThat(listed.commandGroup()).isEqualTo(65534);
+			});
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new SeccompMechanism(LAUNCHER, HOST).withCommandUser(65599))
+			.withMessageContaining("only a launcher with a command user");
+		assertThatIllegalArgumentException().isThrownBy(() -> verified.withCommandUser(0));
+		assertThatIllegalArgumentException().isThrownBy(() -> verified.withCommandUser(Launcher.CALLER));
+	}
+
 	@Test
 	void hasNoNetworkNamespaceSoNoPrivateLoopback() {
 		SeccompMechanism mechanism = new SeccompMechanism(LAUNCHER, HOST);

@@ -130,6 +130,7 @@ public final class CaveSandboxAutoConfiguration {
 		probed.put("linux.launcherPath", settings.linux().launcherPath());
 		probed.put("linux.userNamespaces", settings.linux().userNamespaces());
 		probed.put("linux.commandUser", settings.linux().commandUser());
+		probed.put("linux.commandUserRange", settings.linux().commandUserRange());
 		probed.put("macos.sandboxExecPath", settings.macos().sandboxExecPath());
 		probed.put("loopback", settings.loopback());
 		probed.put("readOnlyRoot", settings.readOnlyRoot());

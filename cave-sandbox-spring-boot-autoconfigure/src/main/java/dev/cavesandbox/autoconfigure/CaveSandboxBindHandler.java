@@ -34,6 +34,12 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 	 */
 	private SandboxMode mode = SandboxSettings.defaults().mode();
 
+	/**
+	 * The concurrency bound so far; the record binds {@code max-concurrent} before
+	 * {@code linux}, so it is known at {@code linux.command-user-range}.
+	 */
+	private int maxConcurrent = SandboxSettings.defaults().maxConcurrent();
+
 	CaveSandboxBindHandler(BindHandler parent) {
 		super(parent);
 	}
@@ -68,7 +74,25 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 				return (((DataSize) value).toBytes() <= 0) ? "must be positive" : null;
 			}
 			case "max-concurrent", "limits.processes", "limits.open-files" -> {
+				if (name.endsWith("max-concurrent")) {
+					this.maxConcurrent = (Integer) value;
+				}
 				return (((Integer) value) <= 0) ? "must be positive" : null;
+			}
+			case "linux.command-user-range" -> {
+				SandboxSettings.CommandUserRange range;
+				try {
+					range = SandboxSettings.CommandUserRange.parse((String) value);
+				}
+				catch (IllegalArgumentException ex) {
+					return ex.getMessage();
+				}
+				return (range.size() < this.maxConcurrent)
+						? "holds " + range.size() + " uids, fewer than cave.sandbox.max-concurrent ("
+								+ this.maxConcurrent + "): each execution of "
+								+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
+								+ "cave.sandbox.max-concurrent"
+						: null;
 			}
 			case "linux.command-user" -> {
 				return (((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;

@@ -101,6 +101,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.launcherPath(this.linux.launcherPath())
 			.userNamespaces(this.linux.userNamespaces())
 			.commandUser(this.linux.commandUser())
+			.commandUserRange(SandboxSettings.CommandUserRange.parse(this.linux.commandUserRange()))
 			.sandboxExecPath(this.macos.sandboxExecPath())
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
@@ -150,16 +151,29 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * their own (nested containers, unshare --user, a browser's own sandbox). Off by
 	 * default: the launcher's seccomp filter refuses them, since a new user namespace
 	 * opens kernel attack surface.
-	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as,
-	 * so that the process limit holds: the kernel never applies RLIMIT_NPROC to the
-	 * host's root. On the seccomp rung it is a uid of the host, without capabilities, and
-	 * the working directory's group is its own for the execution. 0 keeps them root,
-	 * without a process limit. Ignored for a JVM of another user.
+	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as
+	 * on the rungs with a user namespace (bwrap, unshare, namespaces), so that the
+	 * process limit holds: the kernel never applies RLIMIT_NPROC to the host's root. On
+	 * the seccomp rung its gid is the gid of every execution (their uids come from
+	 * command-user-range), to which the working directory's group is given for the
+	 * execution. 0 keeps them root on every rung, the seccomp rung included, without a
+	 * process limit. Ignored for a JVM of another user.
+	 * @param commandUserRange Uids, written FIRST-LAST, from which each running execution
+	 * of a JVM running as root on the seccomp rung (no user namespace) takes one of its
+	 * own, as a uid of the host without capabilities, so that executions share no process
+	 * count and cannot signal or ptrace each other. All of them run with command-user's
+	 * gid, which they share: files and IPC objects made group-accessible stay reachable
+	 * to the others, and the working directory's group is that gid for the execution. At
+	 * least max-concurrent uids. The default lies in a range that systemd's "Users,
+	 * Groups, UIDs and GIDs on systemd Systems" lists as unused, below the subordinate
+	 * ids of /etc/subuid (from 100000): choose uids that no account or program on the
+	 * host uses.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
 			@DefaultValue("/sbin/ip") Path ipPath, @Nullable Path launcherPath,
-			@DefaultValue("false") boolean userNamespaces, @DefaultValue("65534") int commandUser) {
+			@DefaultValue("false") boolean userNamespaces, @DefaultValue("65534") int commandUser,
+			@DefaultValue(SandboxSettings.CommandUserRange.DEFAULT_TEXT) String commandUserRange) {
 
 	}
 

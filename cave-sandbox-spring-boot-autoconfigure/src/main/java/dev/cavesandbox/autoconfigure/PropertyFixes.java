@@ -49,6 +49,7 @@ final class PropertyFixes {
 		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");
 		properties.put("linux.userNamespaces", "cave.sandbox.linux.user-namespaces");
 		properties.put("linux.commandUser", "cave.sandbox.linux.command-user");
+		properties.put("linux.commandUserRange", "cave.sandbox.linux.command-user-range");
 		properties.put("macos.sandboxExecPath", "cave.sandbox.macos.sandbox-exec-path");
 		properties.put("limits.memory", "cave.sandbox.limits.memory");
 		properties.put("limits.processes", "cave.sandbox.limits.processes");

@@ -78,6 +78,7 @@ class CaveSandboxPropertiesTests {
 					"cave.sandbox.linux.ip-path=/opt/bin/ip",
 					"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
 					"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.linux.command-user=4321",
+					"cave.sandbox.linux.command-user-range=70000-70099",
 					"cave.sandbox.macos.sandbox-exec-path=/opt/bin/sandbox-exec", "cave.sandbox.mechanism=sandbox-exec",
 					"cave.sandbox.loopback=true", "cave.sandbox.read-only-root=false",
 					"cave.sandbox.hidden-directories=/run,/srv/sockets", "cave.sandbox.limits.memory=512MB",
@@ -106,6 +107,8 @@ class CaveSandboxPropertiesTests {
 					.isEqualTo(Path.of("/opt/cave-sandbox/cave-sandbox-launcher"));
 				assertThat(settings.linux().userNamespaces()).isTrue();
 				assertThat(settings.linux().commandUser()).isEqualTo(4321);
+				assertThat(settings.linux().commandUserRange())
+					.isEqualTo(new SandboxSettings.CommandUserRange(70000, 70099));
 				assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/opt/bin/sandbox-exec"));
 				assertThat(settings.mechanism()).isEqualTo(MechanismChoice.SANDBOX_EXEC);
 				assertThat(settings.loopback()).isTrue();
@@ -261,7 +264,11 @@ class CaveSandboxPropertiesTests {
 			"cave.sandbox.mode|banana|failed to convert",
 			"cave.sandbox.mechanism|none|only allowed with cave.sandbox.mode=fallback",
 			"cave.sandbox.max-concurrent|0|must be positive", "cave.sandbox.limits.processes|0|must be positive",
-			"cave.sandbox.linux.command-user|-1|must be a uid", "cave.sandbox.limits.memory|lots|failed to convert",
+			"cave.sandbox.linux.command-user|-1|must be a uid",
+			"cave.sandbox.linux.command-user-range|65536|must be written FIRST-LAST with two decimal uids",
+			"cave.sandbox.linux.command-user-range|0-99|must go from a uid of at least 1",
+			"cave.sandbox.linux.command-user-range|70000-70003|holds 4 uids, fewer than cave.sandbox.max-concurrent (16)",
+			"cave.sandbox.limits.memory|lots|failed to convert",
 			"cave.sandbox.hidden-directories|relative|absolute path",
 			"cave.sandbox.filesystem.view|everything|failed to convert" })
 	void badValueFailsStartupWithBootsReportBeforeAnyProbe(String property, String value, String reason,
