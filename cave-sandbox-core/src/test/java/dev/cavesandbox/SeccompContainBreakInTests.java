@@ -375,8 +375,8 @@ class SeccompContainBreakInTests {
 	void anotherProcessOfTheCommandUserCannotBeChangedWithoutASignal(@TempDir Path work)
 			throws IOException, InterruptedException {
 		RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", work);
-		// In a session of its own: the control renices the victim's autogroup, which would
-		// otherwise be this JVM's session and slow the rest of the test run down.
+		// A session of its own: the control renices the victim's autogroup, otherwise
+		// this JVM's session (the rest of the test run would be slowed down).
 		List<String> victimCommand = new ArrayList<>(List.of("setsid"));
 		victimCommand.addAll(NobodyCommandLines.asNobody(List.of("sleep", "120")));
 		Process victim = new ProcessBuilder(victimCommand).start();
