@@ -25,7 +25,6 @@ import dev.cavesandbox.mechanism.Launcher;
 import dev.cavesandbox.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -108,8 +107,6 @@ class Issue26BreakInTests {
 	 * {@code contain}'s zombie (the finding pinned by
 	 * {@link #aCommandThatIgnoresSigtermGetsItsResultWithinTheBoundAndNoFalseSurvivor}).
 	 */
-	@Disabled("finding: the tree is gone, but the result came after 12.8 s (200 lanes) and 26.1 s (32 lanes behind "
-			+ "400 sleepers), bound 5 s + 2 s; 32 lanes alone 6.4 s (branch issue26-uids2, its own CPU hog)")
 	@ParameterizedTest(name = "{0} lanes, {1} sleepers")
 	@CsvSource({ "32, 0", "200, 0", "32, 400" })
 	void aTreeThatNeverLetsContainRunOutOfZombiesLeavesNothingBehind(int lanes, int sleepers, @TempDir Path work)
@@ -181,8 +178,6 @@ class Issue26BreakInTests {
 	 * ms after contain ended; through the executor nothing of the tree left, the result
 	 * after 6.5 s as the exception that names only {@code contain}'s zombie).
 	 */
-	@Disabled("finding: every way out refused and the tree gone, but the result came after 8.2 s, bound 5 s + 2 s "
-			+ "(branch issue26-uids2, its own CPU hog)")
 	@Test
 	void noProcessLeavesTheGroupAndAZooOfAwkwardProcessesLeavesNothingBehind(@TempDir Path work)
 			throws IOException, InterruptedException {
