@@ -1,6 +1,8 @@
 package dev.cavesandbox;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Red-team attempts on the teardown of issue 26 that the builder's break-in tests
@@ -137,17 +140,15 @@ class TeardownBreakInTests {
 		install(sessionSpinners, work);
 		ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism, (settings) -> settings);
 		try (executor) {
-			java.io.ByteArrayOutputStream stdout = new java.io.ByteArrayOutputStream();
+			ByteArrayOutputStream stdout = new ByteArrayOutputStream();
 			Timed<ExecutionResult> execution = Timed
 				.call(() -> executor.execute(ExecutionRequest.builder("./" + SESSION_SPINNERS, this.marker, "400", "1")
 					.workingDirectory(work)
 					.stdoutSink(stdout)
 					.build()));
-			org.awaitility.Awaitility.await()
-				.atMost(Duration.ofSeconds(60))
+			await().atMost(Duration.ofSeconds(60))
 				.pollInterval(Duration.ofMillis(20))
-				.until(() -> stdout.toString(java.nio.charset.StandardCharsets.UTF_8).contains("spinning:")
-						|| execution.ended());
+				.until(() -> stdout.toString(StandardCharsets.UTF_8).contains("spinning:") || execution.ended());
 			long closed = System.nanoTime();
 			Timed<Boolean> closing = Timed.call(() -> {
 				executor.close();
@@ -163,8 +164,8 @@ class TeardownBreakInTests {
 				left = MarkedProcesses.leftovers(this.marker);
 			}
 			String report = mechanism + ", root JVM, executor closed under 400 spinners in sessions of their own ("
-					+ stdout.toString(java.nio.charset.StandardCharsets.UTF_8).trim() + "): close "
-					+ closing.report(closed) + ", execute " + execution.report(closed) + ", bound " + bound.toMillis()
+					+ stdout.toString(StandardCharsets.UTF_8).trim() + "): close " + closing.report(closed)
+					+ ", execute " + execution.report(closed) + ", bound " + bound.toMillis()
 					+ " ms, processes of the tree left once both had returned " + left.size() + " "
 					+ left.stream().limit(5).toList();
 			System.out.println(TeardownBreakInTests.class.getSimpleName() + " " + report);
