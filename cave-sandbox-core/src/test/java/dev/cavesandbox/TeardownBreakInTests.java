@@ -223,7 +223,7 @@ class TeardownBreakInTests {
 				ContainerConfinement.User.NOBODY, MechanismChoice.UNSHARE)) {
 			install(sessionSpinners, jvm.commands());
 			Path autogroup = Path.of("/proc", Long.toString(Pid1ProcFilesBreakInTests.javaOf(jvm)), "autogroup");
-			String before = Files.readString(autogroup).trim();
+			String before = Pid1ProcFilesBreakInTests.autogroupOf(autogroup);
 			try {
 				long start = System.nanoTime();
 				Timed<ContainerJvm.Result> execution = Timed
