@@ -20,15 +20,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * <p>
  * A process that is not dumpable has its /proc files owned by root of its memory's user
  * namespace where that namespace maps a root (proc(5), task_dump_owner), else by the
- * host's root. On {@code unshare}, PID 1 ({@code pid1} mode) runs in the namespace of
+ * host's root. On {@code unshare}, PID 1 ({@code pid1} mode) ran in the namespace of
  * {@code unshare --user --map-root-user}, whose root is the JVM's user: its
- * {@code /proc/1/autogroup} belongs to the command's uid, and writing a nice value there
+ * {@code /proc/1/autogroup} belonged to the command's uid, and writing a nice value there
  * needs no capability to raise it (sched(7), "The autogroup feature"). The autogroup is
- * that of PID 1's session, which was the JVM's session until the launcher gave the
- * sandbox a session of its own: the command reniced the JVM and every process of its
- * session, beyond the execution. (bwrap maps no root for a JVM of nobody, so its PID 1's
- * files belong to the host's root; the rungs without a mount namespace refuse the write
- * by Landlock.)
+ * that of PID 1's session: the JVM's until the launcher gave the sandbox a session of its
+ * own (launcher 12), then the session of the sandbox's teardown, which a nice of 19 let
+ * 200 spinners in sessions of their own starve ({@link TeardownBreakInTests}). PID 1 now
+ * runs in a user namespace of its own that maps no root, so its files belong to the
+ * host's root. (bwrap maps no root for a JVM of nobody; the rungs without a mount
+ * namespace refuse the write by Landlock.)
  */
 @EnabledOnOs(OS.LINUX)
 class Pid1ProcFilesBreakInTests {
@@ -40,11 +41,8 @@ class Pid1ProcFilesBreakInTests {
 
 	/**
 	 * A JVM of nobody: after a command that writes 19 to {@code /proc/1/autogroup} (and
-	 * to its parent's), the JVM's own autogroup still has the nice value it had. bwrap's
-	 * PID 1 belongs to the host's root and the rungs without a mount namespace have
-	 * Landlock, so the write is refused; unshare's PID 1 belongs to the JVM's user and
-	 * the write goes through, but the sandbox's processes are in a session of their own
-	 * (the launcher's wrapper calls setsid), so it renices only the sandbox's autogroup.
+	 * to its ancestors'), the JVM's own autogroup still has the nice value it had, and
+	 * the write to the sandbox's PID 1 was refused on every rung.
 	 */
 	@ParameterizedTest
 	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES", "SECCOMP" })
@@ -67,6 +65,8 @@ class Pid1ProcFilesBreakInTests {
 						+ "; the JVM's autogroup " + before + " before, " + after + " after");
 				assertThat(result.stdout()).as(result.stderr()).contains("done");
 				assertThat(after).as("the JVM's autogroup after the command (%s)", result.stdout()).isEqualTo(before);
+				assertThat(result.stdout()).as("the sandbox's PID 1, whose session tears the sandbox down")
+					.doesNotContain("reniced 1:");
 			}
 			finally {
 				// Root may lower it again (CAP_SYS_NICE).

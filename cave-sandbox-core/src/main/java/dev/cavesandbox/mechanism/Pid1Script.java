@@ -13,6 +13,12 @@ import static dev.cavesandbox.mechanism.ShellQuoting.quote;
  */
 final class Pid1Script {
 
+	/**
+	 * The uid and gid of PID 1 in its own user namespace ({@link #runCommand}): any id
+	 * but 0.
+	 */
+	static final long PID1_UID = 65534;
+
 	private Pid1Script() {
 	}
 
@@ -67,6 +73,16 @@ final class Pid1Script {
 	 * is not dumpable, so that the command never reads them through {@code /proc}. It
 	 * ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status, and its
 	 * exit takes the namespace down.
+	 * <p>
+	 * Where the command gets the caller's uid back ({@code keepUid}), PID 1 first enters
+	 * a user namespace of its own that maps no root, as uid {@value #PID1_UID} (the
+	 * namespace's uid 0 is the caller's): a process that is not dumpable has its
+	 * {@code /proc} files owned by root of its memory's user namespace, or by the host's
+	 * root where that namespace maps none (proc(5), task_dump_owner). In the namespace of
+	 * {@code --map-root-user} they would belong to the caller's uid, the command's, which
+	 * could then write PID 1's {@code autogroup} (nice 19 for the session of the
+	 * sandbox's teardown: sched(7)), {@code comm} or {@code timerslack_ns}. The command's
+	 * namespace is then nested in PID 1's.
 	 * @param unshare the {@code unshare} binary
 	 * @param uid the caller's uid
 	 * @param gid the caller's gid
@@ -75,19 +91,19 @@ final class Pid1Script {
 	 * @return the line
 	 */
 	static String runCommand(Path unshare, long uid, long gid, boolean keepUid) {
-		StringBuilder script = new StringBuilder("exec ").append(Launcher.INSIDE)
-			.append(' ')
-			.append(Launcher.PID1)
-			.append(" -- ");
+		StringBuilder script = new StringBuilder("exec ");
 		if (keepUid) {
-			script.append(quote(unshare.toString()))
-				.append(" --user --map-user=")
-				.append(uid)
-				.append(" --map-group=")
-				.append(gid)
-				.append(" -- ");
+			script.append(mapUser(unshare, PID1_UID, PID1_UID));
+		}
+		script.append(Launcher.INSIDE).append(' ').append(Launcher.PID1).append(" -- ");
+		if (keepUid) {
+			script.append(mapUser(unshare, uid, gid));
 		}
 		return script.append("\"$@\"\n").toString();
+	}
+
+	private static String mapUser(Path unshare, long uid, long gid) {
+		return quote(unshare.toString()) + " --user --map-user=" + uid + " --map-group=" + gid + " -- ";
 	}
 
 }

@@ -66,8 +66,9 @@ class NamespacesMechanismTests {
 	void setupMountsNothingAndRestoresTheCallersUid() {
 		String script = mechanism(1000, true, Path.of("/sbin/ip")).setupScript(false);
 		assertThat(script).startsWith("set -e\nread -r _ _ n < /proc/self/uid_map\n")
-			.endsWith("exec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
-					+ "\"$@\"\n")
+			.endsWith(
+					"exec '/usr/bin/unshare' --user --map-user=65534 --map-group=65534 -- /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=1000 --map-group=1000 -- "
+							+ "\"$@\"\n")
 			.doesNotContain("mount")
 			.doesNotContain("link set lo up");
 	}

@@ -56,8 +56,9 @@ class UnshareMechanismTests {
 					+ "continue ;; esac\n")
 			.contains("  case \"$m\" in /sys/*) case \" $rest \" in *\" - sysfs \"*|*\" - cgroup \"*|")
 			.contains("  remount \"$m\" \"$o\" ,ro\n")
-			.endsWith("cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user "
-					+ "--map-user=1000 --map-group=1000 -- \"$@\"\n")
+			.endsWith(
+					"cd '/tmp/cave-sandbox-1'\nunset OLDPWD\nexec '/usr/bin/unshare' --user --map-user=65534 --map-group=65534 -- /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user "
+							+ "--map-user=1000 --map-group=1000 -- \"$@\"\n")
 			.doesNotContain("/proc/sys")
 			.doesNotContain("link set lo up");
 	}
@@ -66,8 +67,9 @@ class UnshareMechanismTests {
 	void rootCallerGetsReadOnlySysctlsAndTheLauncherDropsItsCapabilities() {
 		String script = mechanism(0, true, HIDE_TMP_AND_RUN).setupScript(Path.of("/srv/work"), false);
 		assertThat(script).contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
-			.endsWith("exec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
-					+ "\"$@\"\n")
+			.endsWith(
+					"exec '/usr/bin/unshare' --user --map-user=65534 --map-group=65534 -- /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 --map-group=0 -- "
+							+ "\"$@\"\n")
 			.doesNotContain("setpriv");
 	}
 
@@ -169,7 +171,7 @@ class UnshareMechanismTests {
 			.contains("mount -n -t tmpfs -o mode=1777,nosuid,nodev cave-sandbox '/run'\n"
 					+ "mount -n -c --bind . '/srv/work'\nflags '/srv/work'; remount '/srv/work' \"$f\" ,nosuid,nodev\n"
 					+ "while read -r")
-			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- ");
+			.contains("\ncd '/srv/work'\nunset OLDPWD\nexec '/usr/bin/unshare' --user --map-user=65534 ");
 	}
 
 	@Test
@@ -257,7 +259,7 @@ class UnshareMechanismTests {
 					+ "'/srv/work'/*) " + "continue ;; esac\n")
 			.contains("mount -n -o bind,ro /proc/sys /proc/sys\n")
 			.endsWith(
-					"cd '/srv/work'\nunset OLDPWD\nexec /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 "
+					"cd '/srv/work'\nunset OLDPWD\nexec '/usr/bin/unshare' --user --map-user=65534 --map-group=65534 -- /proc/self/fd/4 pid1 -- '/usr/bin/unshare' --user --map-user=0 "
 							+ "--map-group=0 -- \"$@\"\n");
 	}
 
