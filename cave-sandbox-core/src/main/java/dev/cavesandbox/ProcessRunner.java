@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -77,6 +78,15 @@ final class ProcessRunner implements AutoCloseable {
 	private final Set<Started> started = ConcurrentHashMap.newKeySet();
 
 	private volatile boolean closed;
+
+	/**
+	 * What {@link #close()} found still running of each process's tree after its
+	 * teardown, for the {@link #run(Spec)} that the close ended.
+	 */
+	private final Map<Process, List<Long>> closeSurvivors = new ConcurrentHashMap<>();
+
+	/** Counted down once {@link #close()} has torn every running tree down. */
+	private final CountDownLatch closeDone = new CountDownLatch(1);
 
 	ProcessRunner(Duration killGracePeriod) {
 		this.killGracePeriod = killGracePeriod;
@@ -228,6 +238,9 @@ final class ProcessRunner implements AutoCloseable {
 				throw new ProcessTreeSurvivedException(survivors);
 			}
 			throw ex;
+		}
+		if (this.closed && !timedOut) {
+			survivors = awaitClose(process, survivors);
 		}
 		finish(process, tasks, feeder);
 		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
@@ -524,24 +537,32 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
+	 * A run that {@link #close()} ended: its result waits until the close has torn the
+	 * tree down (at most {@value #REAP_TIMEOUT_SECONDS} seconds more), and reports what
+	 * of it the close found still running.
+	 */
+	private List<Long> awaitClose(Process process, List<Long> survivors) throws InterruptedException {
+		this.closeDone.await(REAP_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+		List<Long> left = this.closeSurvivors.get(process);
+		return (left != null) ? left : survivors;
+	}
+
+	/**
 	 * Kill every running process tree, wait (at most {@value #REAP_TIMEOUT_SECONDS}
-	 * seconds more) for the teardown of the started ones, and stop the threads.
+	 * seconds more) for the teardown of the started ones, and stop the threads. What
+	 * outlives the teardown is logged as a warning and reported by the run it ended
+	 * ({@link ProcessTreeSurvivedException}).
 	 */
 	@Override
 	public void close() {
 		this.closed = true;
 		this.launcher.shutdown();
-		List<ProcessHandle> trees = new ArrayList<>();
-		this.running.forEach((process, sandboxed) -> {
-			// A sandbox's own processes (cheap to find), or an unisolated tree, first
-			// seen,
-			// then the direct child killed before the rest, so that it cannot exit on its
-			// own (with its own status) between the two.
-			trees.addAll(sandboxed ? sandboxProcesses(process) : process.descendants().toList());
-			process.toHandle().destroyForcibly();
-		});
-		awaitTeardown(trees);
-		trees.forEach(ProcessHandle::destroyForcibly);
+		try {
+			killRunning();
+		}
+		finally {
+			this.closeDone.countDown();
+		}
 		long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
 		for (Started started : this.started) {
 			try {
@@ -556,6 +577,32 @@ final class ProcessRunner implements AutoCloseable {
 			}
 		}
 		this.io.shutdown();
+	}
+
+	/**
+	 * {@link #close()}'s SIGKILL to every running tree: a sandbox's own processes (cheap
+	 * to find), or an unisolated tree, first seen, then the direct child killed before
+	 * the rest, so that it cannot exit on its own (with its own status) between the two;
+	 * the grace period for the sandboxes to take their trees down, SIGKILL to what is
+	 * left, and what still runs after that recorded per process.
+	 */
+	private void killRunning() {
+		Map<Process, List<ProcessHandle>> trees = new ConcurrentHashMap<>();
+		this.running.forEach((process, sandboxed) -> {
+			trees.put(process, sandboxed ? sandboxProcesses(process) : process.descendants().toList());
+			process.toHandle().destroyForcibly();
+		});
+		List<ProcessHandle> all = trees.values().stream().flatMap(List::stream).toList();
+		awaitTeardown(all);
+		all.forEach(ProcessHandle::destroyForcibly);
+		awaitEnd(all, SURVIVOR_WAIT);
+		trees.forEach((process, tree) -> {
+			List<Long> left = tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
+			if (!left.isEmpty()) {
+				this.closeSurvivors.put(process, left);
+				logger.warn(new ProcessTreeSurvivedException(left).getMessage());
+			}
+		});
 	}
 
 	/**

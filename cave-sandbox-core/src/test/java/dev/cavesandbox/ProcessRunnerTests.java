@@ -31,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Process lifetime and stream handling of the runner, on real sandboxes of every Linux
@@ -39,10 +40,9 @@ import static org.awaitility.Awaitility.await;
  * cancellation.
  * <p>
  * The termination tests start a tree whose command traps SIGTERM (and writes a marker
- * into its working directory when it gets it), with a {@code setsid} child and a child
- * that both ignore SIGTERM (on the {@code seccomp} rung, which refuses a new session, the
- * first one runs in the command's process group once its {@code setsid} has been refused:
- * {@link NewSession}). They wait until every child runs, then let the timeout, the
+ * into its working directory when it gets it), with a child that attempted a session of
+ * its own ({@code setsid}, refused on every rung: {@link NewSession}; it runs once the
+ * refusal has come) and a child that both ignore SIGTERM. They wait until every child runs, then let the timeout, the
  * interrupt or the cancel happen, and assert what only the runner's own termination
  * produces: the command's TERM marker and exit code (the grace period reached it), and no
  * child left (the SIGKILL after the grace period reached the whole tree). The runner's
@@ -141,6 +141,54 @@ class ProcessRunnerTests {
 		long growth = Long.parseLong(heap.group(2)) - Long.parseLong(heap.group(1));
 		// Two streams of 1 MiB each, buffered with doubling arrays: a few MiB at most.
 		assertThat(growth).as(output).isLessThan(16L * 1024 * 1024);
+	}
+
+	/**
+	 * {@code close()} while a run's tree holds a process that SIGKILL cannot end yet (a
+	 * task frozen by the cgroup v1 freezer dies only once thawed, freezer-subsystem.rst):
+	 * the run's outcome comes once the close has torn the tree down, and names that
+	 * process as a survivor, which the executor turns into a
+	 * {@link ProcessTreeSurvivedException}.
+	 */
+	@Test
+	void aRunThatCloseEndedNamesWhatOutlivedTheClose(@TempDir Path directory) throws Exception {
+		Path freezer = Path.of("/sys/fs/cgroup/freezer");
+		assumeTrue(Files.isWritable(freezer.resolve("cgroup.procs")), "no writable cgroup v1 freezer here");
+		Path group = Files.createDirectory(freezer.resolve("cave-sandbox-test-" + UUID.randomUUID()));
+		String marker = uniqueSleep();
+		long frozen = -1;
+		try {
+			ProcessRunner runner = new ProcessRunner(GRACE);
+			CompletableFuture<ProcessRunner.Outcome> run = CompletableFuture.supplyAsync(() -> {
+				try {
+					return runner.run(new ProcessRunner.Spec(List.of("sh", "-c", marker + " & echo $! > pid; wait"),
+							directory, Map.of("PATH", SandboxSettings.BASELINE_PATH), null, Duration.ofSeconds(60),
+							1024, null, null, false));
+				}
+				catch (IOException | InterruptedException ex) {
+					throw new IllegalStateException(ex);
+				}
+			});
+			await().atMost(NO_HANG)
+				.until(() -> Files.exists(directory.resolve("pid"))
+						&& !Files.readString(directory.resolve("pid")).isBlank());
+			frozen = Long.parseLong(Files.readString(directory.resolve("pid")).trim());
+			Files.writeString(group.resolve("cgroup.procs"), frozen + "\n");
+			Files.writeString(group.resolve("freezer.state"), "FROZEN\n");
+			await().atMost(NO_HANG)
+				.until(() -> Files.readString(group.resolve("freezer.state")).trim().equals("FROZEN"));
+			runner.close();
+			ProcessRunner.Outcome outcome = run.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
+			assertThat(outcome.survivors()).as("the frozen process %d", frozen).containsExactly(frozen);
+		}
+		finally {
+			Files.writeString(group.resolve("freezer.state"), "THAWED\n");
+			if (frozen > 0) {
+				ProcessHandle.of(frozen).ifPresent(ProcessHandle::destroyForcibly);
+			}
+			await().atMost(NO_HANG).until(() -> Files.readString(group.resolve("cgroup.procs")).isBlank());
+			Files.delete(group);
+		}
 	}
 
 	@ForEachLinuxMechanism
@@ -376,10 +424,10 @@ class ProcessRunnerTests {
 	/**
 	 * A command that traps SIGTERM (writes {@code got-term} into the file
 	 * {@code term-received} and to stdout, exits 3), with three children that sleep
-	 * "forever": one in a session of its own ({@code setsid}) and one in the same session
-	 * that both ignore SIGTERM, and one that does not. Where the rung refuses a new
-	 * session ({@code seccomp}) the first one runs in the command's process group once
-	 * {@code setsid} has been refused, which the file {@code setsid-attempt} shows.
+	 * "forever": one that attempted a session of its own ({@code setsid}, refused on every
+	 * rung: it runs once the refusal has come, which the file {@code setsid-attempt}
+	 * shows) and one in the same session that both ignore SIGTERM, and one that does
+	 * not.
 	 */
 	private static final class Tree {
 
