@@ -53,7 +53,10 @@
  * signal dispositions and an empty signal mask. init forks the command, stays PID 1
  * (not dumpable, filtered like the command, so that the command can neither ptrace it
  * nor write its memory through /proc), reaps every orphan and exits with the command's
- * status, 128 + n if it died of signal n. exec replaces itself with the command.
+ * status, 128 + n if it died of signal n. exec replaces itself with the command. The
+ * command's process, once in the session the launcher made for it (init's child after its
+ * setsid, exec), stacks the session filter, which refuses setsid(2) on every rung
+ * (build_session_filter), and only then runs --check.
  *
  * --no-mount-namespace (the rungs without a mount namespace, which would hide the host's
  * sockets and files): the filter also refuses socket(AF_UNIX) (socketpair(2) stays
@@ -77,9 +80,10 @@
  * on a kernel without it is a set-up failure, but under --check, which reports
  * landlock=unavailable for the probe to judge.
  *
- * pid1 (PID 1 of unshare's PID namespace, exec'd by the rung's set-up script): forks
- * ARGS in a session of its own, keeps no descriptor above 2, reaps orphans and exits with
- * ARGS's status (see pid1()).
+ * pid1 (PID 1 of unshare's PID namespace, exec'd by the rung's set-up script, in a user
+ * namespace of its own that maps no root, so that its /proc files belong to the host's
+ * root): forks ARGS in a session of its own, keeps no descriptor above 2, reaps orphans
+ * and exits with ARGS's status (see pid1()).
  *
  * Every mode but --version makes itself non-dumpable first (prctl(2) PR_SET_DUMPABLE), so
  * that the command, which may share its uid, never reads a descriptor, the working
@@ -194,7 +198,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "12"
+#define LAUNCHER_VERSION "13"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -529,6 +533,12 @@ static void add_user_namespaces(scmp_filter_ctx filter, const struct options *op
 	refuse(filter, ENOSYS, "clone3");
 }
 
+/*
+ * setsid(2) is refused on every rung; with a PID namespace by the session filter
+ * (build_session_filter), which the command's process stacks once it is in the session
+ * the launcher made for it, as init's PID 1, filtered before it forks the command, must
+ * not refuse it to that child.
+ */
 static void add_process_group(scmp_filter_ctx filter, const struct options *options)
 {
 	if (!options->no_pid_namespace) {
@@ -809,7 +819,7 @@ static const struct refusal REFUSALS[] = {
 	REFUSAL("sched_setscheduler(pid)", EPERM, 0, NULL, attempt_sched_setscheduler_other),
 	REFUSAL("sched_setparam(pid)", EPERM, 0, NULL, attempt_sched_setparam_other),
 	REFUSAL("sched_setattr(pid)", EPERM, 0, NULL, attempt_sched_setattr_other),
-	REFUSAL("setsid", EPERM, ONLY_NO_PID_NAMESPACE, add_process_group, attempt_setsid),
+	REFUSAL("setsid", EPERM, 0, add_process_group, attempt_setsid),
 	REFUSAL("setpgid", EPERM, ONLY_NO_PID_NAMESPACE, NULL, attempt_setpgid),
 	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),
 	REFUSAL("clone(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, NULL, attempt_clone_user),
@@ -824,6 +834,8 @@ static const struct refusal REFUSALS[] = {
 #define REFUSAL_COUNT (sizeof REFUSALS / sizeof REFUSALS[0])
 /* One filter per combination of the four options that REFUSALS depend on. */
 #define FILTER_VARIANTS 16
+/* After them, the session filter (build_session_filter). */
+#define SESSION_FILTER FILTER_VARIANTS
 
 #ifdef CAVE_SANDBOX_FILTER_GENERATOR
 
@@ -847,6 +859,28 @@ static scmp_filter_ctx build_filter(const struct options *options)
 	return filter;
 }
 
+/*
+ * The session filter: setsid(2) refused with EPERM, stacked on the filter of a rung with
+ * a PID namespace by the command's process once it has its session. The scheduler gives
+ * each session of a host's root CPU group an autogroup of its own, with one session's
+ * share of the CPU however many processes it has (sched(7), "The autogroup feature"): a
+ * tree whose processes each took a session took hundreds of shares, and the processes
+ * that tear the sandbox down (outer, the wrapper, PID 1, whose exit kills the namespace)
+ * got one share in hundreds (issue 26). In one session, the whole tree has one share.
+ */
+static scmp_filter_ctx build_session_filter(void)
+{
+	scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+	if (filter == NULL) {
+		fail("cannot create a seccomp filter");
+	}
+	if (seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0) {
+		fail("cannot make foreign system-call architectures fatal");
+	}
+	refuse(filter, EPERM, "setsid");
+	return filter;
+}
+
 #else
 
 #include "cave-sandbox-filters.h"
@@ -859,14 +893,25 @@ static int applies(const struct refusal *refusal, const struct options *options)
 		 || (refusal->unless == ONLY_NO_PID_NAMESPACE && !options->no_pid_namespace));
 }
 
-static void load_filter(const struct options *options)
+static void load_program(const struct cave_filter *filter)
 {
-	const struct cave_filter *filter = &FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)
-						    | (options->no_mount_namespace ? 4 : 0) | (options->no_pid_namespace ? 8 : 0)];
 	struct cave_sock_fprog program = { filter->length, filter->program };
 	if (prctl(PR_SET_SECCOMP, CAVE_SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
 		fail("cannot load the seccomp filter: %s", strerror(errno));
 	}
+}
+
+static void load_filter(const struct options *options)
+{
+	load_program(&FILTERS[(options->allow_inet ? 1 : 0) | (options->allow_userns ? 2 : 0)
+			      | (options->no_mount_namespace ? 4 : 0) | (options->no_pid_namespace ? 8 : 0)]);
+}
+
+/* In the command's process, once in the session the launcher made for it (needs
+ * no_new_privs): the session filter, which refuses setsid(2) (build_session_filter). */
+static void load_session_filter(void)
+{
+	load_program(&FILTERS[SESSION_FILTER]);
 }
 
 /* The symbolic name of the errno values the check expects, else the number. */
@@ -1908,6 +1953,13 @@ static int set_up(const struct options *options, int pid1)
 	}
 	new_session_keyring();
 	load_filter(options);
+	if (pid1) {
+		/* init's command child stacks the session filter and checks (init). */
+		return start;
+	}
+	if (!options->no_pid_namespace) {
+		load_session_filter();
+	}
 	if (options->check) {
 		check(options);
 	}
@@ -2211,8 +2263,12 @@ static int init(const struct options *options, char **argv)
 		if (setsid() < 0) {
 			fail("cannot give the command a session of its own: %s", strerror(errno));
 		}
+		load_session_filter();
 		if (options->command_user >= 0) {
 			become_command_user(options);
+		}
+		if (options->check) {
+			check(options);
 		}
 		/* The limits are the command's, not PID 1's: its reaping must not fail. A failure
 		 * here ends PID 1 too, before the start byte. */
@@ -2636,13 +2692,13 @@ int main(int argc, char **argv)
 	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
-	for (int variant = 0; variant < FILTER_VARIANTS; variant++) {
+	for (int variant = 0; variant <= SESSION_FILTER; variant++) {
 		struct options options = { .allow_inet = variant & 1,
 					   .allow_userns = (variant & 2) != 0,
 					   .no_mount_namespace = (variant & 4) != 0,
 					   .no_pid_namespace = (variant & 8) != 0,
 					   .command_user = -1 };
-		scmp_filter_ctx filter = build_filter(&options);
+		scmp_filter_ctx filter = (variant == SESSION_FILTER) ? build_session_filter() : build_filter(&options);
 		FILE *bpf = tmpfile();
 		if (bpf == NULL) {
 			fail("cannot create a temporary file: %s", strerror(errno));
@@ -2672,9 +2728,9 @@ int main(int argc, char **argv)
 	}
 	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
 	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0) "
-		     "| (no_pid_namespace ? 8 : 0). */\n");
-	fprintf(out, "static const struct cave_filter FILTERS[%d] = {\n", FILTER_VARIANTS);
-	for (int variant = 0; variant < FILTER_VARIANTS; variant++) {
+		     "| (no_pid_namespace ? 8 : 0); then the session filter. */\n");
+	fprintf(out, "static const struct cave_filter FILTERS[%d] = {\n", SESSION_FILTER + 1);
+	for (int variant = 0; variant <= SESSION_FILTER; variant++) {
 		fprintf(out, "\t{ FILTER_%d, sizeof FILTER_%d / sizeof FILTER_%d[0] },\n", variant, variant, variant);
 	}
 	fprintf(out, "};\n");

@@ -1073,12 +1073,11 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A command that ignores SIGTERM runs into its timeout with three children: one in a
-	 * session of its own ({@code setsid}), one that ignores SIGTERM and one that does
-	 * not; none is left. The {@code seccomp} rung refuses a new session
-	 * ({@link NewSession}): there the first child runs in the command's process group
-	 * once its {@code setsid} has been refused, which the command's stderr shows. The
-	 * timeout leaves the sandbox and the shells time to start on a loaded machine.
+	 * A command that ignores SIGTERM runs into its timeout with three children: one that
+	 * attempted a session of its own ({@code setsid}, refused on every rung:
+	 * {@link NewSession}; it runs once the refusal, which the command's stderr shows, has
+	 * come), one that ignores SIGTERM and one that does not; none is left. The timeout
+	 * leaves the sandbox and the shells time to start on a loaded machine.
 	 */
 	@ForEachLinuxMechanism
 	void timeoutKillsTheWholeTreeIncludingSetsidAndTermIgnoringChildren(MechanismChoice mechanism) {

@@ -1,19 +1,15 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.mechanism.LinuxNamespace;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A session of its own for a process of a test's command, on every rung. Only a rung with
- * a PID namespace ({@code bwrap}, {@code unshare}, {@code namespaces}) lets the command
- * begin one, and the namespace's end kills whatever is in it. The {@code seccomp} rung
- * has no PID namespace: there the launcher's filter refuses {@code setsid(2)} and
- * {@code setpgid(2)} with EPERM (launcher v10), so that the command's process group stays
- * its whole tree, which {@code contain} ends with one {@code kill(2)} of the group that
- * no fork can outrun. A test whose daemon wanted a session of its own keeps it where the
- * rung gives one, and on {@code seccomp} attempts it, asserts the refusal and runs the
- * same daemon in the command's process group: it never drops the daemon.
+ * A session of its own for a process of a test's command. The launcher's filter refuses
+ * {@code setsid(2)} with EPERM on every Linux rung (launcher 13; the seccomp rung also
+ * {@code setpgid(2)}, since launcher 10): the whole tree stays in one session, so in one
+ * scheduler autogroup, and on the seccomp rung in the process group that {@code contain}
+ * ends with one {@code kill(2)}. A test whose daemon wanted a session of its own attempts
+ * it, asserts the refusal and runs the same daemon in the command's session: it never
+ * drops the daemon.
  */
 final class NewSession {
 
@@ -24,13 +20,13 @@ final class NewSession {
 	}
 
 	/**
-	 * Whether a rung refuses its command a session of its own: the rungs without a PID
-	 * namespace, as the probe verified them.
+	 * Whether a rung refuses its command a session of its own: every rung of the
+	 * launcher, as the probe verified them.
 	 * @param mechanism the rung
 	 * @return whether {@code setsid(2)} fails there with EPERM
 	 */
 	static boolean refused(MechanismChoice mechanism) {
-		return !LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.PID);
+		return mechanism != MechanismChoice.SANDBOX_EXEC;
 	}
 
 	/**
@@ -55,7 +51,7 @@ final class NewSession {
 	 */
 	static void assertAttempted(boolean refused, String stderr) {
 		if (refused) {
-			assertThat(stderr).as("setsid refused on a rung without a PID namespace").contains(REFUSED);
+			assertThat(stderr).as("setsid refused").contains(REFUSED);
 		}
 		else {
 			assertThat(stderr).as("setsid allowed in a PID namespace").doesNotContain("setsid");

@@ -129,10 +129,9 @@ class SandboxedProcessTests {
 	}
 
 	/**
-	 * destroy() ends a tree of two children that ignore SIGTERM, one of them in a session
-	 * of its own ({@code setsid}). The {@code seccomp} rung refuses a new session
-	 * ({@link NewSession}): there that child runs in the command's process group once its
-	 * {@code setsid} has been refused, which the command's stderr shows.
+	 * destroy() ends a tree of two children that ignore SIGTERM, one of them started
+	 * after its attempt at a session of its own ({@code setsid}) was refused, as on every
+	 * rung ({@link NewSession}), which the command's stderr shows.
 	 */
 	@ForEachLinuxMechanism
 	void destroyKillsTheWholeTreeIncludingChildrenThatIgnoreTerm(MechanismChoice mechanism) throws Exception {

@@ -102,10 +102,10 @@ class StartedProcessBreakInTests {
 	/**
 	 * A daemon made the classic way (fork, setsid, fork again, the middle one exits;
 	 * TERM, HUP and INT ignored) is no longer the wrapper's descendant on a host without
-	 * a PID namespace of the sandbox: destroy() still ends it before it returns. The
-	 * {@code seccomp} rung refuses the new session ({@link NewSession}): there the daemon
-	 * is orphaned in the command's process group once its {@code setsid} has been
-	 * refused, which the command's stderr shows.
+	 * a PID namespace of the sandbox: destroy() still ends it before it returns. Every
+	 * rung refuses the new session ({@link NewSession}): the daemon is orphaned in the
+	 * command's session once its {@code setsid} has been refused, which the command's
+	 * stderr shows.
 	 */
 	@ForEachLinuxMechanism
 	void aDoubleForkedDaemonIgnoringTermAndHupDiesWithDestroy(MechanismChoice mechanism) throws Exception {
@@ -340,9 +340,10 @@ class StartedProcessBreakInTests {
 	}
 
 	/**
-	 * Where the rung refuses the daemon a new session, the refusal is the first line of
-	 * the command's stderr (setsid(1) fails at once, before the daemon starts). Elsewhere
-	 * stderr stays empty and is not read, which would block.
+	 * Where the rung refuses the daemon a new session (every rung: {@link NewSession}),
+	 * the refusal is the first line of the command's stderr (setsid(1) fails at once,
+	 * before the daemon starts). Elsewhere stderr stays empty and is not read, which would
+	 * block.
 	 */
 	private static void assertSetsidAttempted(SandboxedProcess process, boolean refused) throws IOException {
 		if (refused) {

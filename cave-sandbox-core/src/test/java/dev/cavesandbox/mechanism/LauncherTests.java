@@ -51,9 +51,17 @@ class LauncherTests {
 	void withoutAPidNamespaceTheFilterAlsoRefusesLeavingTheProcessGroup() {
 		List<String> contained = this.launcher.refusals(false, true, true);
 		assertThat(contained).containsSubsequence("sched_setattr(pid)", "setsid", "setpgid", "unshare(CLONE_NEWUSER)");
-		assertThat(contained.stream().filter((name) -> !name.equals("setsid") && !name.equals("setpgid")))
+		assertThat(contained.stream().filter((name) -> !name.equals("setpgid")))
 			.containsExactlyElementsOf(this.launcher.refusals(false, true));
-		assertThat(this.launcher.refusals(true, true)).doesNotContain("setsid", "setpgid");
+		assertThat(this.launcher.refusals(true, true)).doesNotContain("setpgid");
+	}
+
+	@Test
+	void everyRungRefusesANewSession() {
+		assertThat(this.launcher.refusals(false)).containsSubsequence("sched_setattr(pid)", "setsid",
+				"unshare(CLONE_NEWUSER)");
+		assertThat(this.launcher.refusals(true, true)).contains("setsid");
+		assertThat(this.launcher.refusals(true, false, true)).contains("setsid");
 	}
 
 	@Test
