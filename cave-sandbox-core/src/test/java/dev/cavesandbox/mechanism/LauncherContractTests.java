@@ -1,0 +1,111 @@
+package dev.cavesandbox.mechanism;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract between {@link Launcher} and the native launcher, read from the C sources
+ * themselves ({@code src/main/c}, every {@code .c} and {@code .h}) and from the module's
+ * {@code pom.xml}: descriptor numbers, names, the set-up exit code, the version, the mode
+ * names and the refusals with their order. One side changed alone fails here, without a
+ * launcher being built or run.
+ */
+class LauncherContractTests {
+
+	private static final Path SOURCES = Path.of("src", "main", "c");
+
+	private static final Pattern REFUSAL = Pattern.compile("^\\s*REFUSAL\\(\"([^\"]+)\",", Pattern.MULTILINE);
+
+	private static String source;
+
+	@BeforeAll
+	static void readTheSources() throws IOException {
+		try (Stream<Path> files = Files.list(SOURCES)) {
+			List<Path> sources = files
+				.filter((file) -> file.toString().endsWith(".c") || file.toString().endsWith(".h"))
+				.sorted()
+				.toList();
+			assertThat(sources).as("the launcher's sources in %s", SOURCES.toAbsolutePath()).isNotEmpty();
+			StringBuilder all = new StringBuilder();
+			for (Path file : sources) {
+				all.append(Files.readString(file)).append('\n');
+			}
+			source = all.toString();
+		}
+	}
+
+	@Test
+	void descriptorNumbersAreTheLaunchers() {
+		assertThat(define("DIRECTORY_FD")).isEqualTo(String.valueOf(Launcher.DIRECTORY_FD));
+		assertThat(define("SELF_FD")).isEqualTo(String.valueOf(Launcher.SELF_FD));
+		assertThat(define("EGRESS_FD")).isEqualTo(String.valueOf(Launcher.EGRESS_FD));
+		assertThat(define("LISTED_FD")).isEqualTo(String.valueOf(Launcher.LISTED_FD));
+		assertThat(Launcher.INSIDE).isEqualTo("/proc/self/fd/" + define("SELF_FD"));
+	}
+
+	@Test
+	void namesAndTheSetUpExitCodeAreTheLaunchers() {
+		assertThat(define("EGRESS_SOCKET")).isEqualTo(quoted(Launcher.EGRESS_SOCKET));
+		assertThat(define("TOKEN_VARIABLE")).isEqualTo(quoted(Launcher.TOKEN_VARIABLE));
+		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(Launcher.SETUP_FAILED));
+		assertThat(source).contains("fputs(" + quoted(Launcher.MESSAGE_PREFIX + " ") + ", stderr)")
+			.contains("printf(\"" + Launcher.LANDLOCK_PREFIX);
+	}
+
+	@Test
+	void versionIsThePoms() throws IOException {
+		Matcher version = Pattern.compile("<cave-sandbox\\.launcher\\.version>([^<]+)<")
+			.matcher(Files.readString(Path.of("pom.xml")));
+		assertThat(version.find()).as("cave-sandbox.launcher.version in pom.xml").isTrue();
+		assertThat(define("LAUNCHER_VERSION")).isEqualTo(quoted(version.group(1)));
+	}
+
+	@Test
+	void everyModeOfTheJavaSideIsOneThatMainRuns() {
+		for (String mode : List.of("outer", Launcher.PID1, Launcher.INIT, Launcher.EXEC, Launcher.CONTAIN)) {
+			assertThat(source).as("main runs mode %s", mode).contains("if (strcmp(mode, " + quoted(mode) + ") == 0) {");
+		}
+	}
+
+	@Test
+	void refusalsAreTheLaunchersInItsOrder() {
+		List<String> launchers = new ArrayList<>();
+		Matcher refusal = REFUSAL.matcher(source);
+		while (refusal.find()) {
+			launchers.add(refusal.group(1));
+		}
+		// Every condition on: no loopback, no mount namespace, no PID namespace, no user
+		// namespaces (a Launcher without them).
+		List<String> javas = new Launcher(Path.of("/l"), false).refusals(false, true, true);
+		assertThat(javas)
+			.as("the Java side's refusals against REFUSALS in %s:%n%s", SOURCES,
+					launchers.stream().collect(Collectors.joining("\n")))
+			.isEqualTo(launchers);
+	}
+
+	/** The value of a {@code #define} at the start of a line, which must exist once. */
+	private static String define(String name) {
+		Matcher define = Pattern.compile("^#define " + name + " (.+)$", Pattern.MULTILINE).matcher(source);
+		assertThat(define.find()).as("#define %s in %s", name, SOURCES).isTrue();
+		String value = define.group(1).trim();
+		assertThat(define.find()).as("#define %s only once", name).isFalse();
+		return value;
+	}
+
+	private static String quoted(String text) {
+		return '"' + text + '"';
+	}
+
+}
