@@ -1704,9 +1704,10 @@ static int normalized_path(const char *path)
 	}
 }
 
-/* Parse the value of a limit option: a positive decimal, small enough for rlim_t (the
- * largest values are RLIM_INFINITY and, for RLIMIT_CPU's hard limit, one below it). */
-static unsigned long long limit_value(const char *option, const char *text)
+/* Parse an option's positive decimal value (a limit, the egress port, a command user or
+ * group), small enough for rlim_t (the largest values are RLIM_INFINITY and, for
+ * RLIMIT_CPU's hard limit, one below it); the caller checks its own narrower range. */
+static unsigned long long positive_number(const char *option, const char *text)
 {
 	if (text[0] < '0' || text[0] > '9') {
 		fail("%s needs a positive decimal number, not '%s'", option, text);
@@ -2579,7 +2580,7 @@ int main(int argc, char **argv)
 			egress = argv[++i];
 		}
 		else if (strcmp(argv[i], "--egress-port") == 0 && i + 1 < argc) {
-			unsigned long long port = limit_value(argv[i], argv[i + 1]);
+			unsigned long long port = positive_number(argv[i], argv[i + 1]);
 			if (port > 65535) {
 				fail("--egress-port %s is not a port", argv[i + 1]);
 			}
@@ -2588,7 +2589,7 @@ int main(int argc, char **argv)
 		}
 		else if ((strcmp(argv[i], "--command-user") == 0 || strcmp(argv[i], "--command-group") == 0)
 			 && i + 1 < argc) {
-			unsigned long long id = limit_value(argv[i], argv[i + 1]);
+			unsigned long long id = positive_number(argv[i], argv[i + 1]);
 			if (id > 0x7fffffffULL) {
 				fail("%s %s is not an id from 1 to 2147483647", argv[i], argv[i + 1]);
 			}
@@ -2603,7 +2604,7 @@ int main(int argc, char **argv)
 			if (limit == LIMIT_COUNT || i + 1 >= argc) {
 				fail("unknown option %s", argv[i]);
 			}
-			options.limits[limit] = limit_value(argv[i], argv[i + 1]);
+			options.limits[limit] = positive_number(argv[i], argv[i + 1]);
 			i++;
 		}
 	}

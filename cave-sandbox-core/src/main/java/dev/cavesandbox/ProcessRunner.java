@@ -92,8 +92,8 @@ final class ProcessRunner implements AutoCloseable {
 		this.killGracePeriod = killGracePeriod;
 		int launchers = Math.max(2, Runtime.getRuntime().availableProcessors());
 		ThreadPoolExecutor launcher = new ThreadPoolExecutor(launchers, launchers, 0, TimeUnit.NANOSECONDS,
-				new LinkedBlockingQueue<>(), threads("cave-sandbox-launcher-"));
-		// Started now and never timed out: a launcher thread that ended would take the
+				new LinkedBlockingQueue<>(), threads("cave-sandbox-spawn-"));
+		// Started now and never timed out: a spawn thread that ended would take the
 		// parent-death signal of its sandboxes with it.
 		launcher.prestartAllCoreThreads();
 		this.launcher = launcher;
@@ -163,8 +163,8 @@ final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * Spawn the spec from a launcher thread and count it as running. A process spawned
-	 * while {@link #close()} ran, which it may not have seen, is killed.
+	 * Spawn the spec from a spawn thread and count it as running. A process spawned while
+	 * {@link #close()} ran, which it may not have seen, is killed.
 	 */
 	private Process spawn(Spec spec) throws IOException, InterruptedException {
 		if (this.closed) {
@@ -187,7 +187,7 @@ final class ProcessRunner implements AutoCloseable {
 			launched = this.launcher.submit(builder::start);
 		}
 		catch (RejectedExecutionException ex) {
-			// close() shut the launcher threads down after the check in spawn().
+			// close() shut the spawn threads down after the check in spawn().
 			throw new ExecutionCancelledException("the executor is closed", ex);
 		}
 		try {

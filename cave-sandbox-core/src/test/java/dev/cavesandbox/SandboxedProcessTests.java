@@ -406,7 +406,7 @@ class SandboxedProcessTests {
 
 	/**
 	 * A JVM killed with SIGKILL takes its started sandboxes with it: the parent-death
-	 * signal of the launcher thread that spawned them.
+	 * signal of the spawn thread that spawned them.
 	 */
 	@ForEachLinuxMechanism
 	@Timeout(180)

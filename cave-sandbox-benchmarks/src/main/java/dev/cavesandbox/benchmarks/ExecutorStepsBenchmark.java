@@ -121,7 +121,7 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * ProcessRunner.launch(): the spawn handed to a launcher thread and awaited (a no-op
+	 * ProcessRunner.launch(): the spawn handed to a spawn thread and awaited (a no-op
 	 * here).
 	 */
 	@Benchmark

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A raw spawn with the thread structure of the executor's {@code ProcessRunner} and
- * nothing else: the spawn handed to a fixed pool of long-lived launcher threads, both
+ * nothing else: the spawn handed to a fixed pool of long-lived spawn threads, both
  * streams drained on a cached pool while the caller waits for the process. Either
  * hand-off can be left out.
  */
@@ -25,7 +25,7 @@ final class ThreadedSpawn implements AutoCloseable {
 	/**
 	 * Spawn and wait.
 	 * @param builder what to spawn
-	 * @param viaLauncher whether to hand the spawn to a launcher thread
+	 * @param viaLauncher whether to hand the spawn to a spawn thread
 	 * @param viaDrains whether to drain both streams on the io pool
 	 * @return the exit code, always 0
 	 */
