@@ -252,9 +252,9 @@ class ProcessIsolatedExecutorTests {
 	}
 
 	/**
-	 * A daemon that the command leaves behind, double forked so that it is orphaned, after
-	 * an attempt at a session of its own (refused on every rung, which the command's
-	 * stderr shows: {@link NewSession}), does not outlive the command.
+	 * A daemon that the command leaves behind, double forked so that it is orphaned,
+	 * after an attempt at a session of its own (refused on every rung, which the
+	 * command's stderr shows: {@link NewSession}), does not outlive the command.
 	 */
 	@ForEachLinuxMechanism
 	void normalExitLeavesNoBackgroundProcess(MechanismChoice mechanism, @TempDir Path directory) {

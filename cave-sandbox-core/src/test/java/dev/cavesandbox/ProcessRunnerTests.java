@@ -42,12 +42,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The termination tests start a tree whose command traps SIGTERM (and writes a marker
  * into its working directory when it gets it), with a child that attempted a session of
  * its own ({@code setsid}, refused on every rung: {@link NewSession}; it runs once the
- * refusal has come) and a child that both ignore SIGTERM. They wait until every child runs, then let the timeout, the
- * interrupt or the cancel happen, and assert what only the runner's own termination
- * produces: the command's TERM marker and exit code (the grace period reached it), and no
- * child left (the SIGKILL after the grace period reached the whole tree). The runner's
- * last-resort reap (a SIGKILL to its direct child after 5 s) produces neither: it gives
- * no SIGTERM, and unisolated it leaves the children alive.
+ * refusal has come) and a child that both ignore SIGTERM. They wait until every child
+ * runs, then let the timeout, the interrupt or the cancel happen, and assert what only
+ * the runner's own termination produces: the command's TERM marker and exit code (the
+ * grace period reached it), and no child left (the SIGKILL after the grace period reached
+ * the whole tree). The runner's last-resort reap (a SIGKILL to its direct child after 5
+ * s) produces neither: it gives no SIGTERM, and unisolated it leaves the children alive.
  */
 @EnabledOnOs(OS.LINUX)
 class ProcessRunnerTests {
@@ -424,10 +424,10 @@ class ProcessRunnerTests {
 	/**
 	 * A command that traps SIGTERM (writes {@code got-term} into the file
 	 * {@code term-received} and to stdout, exits 3), with three children that sleep
-	 * "forever": one that attempted a session of its own ({@code setsid}, refused on every
-	 * rung: it runs once the refusal has come, which the file {@code setsid-attempt}
-	 * shows) and one in the same session that both ignore SIGTERM, and one that does
-	 * not.
+	 * "forever": one that attempted a session of its own ({@code setsid}, refused on
+	 * every rung: it runs once the refusal has come, which the file
+	 * {@code setsid-attempt} shows) and one in the same session that both ignore SIGTERM,
+	 * and one that does not.
 	 */
 	private static final class Tree {
 

@@ -342,8 +342,8 @@ class StartedProcessBreakInTests {
 	/**
 	 * Where the rung refuses the daemon a new session (every rung: {@link NewSession}),
 	 * the refusal is the first line of the command's stderr (setsid(1) fails at once,
-	 * before the daemon starts). Elsewhere stderr stays empty and is not read, which would
-	 * block.
+	 * before the daemon starts). Elsewhere stderr stays empty and is not read, which
+	 * would block.
 	 */
 	private static void assertSetsidAttempted(SandboxedProcess process, boolean refused) throws IOException {
 		if (refused) {
