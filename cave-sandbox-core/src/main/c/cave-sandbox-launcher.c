@@ -134,7 +134,8 @@
  * must not stop: --limit-memory RLIMIT_DATA, --limit-processes RLIMIT_NPROC, --limit-cpu
  * RLIMIT_CPU (hard one second above soft: SIGXCPU first, SIGKILL one second of CPU
  * later), --limit-file-size RLIMIT_FSIZE (SIGXFSZ), --limit-open-files RLIMIT_NOFILE;
- * soft = hard otherwise, and RLIMIT_CORE is always 0. A value above the hard limit the
+ * soft = hard otherwise, and RLIMIT_CORE, RLIMIT_RTPRIO and RLIMIT_NICE are always 0
+ * (no core dump, no real-time priority, no nice value below 0). A value above the hard limit the
  * launcher inherited (the JVM's) becomes that hard limit, which is stricter and cannot be
  * raised without CAP_SYS_RESOURCE. The command cannot raise them: it
  * has no capability (CAP_SYS_RESOURCE of a user namespace does not count for rlimits).
@@ -1644,9 +1645,17 @@ static unsigned long long tasks_of_real_uid(void)
  */
 static void set_limits(const struct options *options, int shared_uid)
 {
+	/* No core dump; and no real-time priority or nice value below the JVM's default
+	 * that a JVM's RLIMIT_RTPRIO or RLIMIT_NICE (limits.conf, LimitRTPRIO=, a container's
+	 * --ulimit) would grant: a command at SCHED_FIFO or nice -20 would take the CPU
+	 * from the processes that tear it down (sched(7), getrlimit(2)). */
+	static const int zeroed[] = { RLIMIT_CORE, RLIMIT_RTPRIO, RLIMIT_NICE };
+	static const char *const zeroed_names[] = { "RLIMIT_CORE", "RLIMIT_RTPRIO", "RLIMIT_NICE" };
 	struct rlimit none = { 0, 0 };
-	if (setrlimit(RLIMIT_CORE, &none) != 0) {
-		fail("cannot set RLIMIT_CORE to 0: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof zeroed / sizeof zeroed[0]; i++) {
+		if (setrlimit(zeroed[i], &none) != 0) {
+			fail("cannot set %s to 0: %s", zeroed_names[i], strerror(errno));
+		}
 	}
 	for (size_t i = 0; i < LIMIT_COUNT; i++) {
 		unsigned long long value = options->limits[i];

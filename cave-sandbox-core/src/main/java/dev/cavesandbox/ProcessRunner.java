@@ -57,6 +57,19 @@ final class ProcessRunner implements AutoCloseable {
 	 */
 	private static final Duration SURVIVOR_WAIT = Duration.ofMillis(500);
 
+	/**
+	 * How long a killed tree gets beyond {@link #SURVIVOR_WAIT} while processes of it are
+	 * dying (freeing their memory costs kernel time in proportion to what they mapped) so
+	 * that the result comes once they are gone.
+	 */
+	private static final Duration EXIT_WAIT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
+
+	/** PF_EXITING in the flags of /proc/PID/stat (include/linux/sched.h). */
+	private static final long PF_EXITING = 0x4;
+
+	/** SIGKILL (9) in a pending-signal mask of /proc/PID/status: bit 8. */
+	private static final long SIGKILL_BIT = 1L << 8;
+
 	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
 	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
 
@@ -410,7 +423,53 @@ final class ProcessRunner implements AutoCloseable {
 	 */
 	private static List<Long> survivors(List<ProcessHandle> tree) {
 		awaitEnd(tree, SURVIVOR_WAIT);
+		awaitExits(tree);
 		return tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
+	}
+
+	/**
+	 * Wait, at most {@link #EXIT_WAIT}, while a process of a killed tree that still runs
+	 * is dying: a process that got SIGKILL runs on in the kernel until it has freed its
+	 * memory (do_exit, exit_mm), seconds for a tree of hundreds of processes that share
+	 * gigabytes copy-on-write, and its parent (the sandbox's PID 1, {@code contain})
+	 * waits for it.
+	 */
+	private static void awaitExits(List<ProcessHandle> tree) {
+		long deadline = System.nanoTime() + EXIT_WAIT.toNanos();
+		try {
+			List<ProcessHandle> left = tree.stream().filter(ProcessRunner::running).toList();
+			while (left.stream().anyMatch(ProcessRunner::dying) && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+				left = left.stream().filter(ProcessRunner::running).toList();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * Whether a process is dying: exiting (PF_EXITING in the flags of
+	 * {@code /proc/PID/stat}, proc(5) field 9, set once it has begun do_exit) or with a
+	 * SIGKILL pending ({@code SigPnd} or {@code ShdPnd} of {@code /proc/PID/status}).
+	 * False where the files cannot be read.
+	 */
+	static boolean dying(ProcessHandle process) {
+		Path proc = Path.of("/proc", Long.toString(process.pid()));
+		try {
+			String stat = Files.readString(proc.resolve("stat"));
+			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+			if ((Long.parseLong(fields[6]) & PF_EXITING) != 0) {
+				return true;
+			}
+			return Files.readAllLines(proc.resolve("status"))
+				.stream()
+				.filter((line) -> line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
+				.anyMatch((line) -> (Long.parseUnsignedLong(line.substring(7).trim(), 16) & SIGKILL_BIT) != 0);
+		}
+		catch (IOException | RuntimeException ex) {
+			return false;
+		}
 	}
 
 	/**
@@ -538,11 +597,12 @@ final class ProcessRunner implements AutoCloseable {
 
 	/**
 	 * A run that {@link #close()} ended: its result waits until the close has torn the
-	 * tree down (at most {@value #REAP_TIMEOUT_SECONDS} seconds more), and reports what
-	 * of it the close found still running.
+	 * tree down, and reports what of it the close found still running.
 	 */
 	private List<Long> awaitClose(Process process, List<Long> survivors) throws InterruptedException {
-		this.closeDone.await(REAP_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+		// close() counts down in a finally block, after bounded waits (the grace period,
+		// SURVIVOR_WAIT, EXIT_WAIT).
+		this.closeDone.await();
 		List<Long> left = this.closeSurvivors.get(process);
 		return (left != null) ? left : survivors;
 	}
@@ -596,6 +656,7 @@ final class ProcessRunner implements AutoCloseable {
 		awaitTeardown(all);
 		all.forEach(ProcessHandle::destroyForcibly);
 		awaitEnd(all, SURVIVOR_WAIT);
+		awaitExits(all);
 		trees.forEach((process, tree) -> {
 			List<Long> left = tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
 			if (!left.isEmpty()) {

@@ -9,9 +9,11 @@ import java.util.stream.Collectors;
 /**
  * Thrown when processes of the command's tree were still alive after its teardown (the
  * timeout's or a cancellation's SIGTERM, the kill grace period, SIGKILL, and half a
- * second more): the result would otherwise say the tree was killed. A process in an
- * uninterruptible sleep (state {@code D}, for example on a hung network filesystem) dies
- * only when it wakes (signal(7)); any other survivor is a defect of the sandbox's
+ * second more, up to five more while any of them is dying): the result would otherwise
+ * say the tree was killed. A process in an uninterruptible sleep (state {@code D}, for
+ * example on a hung network filesystem) dies only when it wakes (signal(7)); one marked
+ * dying (exiting, or SIGKILL pending) is still freeing its memory, which takes kernel
+ * time in proportion to what it mapped; any other survivor is a defect of the sandbox's
  * teardown. Its code is {@value #CODE}.
  */
 public class ProcessTreeSurvivedException extends CaveSandboxException {
@@ -26,9 +28,12 @@ public class ProcessTreeSurvivedException extends CaveSandboxException {
 	 * @param pids the pids of the processes still alive
 	 */
 	public ProcessTreeSurvivedException(List<Long> pids) {
-		super(CODE, pids.size() + " process(es) of the command's tree outlived its teardown (SIGKILL and the kill "
-				+ "grace period): " + describe(pids) + ". A process in an uninterruptible sleep (state D in "
-				+ "/proc/PID/status) dies when it wakes; anything else is a defect of the sandbox, please report it",
+		super(CODE,
+				pids.size() + " process(es) of the command's tree outlived its teardown (SIGKILL and the kill "
+						+ "grace period): " + describe(pids) + ". A process in an uninterruptible sleep (state D in "
+						+ "/proc/PID/status) dies when it wakes, one marked dying is still freeing its memory (a tree "
+						+ "that maps much memory in many processes takes seconds of kernel time to die: lower its "
+						+ "memory or process limit); anything else is a defect of the sandbox, please report it",
 				null);
 		this.pids = List.copyOf(pids);
 	}
@@ -50,7 +55,7 @@ public class ProcessTreeSurvivedException extends CaveSandboxException {
 								|| line.startsWith("PPid:") || line.startsWith("Uid:"))
 						.map((line) -> line.replaceAll("\\s+", " ").trim())
 						.collect(Collectors.joining(", "))
-					+ ")";
+					+ (ProcessHandle.of(pid).map(ProcessRunner::dying).orElse(false) ? ", dying" : "") + ")";
 		}
 		catch (IOException | RuntimeException ex) {
 			return Long.toString(pid);

@@ -146,9 +146,10 @@ class ProcessRunnerTests {
 	/**
 	 * {@code close()} while a run's tree holds a process that SIGKILL cannot end yet (a
 	 * task frozen by the cgroup v1 freezer dies only once thawed, freezer-subsystem.rst):
-	 * the run's outcome comes once the close has torn the tree down, and names that
-	 * process as a survivor, which the executor turns into a
-	 * {@link ProcessTreeSurvivedException}.
+	 * the run's outcome comes once the close has torn the tree down (and waited for what
+	 * is dying), and names that process as a survivor, which the executor turns into a
+	 * {@link ProcessTreeSurvivedException}; the process counts as dying (its SIGKILL is
+	 * pending).
 	 */
 	@Test
 	void aRunThatCloseEndedNamesWhatOutlivedTheClose(@TempDir Path directory) throws Exception {
@@ -180,6 +181,10 @@ class ProcessRunnerTests {
 			runner.close();
 			ProcessRunner.Outcome outcome = run.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
 			assertThat(outcome.survivors()).as("the frozen process %d", frozen).containsExactly(frozen);
+			assertThat(ProcessRunner.dying(ProcessHandle.of(frozen).orElseThrow()))
+				.as("the frozen process %d, its SIGKILL pending", frozen)
+				.isTrue();
+			assertThat(ProcessRunner.dying(ProcessHandle.current())).as("this JVM").isFalse();
 		}
 		finally {
 			Files.writeString(group.resolve("freezer.state"), "THAWED\n");

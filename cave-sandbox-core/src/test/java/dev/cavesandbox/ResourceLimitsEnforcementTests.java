@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The resource limits, enforced for real on every rung: through the executor as the JVM's
@@ -99,6 +101,34 @@ class ResourceLimitsEnforcementTests {
 	void aForkBombOfAnUnprivilegedUserIsHeldAtItsProcessLimit(MechanismChoice choice, @TempDir Path directory,
 			@TempDir Path launcherDirectory) throws Exception {
 		forkBombIsHeld(choice, directory, launcherDirectory, ResourceLimits.builder().processes(64).build(), 64);
+	}
+
+	/**
+	 * The command gets no core dump, no real-time priority and no nice value below 0,
+	 * whatever RLIMIT_RTPRIO and RLIMIT_NICE the JVM has (limits.conf, systemd's
+	 * LimitRTPRIO=, a container's --ulimit): a command at SCHED_FIFO or nice -20 would
+	 * take the CPU from the processes that tear it down. Runs where the JVM has one of
+	 * them above 0 (raising needs CAP_SYS_RESOURCE, which this project's hosts lack:
+	 * start the test JVM under {@code prlimit --nice=10 --rtprio=5}).
+	 */
+	@ForEachLinuxMechanism
+	void theCommandGetsNoRealTimePriorityNiceValueOrCoreDumpFromTheJvmsLimits(MechanismChoice choice,
+			@TempDir Path directory) throws Exception {
+		Map<String, Long> jvm = HostFacts.hardLimits(Path.of("/proc/self/limits"));
+		assumeTrue(jvm.getOrDefault("realtime priority", 0L) > 0 || jvm.getOrDefault("nice priority", 0L) > 0,
+				() -> "the JVM's hard RLIMIT_RTPRIO and RLIMIT_NICE are 0 here: " + jvm);
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice, (settings) -> settings)) {
+			ExecutionResult result = executor
+				.execute(ExecutionRequest.builder("sh", "-c", "cat /proc/self/limits > limits")
+					.workingDirectory(directory)
+					.build());
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			Map<String, Long> command = HostFacts.hardLimits(directory.resolve("limits"));
+			assertThat(command).as("the command's hard limits")
+				.containsEntry("realtime priority", 0L)
+				.containsEntry("nice priority", 0L)
+				.containsEntry("core file size", 0L);
+		}
 	}
 
 	/**
