@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -455,14 +456,11 @@ final class ProcessRunner implements AutoCloseable {
 	 * False where the files cannot be read.
 	 */
 	static boolean dying(ProcessHandle process) {
-		Path proc = Path.of("/proc", Long.toString(process.pid()));
 		try {
-			String stat = Files.readString(proc.resolve("stat"));
-			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-			if ((Long.parseLong(fields[6]) & PF_EXITING) != 0) {
+			if ((Long.parseLong(statFields(process.pid())[6]) & PF_EXITING) != 0) {
 				return true;
 			}
-			return Files.readAllLines(proc.resolve("status"))
+			return Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))
 				.stream()
 				.filter((line) -> line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
 				.anyMatch((line) -> (Long.parseUnsignedLong(line.substring(7).trim(), 16) & SIGKILL_BIT) != 0);
@@ -484,13 +482,20 @@ final class ProcessRunner implements AutoCloseable {
 			return false;
 		}
 		try {
-			String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
-			int end = stat.lastIndexOf(')');
-			return end < 0 || end + 2 >= stat.length() || stat.charAt(end + 2) != 'Z';
+			return !statFields(process.pid())[0].equals("Z");
 		}
 		catch (IOException | RuntimeException ex) {
 			return process.isAlive();
 		}
+	}
+
+	/**
+	 * The fields of {@code /proc/PID/stat} after the command name, which may hold spaces
+	 * and parentheses (proc(5)): the state first, the flags seventh.
+	 */
+	private static String[] statFields(long pid) throws IOException {
+		String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+		return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
 	}
 
 	/**
@@ -647,7 +652,7 @@ final class ProcessRunner implements AutoCloseable {
 	 * left, and what still runs after that recorded per process.
 	 */
 	private void killRunning() {
-		Map<Process, List<ProcessHandle>> trees = new ConcurrentHashMap<>();
+		Map<Process, List<ProcessHandle>> trees = new HashMap<>();
 		this.running.forEach((process, sandboxed) -> {
 			trees.put(process, sandboxed ? sandboxProcesses(process) : process.descendants().toList());
 			process.toHandle().destroyForcibly();
