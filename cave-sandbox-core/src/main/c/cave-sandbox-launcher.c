@@ -199,7 +199,7 @@
 #include <seccomp.h>
 #endif
 
-#define LAUNCHER_VERSION "13"
+#define LAUNCHER_VERSION "14"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
@@ -497,9 +497,7 @@ static void add_other_processes(scmp_filter_ctx filter, const struct options *op
 	 * no ptrace access (getrlimit(2), setpriority(2), ioprio_set(2)): without a PID
 	 * namespace that reaches the JVM and the launcher above the command (a zero
 	 * RLIMIT_NOFILE would stop it from killing the command's tree; PRIO_USER renices
-	 * every process of the uid). Only the caller itself (0) may be named. Thread
-	 * affinity (sched_setaffinity(2) by thread id) stays allowed: programs pin their own
-	 * threads with it. */
+	 * every process of the uid). Only the caller itself (0) may be named. */
 	struct scmp_arg_cmp other = SCMP_A0_32(SCMP_CMP_NE, 0);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, &other);
 	struct scmp_arg_cmp not_process = SCMP_A0_32(SCMP_CMP_NE, 0 /* PRIO_PROCESS */);
@@ -517,6 +515,16 @@ static void add_other_processes(scmp_filter_ctx filter, const struct options *op
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setscheduler), 1, &other);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setparam), 1, &other);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setattr), 1, &other);
+	if (!options->no_pid_namespace) {
+		return;
+	}
+	/* The CPU affinity by the same rule where the command sees the processes above it (no
+	 * PID namespace): sched_setaffinity(2) needs only the same uid, so a command of a JVM
+	 * of its own user pinned the JVM's threads to one CPU crowded by its spinners, and the
+	 * teardown came late (issue 26). A thread that pins itself by its thread id
+	 * (pthread_setaffinity_np(3)) gets EPERM too, as in a cpuset that refuses the CPU;
+	 * sched_setaffinity(0, ...) (taskset(1) starting a command) stays allowed. */
+	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 1, &other);
 }
 
 static void add_user_namespaces(scmp_filter_ctx filter, const struct options *options)
@@ -698,6 +706,12 @@ static long attempt_sched_setattr_other(void)
 	return syscall(SYS_sched_setattr, getpid(), NULL, 0);
 }
 
+static long attempt_sched_setaffinity_other(void)
+{
+	/* An empty mask: EINVAL without the filter, nothing changed. */
+	return syscall(SYS_sched_setaffinity, getpid(), 0, NULL);
+}
+
 /* setsid(2) in a child: this process, a session leader, would get EPERM anyway. */
 static long attempt_setsid(void)
 {
@@ -820,6 +834,7 @@ static const struct refusal REFUSALS[] = {
 	REFUSAL("sched_setscheduler(pid)", EPERM, 0, NULL, attempt_sched_setscheduler_other),
 	REFUSAL("sched_setparam(pid)", EPERM, 0, NULL, attempt_sched_setparam_other),
 	REFUSAL("sched_setattr(pid)", EPERM, 0, NULL, attempt_sched_setattr_other),
+	REFUSAL("sched_setaffinity(pid)", EPERM, ONLY_NO_PID_NAMESPACE, NULL, attempt_sched_setaffinity_other),
 	REFUSAL("setsid", EPERM, 0, add_process_group, attempt_setsid),
 	REFUSAL("setpgid", EPERM, ONLY_NO_PID_NAMESPACE, NULL, attempt_setpgid),
 	REFUSAL("unshare(CLONE_NEWUSER)", EPERM, UNLESS_USERNS, add_user_namespaces, attempt_unshare_user),

@@ -52,7 +52,7 @@ class LauncherInstallationTests {
 		try (var entries = Files.list(launcher.getParent())) {
 			assertThat(entries).containsExactly(launcher);
 		}
-		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 13\n");
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 14\n");
 	}
 
 	@Test

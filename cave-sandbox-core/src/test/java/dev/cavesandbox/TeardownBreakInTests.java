@@ -37,9 +37,11 @@ import static org.awaitility.Awaitility.await;
  * run, gets one share in hundreds; without autogroups (a JVM in a container's CPU cgroup)
  * every task gets one share anyway.</li>
  * <li>{@code affinity-pin.c}: on the seccomp rung, a JVM of nobody shares its uid with
- * the command, which sees it by pid; {@code sched_setaffinity(2)} needs only the same uid
- * (the README admits that the command can pin the JVM), so the command pins the JVM's
- * threads, {@code outer} and {@code contain} to CPU 0 and spins there.</li>
+ * the command, which sees it by pid; {@code sched_setaffinity(2)} needs only the same
+ * uid, so the command tries to pin the JVM's threads, {@code outer} and {@code contain}
+ * to CPU 0 and spins there. With them pinned, the result came up to 431 ms late under a
+ * CPU hog of the test run's own; since launcher 14 the filter refuses
+ * {@code sched_setaffinity(pid)} where there is no PID namespace.</li>
  * </ul>
  * Each asserts the issue's bound: the result within the timeout plus the kill grace
  * period plus one second, nothing of the tree left.
@@ -170,13 +172,13 @@ class TeardownBreakInTests {
 	}
 
 	/**
-	 * A JVM of nobody on the seccomp rung whose command pins the JVM, {@code outer} and
-	 * {@code contain} to CPU 0 and spins there with 64 processes, ignoring SIGTERM: the
-	 * result still arrives within the timeout plus the JVM's grace period (500 ms) plus
-	 * one second, and nothing of the command is left.
+	 * A JVM of nobody on the seccomp rung whose command tries to pin {@code contain},
+	 * {@code outer} and the JVM to CPU 0 and spins there with 64 processes, ignoring
+	 * SIGTERM: not a thread is pinned, the result arrives within the timeout plus the
+	 * JVM's grace period (500 ms) plus one second, and nothing of the command is left.
 	 */
 	@Test
-	void aNobodyJvmsCommandThatPinsTheJvmToItsSpinnersIsStillKilledOnTime(@TempDir Path directory) throws Exception {
+	void aNobodyJvmsCommandCannotPinTheJvmToItsSpinnersAndIsKilledOnTime(@TempDir Path directory) throws Exception {
 		try (ContainerJvm jvm = ContainerJvm.start(directory, ContainerConfinement.Profile.UNCONFINED,
 				ContainerConfinement.User.NOBODY, MechanismChoice.SECCOMP)) {
 			install(affinityPin, jvm.commands());
@@ -196,7 +198,9 @@ class TeardownBreakInTests {
 			System.out.println(TeardownBreakInTests.class.getSimpleName() + " " + report);
 			assertThat(inTime).as("ended within the bound: %s", report).isTrue();
 			assertThat(left).as("nothing of the tree left: %s", report).isEmpty();
-			assertThat(execution.value().stdout()).as(report).contains("java: pinned");
+			assertThat(execution.value().stdout()).as(report)
+				.contains(": pinned 0 of")
+				.doesNotContainPattern("pinned [1-9]");
 			assertThat(execution.value().timedOut()).as(report).isTrue();
 		}
 	}

@@ -87,6 +87,4 @@ attempt("process_madvise", madvise)
 for name, data in (("oom_score_adj", "1000"), ("timerslack_ns", "100000000"), ("comm", "renamed"),
                    ("clear_refs", "1"), ("autogroup", "19"), ("sched", "0"), ("loginuid", "1")):
     attempt("proc_" + name, lambda: write("/proc/%d/%s" % (victim, name), data))
-# Documented as allowed (programs pin their own threads by thread id): reported, not a
-# refusal the test expects.
 attempt("sched_setaffinity", lambda: checked(libc.syscall(SYS_SCHED_SETAFFINITY, victim, 8, ctypes.byref(mask))))

@@ -523,9 +523,10 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
 	 * (then {@code socket(AF_UNIX)} comes first)
 	 * @param noPidNamespace whether the command has no PID namespace ({@value #CONTAIN}):
-	 * then {@code setpgid} is refused too, so that the command's whole tree stays in its
-	 * process group, which {@value #CONTAIN} kills at once ({@code setsid} is refused on
-	 * every rung: the whole tree stays in one session, so in one scheduler autogroup)
+	 * then {@code sched_setaffinity(pid)} is refused (the command would see the JVM) and
+	 * {@code setpgid} too, so that the command's whole tree stays in its process group,
+	 * which {@value #CONTAIN} kills at once ({@code setsid} is refused on every rung: the
+	 * whole tree stays in one session, so in one scheduler autogroup)
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback, boolean noMountNamespace, boolean noPidNamespace) {
@@ -540,6 +541,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
 				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)", "sched_setscheduler(pid)",
 				"sched_setparam(pid)", "sched_setattr(pid)"));
+		if (noPidNamespace) {
+			names.add("sched_setaffinity(pid)");
+		}
 		names.add("setsid");
 		if (noPidNamespace) {
 			names.add("setpgid");

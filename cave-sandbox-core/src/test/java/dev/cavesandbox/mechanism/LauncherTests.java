@@ -48,12 +48,14 @@ class LauncherTests {
 	}
 
 	@Test
-	void withoutAPidNamespaceTheFilterAlsoRefusesLeavingTheProcessGroup() {
+	void withoutAPidNamespaceTheFilterAlsoRefusesLeavingTheProcessGroupAndPinningAnotherProcess() {
 		List<String> contained = this.launcher.refusals(false, true, true);
-		assertThat(contained).containsSubsequence("sched_setattr(pid)", "setsid", "setpgid", "unshare(CLONE_NEWUSER)");
-		assertThat(contained.stream().filter((name) -> !name.equals("setpgid")))
+		assertThat(contained).containsSubsequence("sched_setattr(pid)", "sched_setaffinity(pid)", "setsid", "setpgid",
+				"unshare(CLONE_NEWUSER)");
+		assertThat(
+				contained.stream().filter((name) -> !name.equals("setpgid") && !name.equals("sched_setaffinity(pid)")))
 			.containsExactlyElementsOf(this.launcher.refusals(false, true));
-		assertThat(this.launcher.refusals(true, true)).doesNotContain("setpgid");
+		assertThat(this.launcher.refusals(true, true)).doesNotContain("setpgid", "sched_setaffinity(pid)");
 	}
 
 	@Test
