@@ -621,11 +621,15 @@ final class ProcessRunner implements AutoCloseable {
 	@Override
 	public void close() {
 		this.closed = true;
-		this.launcher.shutdown();
 		try {
 			killRunning();
 		}
 		finally {
+			// Only now: a spawn thread that ends fires the parent-death signal of what it
+			// spawned (prctl(2)), which killed the sandboxes before killRunning() had
+			// seen
+			// their trees, so that close() returned at once while they were still dying.
+			this.launcher.shutdown();
 			this.closeDone.countDown();
 		}
 		long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
