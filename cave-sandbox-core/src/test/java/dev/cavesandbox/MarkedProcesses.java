@@ -45,6 +45,52 @@ public final class MarkedProcesses {
 		return found;
 	}
 
+	/**
+	 * The processes of the host with the marker that run a program of that name (the file
+	 * name of {@code /proc/PID/exe}; any where the link cannot be read) and may still run
+	 * code of their own: neither zombies nor dying, as "pid state ppid uid". The
+	 * sandbox's own processes (the launcher) are left out. Dying: exiting (PF_EXITING,
+	 * 0x4, in the flags, field 9 of {@code /proc/PID/stat}) or with SIGKILL pending
+	 * ({@code SigPnd} or {@code ShdPnd}); such a process does not return to user space
+	 * (signal(7): SIGKILL cannot be caught). Each process is read as soon as its marker
+	 * is found.
+	 */
+	public static List<String> notDying(String marker, String program) throws IOException {
+		List<String> found = new ArrayList<>();
+		try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
+			for (Path process : processes.filter((path) -> path.getFileName().toString().matches("[0-9]+")).toList()) {
+				if (hasMarker(process, marker)) {
+					try {
+						long pid = Long.parseLong(process.getFileName().toString());
+						String stat = Files.readString(process.resolve("stat"));
+						String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+						long flags = Long.parseLong(fields[6]);
+						long pending = Long.parseUnsignedLong(statusField(pid, "SigPnd:"), 16)
+								| Long.parseUnsignedLong(statusField(pid, "ShdPnd:"), 16);
+						boolean killed = (pending & (1L << 8)) != 0;
+						if (!fields[0].equals("Z") && (flags & 0x4) == 0 && !killed && runs(process, program)) {
+							found.add(pid + " " + fields[0] + " " + fields[1] + " "
+									+ statusField(pid, "Uid:").split("\t")[0]);
+						}
+					}
+					catch (IOException | RuntimeException ex) {
+						// gone meanwhile
+					}
+				}
+			}
+		}
+		return found;
+	}
+
+	private static boolean runs(Path process, String program) {
+		try {
+			return Files.readSymbolicLink(process.resolve("exe")).getFileName().toString().equals(program);
+		}
+		catch (IOException | RuntimeException ex) {
+			return true;
+		}
+	}
+
 	private static boolean hasMarker(Path process, String marker) {
 		try (Stream<Path> tasks = Files.list(process.resolve("task"))) {
 			for (Path task : tasks.toList()) {
