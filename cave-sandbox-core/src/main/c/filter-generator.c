@@ -263,6 +263,44 @@ static scmp_filter_ctx build_session_filter(void)
 	return filter;
 }
 
+/* Write the BPF program of one variant (the filter of a combination of options, or the
+ * session filter) as the array FILTER_<variant>. */
+static void write_filter(FILE *out, int variant)
+{
+	struct options options = { .allow_inet = variant & 1,
+				   .allow_userns = (variant & 2) != 0,
+				   .no_mount_namespace = (variant & 4) != 0,
+				   .no_pid_namespace = (variant & 8) != 0,
+				   .command_user = -1 };
+	scmp_filter_ctx filter = (variant == SESSION_FILTER) ? build_session_filter() : build_filter(&options);
+	FILE *bpf = tmpfile();
+	if (bpf == NULL) {
+		fail("cannot create a temporary file: %s", strerror(errno));
+	}
+	int error = seccomp_export_bpf(filter, fileno(bpf));
+	seccomp_release(filter);
+	if (error != 0) {
+		fail("cannot export the seccomp filter: %s", strerror(-error));
+	}
+	if (lseek(fileno(bpf), 0, SEEK_SET) != 0) {
+		fail("cannot read the exported filter back: %s", strerror(errno));
+	}
+	fprintf(out, "static const struct cave_sock_filter FILTER_%d[] = {\n", variant);
+	struct cave_sock_filter instruction;
+	ssize_t length;
+	int count = 0;
+	while ((length = read(fileno(bpf), &instruction, sizeof instruction)) == (ssize_t) sizeof instruction) {
+		fprintf(out, "\t{ 0x%04x, %u, %u, 0x%08x },\n", instruction.code, instruction.jt, instruction.jf,
+			instruction.k);
+		count++;
+	}
+	if (length != 0 || count == 0) {
+		fail("the exported filter is not a whole number of instructions");
+	}
+	fprintf(out, "};\n\n");
+	fclose(bpf);
+}
+
 /*
  * The build's filter generator: writes the BPF program that libseccomp exports for each
  * combination of --allow-inet, --allow-userns, --no-mount-namespace and contain's
@@ -278,42 +316,13 @@ int main(int argc, char **argv)
 		fail("cannot create %s: %s", argv[1], strerror(errno));
 	}
 	const struct scmp_version *version = seccomp_version();
+	/* It names cave-sandbox-launcher.c, where REFUSALS was before the launcher was split into
+	 * files: kept so that the header stayed the same, byte for byte, across the split. */
 	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
 	for (int variant = 0; variant <= SESSION_FILTER; variant++) {
-		struct options options = { .allow_inet = variant & 1,
-					   .allow_userns = (variant & 2) != 0,
-					   .no_mount_namespace = (variant & 4) != 0,
-					   .no_pid_namespace = (variant & 8) != 0,
-					   .command_user = -1 };
-		scmp_filter_ctx filter = (variant == SESSION_FILTER) ? build_session_filter() : build_filter(&options);
-		FILE *bpf = tmpfile();
-		if (bpf == NULL) {
-			fail("cannot create a temporary file: %s", strerror(errno));
-		}
-		int error = seccomp_export_bpf(filter, fileno(bpf));
-		seccomp_release(filter);
-		if (error != 0) {
-			fail("cannot export the seccomp filter: %s", strerror(-error));
-		}
-		if (lseek(fileno(bpf), 0, SEEK_SET) != 0) {
-			fail("cannot read the exported filter back: %s", strerror(errno));
-		}
-		fprintf(out, "static const struct cave_sock_filter FILTER_%d[] = {\n", variant);
-		struct cave_sock_filter instruction;
-		ssize_t length;
-		int count = 0;
-		while ((length = read(fileno(bpf), &instruction, sizeof instruction)) == (ssize_t) sizeof instruction) {
-			fprintf(out, "\t{ 0x%04x, %u, %u, 0x%08x },\n", instruction.code, instruction.jt, instruction.jf,
-				instruction.k);
-			count++;
-		}
-		if (length != 0 || count == 0) {
-			fail("the exported filter is not a whole number of instructions");
-		}
-		fprintf(out, "};\n\n");
-		fclose(bpf);
+		write_filter(out, variant);
 	}
 	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
 	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0) "

@@ -165,32 +165,10 @@ static void allow_reading(int ruleset, int fd, const char *path, const struct op
 	close(fd);
 }
 
-/*
- * Writes only beneath the working directory, the write paths and to /dev/null,
- * /dev/zero, /dev/full and /dev/tty; with read paths (a system view), reads and
- * execution only beneath the working directory, the read and write paths, /proc (read;
- * programs need /proc/self, while the domain's ptrace scoping keeps other processes'
- * memory and environment out of reach), /sys/fs/cgroup (read: the limits by which a
- * child JVM sizes itself) and those device files and /dev/random and
- * /dev/urandom (read and write); from ABI 4 no TCP bind or connect without --allow-inet;
- * from ABI 6 no signal and no abstract unix socket outside the command's own processes.
- * Any domain also keeps the command from ptrace-mode access (/proc/PID/mem, environ) to
- * processes outside it. Rights the kernel's ABI does not know are dropped, as
- * landlock(7)'s example does.
- */
-void restrict_by_landlock(const struct options *options)
+/* The ruleset's attributes for this kernel's ABI: rights the ABI does not know are dropped,
+ * as landlock(7)'s example does. */
+static struct cave_landlock_ruleset_attr ruleset_attributes(long abi, const struct options *options)
 {
-	long abi = syscall(NR_LANDLOCK_CREATE_RULESET, NULL, 0, CAVE_LANDLOCK_CREATE_RULESET_VERSION);
-	if (abi < 0) {
-		if (errno == ENOSYS || errno == EOPNOTSUPP) {
-			landlock.unavailable = errno;
-			if (options->read_count > 0 && !options->check) {
-				fail("the filesystem view needs Landlock, which this kernel does not give: %s", strerror(errno));
-			}
-			return;
-		}
-		fail("cannot read the Landlock ABI version: %s", strerror(errno));
-	}
 	int view = options->read_count > 0;
 	uint64_t writes = CAVE_LANDLOCK_ACCESS_FS_WRITE_FILE | CAVE_LANDLOCK_ACCESS_FS_REMOVE_DIR
 			  | CAVE_LANDLOCK_ACCESS_FS_REMOVE_FILE | CAVE_LANDLOCK_ACCESS_FS_MAKE_CHAR
@@ -215,11 +193,15 @@ void restrict_by_landlock(const struct options *options)
 	if (abi < 6) {
 		attributes.scoped = 0;
 	}
-	int ruleset = (int) syscall(NR_LANDLOCK_CREATE_RULESET, &attributes, sizeof attributes, 0);
-	if (ruleset < 0) {
-		fail("cannot create the Landlock ruleset: %s", strerror(errno));
-	}
-	uint64_t all = attributes.handled_access_fs;
+	return attributes;
+}
+
+/* The rules: all (the handled file-system rights) beneath the working directory and the
+ * write paths, reading beneath the read paths, and the device files; with read paths,
+ * reading /proc and /sys/fs/cgroup. */
+static void add_rules(int ruleset, uint64_t all, const struct options *options)
+{
+	int view = options->read_count > 0;
 	allow_beneath(ruleset, ".", all, 1);
 	/* The caller resolved every listed path as existing: one that is gone or became a
 	 * link since then is a failure, not a narrower view than the one promised. */
@@ -251,6 +233,40 @@ void restrict_by_landlock(const struct options *options)
 		 * them; without them it takes the host's memory in a container and is killed. */
 		allow_beneath(ruleset, "/sys/fs/cgroup", read, 0);
 	}
+}
+
+/*
+ * Writes only beneath the working directory, the write paths and to /dev/null,
+ * /dev/zero, /dev/full and /dev/tty; with read paths (a system view), reads and
+ * execution only beneath the working directory, the read and write paths, /proc (read;
+ * programs need /proc/self, while the domain's ptrace scoping keeps other processes'
+ * memory and environment out of reach), /sys/fs/cgroup (read: the limits by which a
+ * child JVM sizes itself) and those device files and /dev/random and
+ * /dev/urandom (read and write); from ABI 4 no TCP bind or connect without --allow-inet;
+ * from ABI 6 no signal and no abstract unix socket outside the command's own processes.
+ * Any domain also keeps the command from ptrace-mode access (/proc/PID/mem, environ) to
+ * processes outside it. Rights the kernel's ABI does not know are dropped, as
+ * landlock(7)'s example does.
+ */
+void restrict_by_landlock(const struct options *options)
+{
+	long abi = syscall(NR_LANDLOCK_CREATE_RULESET, NULL, 0, CAVE_LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP) {
+			landlock.unavailable = errno;
+			if (options->read_count > 0 && !options->check) {
+				fail("the filesystem view needs Landlock, which this kernel does not give: %s", strerror(errno));
+			}
+			return;
+		}
+		fail("cannot read the Landlock ABI version: %s", strerror(errno));
+	}
+	struct cave_landlock_ruleset_attr attributes = ruleset_attributes(abi, options);
+	int ruleset = (int) syscall(NR_LANDLOCK_CREATE_RULESET, &attributes, sizeof attributes, 0);
+	if (ruleset < 0) {
+		fail("cannot create the Landlock ruleset: %s", strerror(errno));
+	}
+	add_rules(ruleset, attributes.handled_access_fs, options);
 	if (syscall(NR_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0) {
 		fail("cannot enforce the Landlock ruleset: %s", strerror(errno));
 	}

@@ -106,6 +106,47 @@ void become_command_user(const struct options *options)
 	}
 }
 
+/* The holder's part (a child of outer): create the user namespace, report the result
+ * and its pid as /proc shows it on ready, and hold the namespace until done closes. */
+static void hold_user_namespace(int ready, int done) __attribute__((noreturn));
+
+static void hold_user_namespace(int ready, int done)
+{
+	/* Its pid as /proc shows it, which outer's PID namespace may not (a wrapper's
+	 * PID namespace around the JVM): /proc/self names it. */
+	long report[2] = { (unshare(CLONE_NEWUSER) == 0) ? 0 : errno, 0 };
+	char self[32];
+	ssize_t length = readlink("/proc/self", self, sizeof self - 1);
+	if (length > 0) {
+		self[length] = '\0';
+		report[1] = strtol(self, NULL, 10);
+	}
+	if (write(ready, report, sizeof report) != (ssize_t) sizeof report) {
+		_exit(1);
+	}
+	char byte;
+	/* Hold the namespace until outer has joined it (done's write end closes). */
+	(void) read(done, &byte, 1);
+	_exit(0);
+}
+
+/* Map 0 and user to themselves (uid and gid) in the user namespace of process shown. */
+static void write_id_maps(long shown, long user)
+{
+	char map[64];
+	snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n", user, user);
+	const char *files[] = { "uid_map", "gid_map" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%ld/%s", shown, files[i]);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t) strlen(map)) {
+			fail("cannot write %s of the command user's namespace: %s", files[i], strerror(errno));
+		}
+		close(fd);
+	}
+}
+
 /*
  * outer's part of --command-user: create a user namespace that maps 0 and UID to
  * themselves (uid and gid), from a child (a process cannot write the maps of its own new
@@ -128,22 +169,7 @@ void join_command_user_namespace(long user)
 	if (holder == 0) {
 		close(ready[0]);
 		close(done[1]);
-		/* Its pid as /proc shows it, which outer's PID namespace may not (a wrapper's
-		 * PID namespace around the JVM): /proc/self names it. */
-		long report[2] = { (unshare(CLONE_NEWUSER) == 0) ? 0 : errno, 0 };
-		char self[32];
-		ssize_t length = readlink("/proc/self", self, sizeof self - 1);
-		if (length > 0) {
-			self[length] = '\0';
-			report[1] = strtol(self, NULL, 10);
-		}
-		if (write(ready[1], report, sizeof report) != (ssize_t) sizeof report) {
-			_exit(1);
-		}
-		char byte;
-		/* Hold the namespace until outer has joined it (done's write end closes). */
-		(void) read(done[0], &byte, 1);
-		_exit(0);
+		hold_user_namespace(ready[1], done[0]);
 	}
 	close(ready[1]);
 	close(done[0]);
@@ -156,18 +182,7 @@ void join_command_user_namespace(long user)
 		fail("cannot create the command user's namespace: its holder is not in /proc");
 	}
 	long shown = report[1];
-	char map[64];
-	snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n", user, user);
-	const char *files[] = { "uid_map", "gid_map" };
-	for (size_t i = 0; i < 2; i++) {
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%ld/%s", shown, files[i]);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t) strlen(map)) {
-			fail("cannot write %s of the command user's namespace: %s", files[i], strerror(errno));
-		}
-		close(fd);
-	}
+	write_id_maps(shown, user);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%ld/ns/user", shown);
 	int namespace = open(path, O_RDONLY | O_CLOEXEC);
