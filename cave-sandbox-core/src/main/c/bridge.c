@@ -1,4 +1,4 @@
-/* ---- the egress bridge ------------------------------------------------------------- */
+/* The egress bridge (--egress-port; launcher.h). */
 #include "launcher.h"
 
 /* Write all of length bytes; 0, or -1 when the other end is gone. */

@@ -1,4 +1,4 @@
-/* ---- contain: the seccomp rung's wrapper, no namespaces at all ------------------------ */
+/* contain, the seccomp rung's wrapper: no namespaces at all (launcher.h). */
 #include "launcher.h"
 
 /* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */

@@ -3,6 +3,7 @@
  * and --check itself. */
 #include "launcher.h"
 
+/* seccomp(2) (linux/seccomp.h). */
 #define CAVE_SECCOMP_MODE_FILTER 2
 
 /* ---- the attempts that --check makes after the filter is loaded ----------------------- */

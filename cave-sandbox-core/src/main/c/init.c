@@ -1,6 +1,7 @@
-/* ---- init: PID 1 of bubblewrap's PID namespace (bwrap --as-pid-1) -------------------- */
+/* init, PID 1 of bubblewrap's PID namespace (bwrap --as-pid-1; launcher.h). */
 #include "launcher.h"
 
+/* init: the set-up, then PID 1 forks the command and reaps every orphan until it ends. */
 int init(const struct options *options, char **argv)
 {
 	if (getpid() != 1) {

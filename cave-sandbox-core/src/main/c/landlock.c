@@ -1,4 +1,4 @@
-/* ---- the Landlock layer (landlock(7)), only without a mount namespace ------------------ */
+/* The Landlock layer (landlock(7)), only without a mount namespace (launcher.h). */
 #include "launcher.h"
 
 /* Landlock (linux/landlock.h, landlock(7)): the system calls have the same numbers on

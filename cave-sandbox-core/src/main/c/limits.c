@@ -1,4 +1,4 @@
-/* ---- the command's resource limits (LIMITS, setrlimit(2)) ---------------------------- */
+/* The command's resource limits (LIMITS in launcher.h; setrlimit(2)). */
 #include "launcher.h"
 
 const struct limit_option LIMIT_OPTIONS[] = {

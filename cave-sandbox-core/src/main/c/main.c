@@ -1,4 +1,4 @@
-/* ---- main: the modes' dispatch (launcher.h describes each mode) ----------------------- */
+/* main: the modes' dispatch (launcher.h describes each mode). */
 #include "launcher.h"
 
 static void become_non_dumpable(void)

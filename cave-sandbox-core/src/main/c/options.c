@@ -1,4 +1,4 @@
-/* ---- the command line: the options of every mode, checked before anything is done ---- */
+/* The command line: the options of every mode, checked before anything is done. */
 #include "launcher.h"
 
 /* Whether a path is absolute and normalized: no empty, . or .. component, no trailing

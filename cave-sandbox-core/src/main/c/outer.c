@@ -1,4 +1,4 @@
-/* ---- outer: in the host, before the wrapper (launcher.h) ------------------------------ */
+/* outer, in the host before the wrapper (launcher.h). */
 #include "launcher.h"
 
 static void place(int fd, int target, const char *what)

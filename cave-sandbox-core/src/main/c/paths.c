@@ -1,4 +1,4 @@
-/* ---- opening paths on the host (outer, Landlock) ------------------------------------- */
+/* Opening paths on the host without following symbolic links (outer, Landlock). */
 #include "launcher.h"
 
 /* openat2(2) (linux/openat2.h). */

@@ -1,4 +1,4 @@
-/* ---- pid1: PID 1 of unshare's PID namespace, and PID 1's wait (init too) -------------- */
+/* pid1, PID 1 of unshare's PID namespace; and PID 1's wait and SIGTERM, init's too. */
 #include "launcher.h"
 
 /*

@@ -1,4 +1,4 @@
-/* ---- set-up: what init, exec and contain do before the command runs, and exec ---------- */
+/* The set-up that init, exec and contain do before the command runs, and exec itself. */
 #include "launcher.h"
 
 /* Close every descriptor from 3 up but the start pipe, if it is one. */

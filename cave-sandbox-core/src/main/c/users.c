@@ -1,6 +1,7 @@
-/* ---- capabilities, the command user and its user namespace (--command-user) ---------- */
+/* Capabilities, the command user and its user namespace (--command-user; launcher.h). */
 #include "launcher.h"
 
+/* capset(2) (linux/capability.h). */
 #define CAVE_CAPABILITY_VERSION_3 0x20080522
 /* SECBIT_NO_SETUID_FIXUP and SECBIT_NO_SETUID_FIXUP_LOCKED (linux/securebits.h). */
 #define SECBIT_NO_SETUID_FIXUP_BITS ((1UL << 2) | (1UL << 3))
