@@ -11,8 +11,8 @@ import dev.cavesandbox.ResourceLimits;
 
 /**
  * The native launcher of the Linux mechanisms ({@code cave-sandbox-launcher}, built from
- * {@code src/main/c} of this module) and the arguments that steer it. It runs twice per
- * execution, as one binary:
+ * {@code src/main/c} of this module, whose {@code launcher.h} describes its protocol in
+ * full) and the arguments that steer it. It runs twice per execution, as one binary:
  * <ul>
  * <li>{@code outer}, before the wrapper, in the host: it opens the working directory
  * without following any symbolic link (openat2(2) {@code RESOLVE_NO_SYMLINKS}) as
@@ -53,8 +53,9 @@ import dev.cavesandbox.ResourceLimits;
  * {@code landlock=<ABI> writes=<workdir|workdir,listed> reads=<view|host> net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
  * or {@code landlock=unavailable <ERRNO>}.
  * <p>
- * The filter's list lives in the C source (its {@code REFUSALS} table) and is mirrored by
- * {@link #refusals(boolean, boolean)}, which the probe checks line by line.
+ * The filter's list lives in the C sources ({@code REFUSALS},
+ * {@code src/main/c/refusals.h}) and is mirrored by {@link #refusals(boolean, boolean)},
+ * which the probe checks line by line.
  * <p>
  * A command user ({@code --command-user UID}, for a JVM running as the host's root, whose
  * commands the kernel would exempt from {@code RLIMIT_NPROC}): {@code outer}, still root

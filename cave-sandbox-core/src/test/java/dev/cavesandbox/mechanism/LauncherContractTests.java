@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -17,10 +19,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The contract between {@link Launcher} and the native launcher, read from the C sources
- * themselves ({@code src/main/c}, every {@code .c} and {@code .h}) and from the module's
- * {@code pom.xml}: descriptor numbers, names, the set-up exit code, the version, the mode
- * names and the refusals with their order. One side changed alone fails here, without a
- * launcher being built or run.
+ * themselves ({@code src/main/c}) and from the module's {@code pom.xml}: descriptor
+ * numbers, names, the set-up exit code and the version ({@code launcher.h}, defined once
+ * in all of the sources), the failure prefix ({@code fail.c}), the Landlock line
+ * ({@code landlock.c}), the mode names ({@code main.c}) and the refusals with their order
+ * ({@code refusals.h}). One side changed alone fails here, without a launcher being built
+ * or run.
  */
 class LauncherContractTests {
 
@@ -28,19 +32,25 @@ class LauncherContractTests {
 
 	private static final Pattern REFUSAL = Pattern.compile("^\\s*REFUSAL\\(\"([^\"]+)\",", Pattern.MULTILINE);
 
+	/** Every {@code .c} and {@code .h} file of {@link #SOURCES}, by file name. */
+	private static final Map<String, String> files = new TreeMap<>();
+
+	/** All of them, one after the other. */
 	private static String source;
 
 	@BeforeAll
 	static void readTheSources() throws IOException {
-		try (Stream<Path> files = Files.list(SOURCES)) {
-			List<Path> sources = files
+		try (Stream<Path> listing = Files.list(SOURCES)) {
+			List<Path> sources = listing
 				.filter((file) -> file.toString().endsWith(".c") || file.toString().endsWith(".h"))
 				.sorted()
 				.toList();
 			assertThat(sources).as("the launcher's sources in %s", SOURCES.toAbsolutePath()).isNotEmpty();
 			StringBuilder all = new StringBuilder();
 			for (Path file : sources) {
-				all.append(Files.readString(file)).append('\n');
+				String text = Files.readString(file);
+				files.put(file.getFileName().toString(), text);
+				all.append(text).append('\n');
 			}
 			source = all.toString();
 		}
@@ -60,8 +70,8 @@ class LauncherContractTests {
 		assertThat(define("EGRESS_SOCKET")).isEqualTo(quoted(Launcher.EGRESS_SOCKET));
 		assertThat(define("TOKEN_VARIABLE")).isEqualTo(quoted(Launcher.TOKEN_VARIABLE));
 		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(Launcher.SETUP_FAILED));
-		assertThat(source).contains("fputs(" + quoted(Launcher.MESSAGE_PREFIX + " ") + ", stderr)")
-			.contains("printf(\"" + Launcher.LANDLOCK_PREFIX);
+		assertThat(file("fail.c")).contains("fputs(" + quoted(Launcher.MESSAGE_PREFIX + " ") + ", stderr)");
+		assertThat(file("landlock.c")).contains("printf(\"" + Launcher.LANDLOCK_PREFIX);
 	}
 
 	@Test
@@ -75,14 +85,17 @@ class LauncherContractTests {
 	@Test
 	void everyModeOfTheJavaSideIsOneThatMainRuns() {
 		for (String mode : List.of("outer", Launcher.PID1, Launcher.INIT, Launcher.EXEC, Launcher.CONTAIN)) {
-			assertThat(source).as("main runs mode %s", mode).contains("if (strcmp(mode, " + quoted(mode) + ") == 0) {");
+			assertThat(file("main.c")).as("main runs mode %s", mode)
+				.contains("if (strcmp(mode, " + quoted(mode) + ") == 0) {");
 		}
 	}
 
 	@Test
 	void refusalsAreTheLaunchersInItsOrder() {
 		List<String> launchers = new ArrayList<>();
-		Matcher refusal = REFUSAL.matcher(source);
+		assertThat(REFUSAL.matcher(source).results().count()).as("REFUSAL entries only in refusals.h")
+			.isEqualTo(REFUSAL.matcher(file("refusals.h")).results().count());
+		Matcher refusal = REFUSAL.matcher(file("refusals.h"));
 		while (refusal.find()) {
 			launchers.add(refusal.group(1));
 		}
@@ -90,18 +103,29 @@ class LauncherContractTests {
 		// namespaces (a Launcher without them).
 		List<String> javas = new Launcher(Path.of("/l"), false).refusals(false, true, true);
 		assertThat(javas)
-			.as("the Java side's refusals against REFUSALS in %s:%n%s", SOURCES,
+			.as("the Java side's refusals against REFUSALS in %s:%n%s", SOURCES.resolve("refusals.h"),
 					launchers.stream().collect(Collectors.joining("\n")))
 			.isEqualTo(launchers);
 	}
 
-	/** The value of a {@code #define} at the start of a line, which must exist once. */
+	/**
+	 * The value of a {@code #define} at the start of a line of {@code launcher.h}, the
+	 * shared header, which must be the only one in all of the sources.
+	 */
 	private static String define(String name) {
-		Matcher define = Pattern.compile("^#define " + name + " (.+)$", Pattern.MULTILINE).matcher(source);
-		assertThat(define.find()).as("#define %s in %s", name, SOURCES).isTrue();
+		Pattern pattern = Pattern.compile("^#define " + name + " (.+)$", Pattern.MULTILINE);
+		Matcher define = pattern.matcher(file("launcher.h"));
+		assertThat(define.find()).as("#define %s in %s", name, SOURCES.resolve("launcher.h")).isTrue();
 		String value = define.group(1).trim();
-		assertThat(define.find()).as("#define %s only once", name).isFalse();
+		assertThat(pattern.matcher(source).results().count()).as("#define %s only once in %s", name, SOURCES)
+			.isEqualTo(1);
 		return value;
+	}
+
+	/** The text of one of the sources, which must exist. */
+	private static String file(String name) {
+		assertThat(files).as("the launcher's sources in %s", SOURCES.toAbsolutePath()).containsKey(name);
+		return files.get(name);
 	}
 
 	private static String quoted(String text) {
