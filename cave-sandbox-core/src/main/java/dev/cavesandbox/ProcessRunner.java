@@ -344,12 +344,25 @@ final class ProcessRunner implements AutoCloseable {
 		if (sandbox.stream().noneMatch(ProcessRunner::running)) {
 			return List.of();
 		}
-		// The sandbox's own teardown did not end in time: the backstop.
+		return survivors(killWhatIsLeft(sandbox));
+	}
+
+	/**
+	 * The backstop once the sandbox's own teardown did not end within the grace period:
+	 * SIGKILL to every process below the sandbox's own ({@link #killBelow}), then to
+	 * them. Return the sandbox's processes and those found below them, which a killed
+	 * subreaper ({@code contain}) leaves to init, so that what outlives the kill is still
+	 * seen ({@link #survivors}).
+	 */
+	private List<ProcessHandle> killWhatIsLeft(List<ProcessHandle> sandbox) {
+		if (sandbox.stream().noneMatch(ProcessRunner::running)) {
+			return sandbox;
+		}
 		List<ProcessHandle> below = sandbox.stream().flatMap(ProcessHandle::descendants).toList();
 		killBelow(sandbox);
 		sandbox.forEach(ProcessHandle::destroyForcibly);
 		below.forEach(ProcessHandle::destroyForcibly);
-		return survivors(concat(sandbox, below));
+		return concat(sandbox, below);
 	}
 
 	/**
@@ -652,8 +665,9 @@ final class ProcessRunner implements AutoCloseable {
 	 * {@link #close()}'s SIGKILL to every running tree: a sandbox's own processes (cheap
 	 * to find), or an unisolated tree, first seen, then the direct child killed before
 	 * the rest, so that it cannot exit on its own (with its own status) between the two;
-	 * the grace period for the sandboxes to take their trees down, SIGKILL to what is
-	 * left, and what still runs after that recorded per process.
+	 * the grace period for the sandboxes to take their trees down, the backstop of a
+	 * timeout ({@link #killWhatIsLeft}: what is below a sandbox that is still there is
+	 * seen and killed too), and what still runs after that recorded per process.
 	 */
 	private void killRunning() {
 		Map<Process, List<ProcessHandle>> trees = new HashMap<>();
@@ -661,15 +675,18 @@ final class ProcessRunner implements AutoCloseable {
 			trees.put(process, sandboxed ? sandboxProcesses(process) : process.descendants().toList());
 			process.toHandle().destroyForcibly();
 		});
+		awaitTeardown(trees.values().stream().flatMap(List::stream).toList());
+		trees.replaceAll((process, tree) -> killWhatIsLeft(tree));
 		List<ProcessHandle> all = trees.values().stream().flatMap(List::stream).toList();
-		awaitTeardown(all);
-		all.forEach(ProcessHandle::destroyForcibly);
 		awaitEnd(all, SURVIVOR_WAIT);
 		awaitExits(all);
 		trees.forEach((process, tree) -> {
 			List<Long> left = tree.stream().filter(ProcessRunner::running).map(ProcessHandle::pid).distinct().toList();
 			if (!left.isEmpty()) {
 				this.closeSurvivors.put(process, left);
+				this.started.stream().filter((started) -> started.process == process).forEach((started) -> {
+					started.survivors = left;
+				});
 				logger.warn(new ProcessTreeSurvivedException(left).getMessage());
 			}
 		});

@@ -100,6 +100,19 @@ public interface SandboxedProcess extends AutoCloseable {
 	boolean timedOut();
 
 	/**
+	 * Return the pids of the process tree that outlived its termination (the timeout or
+	 * {@link #destroy()}: SIGTERM, the kill grace period, SIGKILL, and up to five seconds
+	 * more while processes of it are dying), as {@link ProcessTreeSurvivedException}
+	 * names them for {@link IsolatedExecutor#execute(ExecutionRequest)}: a process in an
+	 * uninterruptible sleep dies when it wakes, one that is dying is freeing its memory
+	 * or waiting for its I/O and runs no code of its own.
+	 * @return the pids, empty when the whole tree was gone or it was not terminated
+	 */
+	default List<Long> survivors() {
+		return List.of();
+	}
+
+	/**
 	 * Return the isolation applied to this process.
 	 * @return the isolation
 	 */

@@ -100,6 +100,11 @@ final class StartedProcess implements SandboxedProcess {
 	}
 
 	@Override
+	public List<Long> survivors() {
+		return this.started.survivors();
+	}
+
+	@Override
 	public Isolation isolation() {
 		return this.isolation;
 	}
