@@ -32,9 +32,10 @@ import dev.cavesandbox.ResourceLimits;
  * its wrapper: it becomes a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) and
  * non-dumpable, gets {@code SIGHUP} when {@code outer} dies, forks the command (which
  * does the set-up of {@code exec}) and, when the command exits or on {@code SIGHUP} or
- * {@code SIGINT}, kills every process the command left behind (its adopted orphans, found
- * by their parent pid in {@code /proc}, never by {@code kill(-1)} or a process group),
- * then exits with the command's status.</li>
+ * {@code SIGINT}, kills the command's process group with one {@code SIGKILL} (no process
+ * of the tree can leave it: {@code setsid} and {@code setpgid} are refused), reaps every
+ * child until none is left (the orphans come to it), then exits with the command's
+ * status.</li>
  * </ul>
  * Without a mount namespace ({@code --no-mount-namespace}) the filter also refuses
  * {@code socket(AF_UNIX)} ({@code socketpair(2)} stays allowed), and the command confines
