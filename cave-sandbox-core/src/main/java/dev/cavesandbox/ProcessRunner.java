@@ -773,20 +773,26 @@ final class ProcessRunner implements AutoCloseable {
 		}
 
 		/**
-		 * The sandbox wrapper's own children (the sandbox's first process, or the seccomp
-		 * rung's subreaper), as soon as it has forked them, unless it ends first or takes
-		 * longer than {@value ProcessRunner#REAP_TIMEOUT_SECONDS} seconds.
+		 * The sandbox's own processes ({@link ProcessRunner#sandboxProcesses}: the
+		 * wrapper's children and theirs, bwrap and its PID 1, unshare and its PID 1,
+		 * {@code contain} and the command) as soon as the second generation is there,
+		 * unless the wrapper ends first or it takes longer than
+		 * {@value ProcessRunner#REAP_TIMEOUT_SECONDS} seconds. With the first generation
+		 * alone, a wrapper killed from outside ended with bwrap while its PID 1 still
+		 * took the namespace down.
 		 */
 		private List<ProcessHandle> sandboxChildren() throws InterruptedException {
 			long deadline = System.nanoTime() + REAP_TIMEOUT.toNanos();
+			List<ProcessHandle> sandbox = List.of();
 			while (this.process.isAlive() && System.nanoTime() < deadline) {
-				List<ProcessHandle> children = this.process.children().toList();
-				if (!children.isEmpty()) {
-					return children;
+				sandbox = sandboxProcesses(this.process);
+				if (sandbox.stream()
+					.anyMatch((handle) -> handle.parent().map(ProcessHandle::pid).orElse(-1L) != this.process.pid())) {
+					return sandbox;
 				}
 				Thread.sleep(5);
 			}
-			return List.of();
+			return sandbox;
 		}
 
 		/**
