@@ -22,9 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * themselves ({@code src/main/c}) and from the module's {@code pom.xml}: descriptor
  * numbers, names, the set-up exit code and the version ({@code launcher.h}, defined once
  * in all of the sources), the failure prefix ({@code fail.c}), the Landlock line
- * ({@code landlock.c}), the mode names ({@code main.c}) and the refusals with their order
- * ({@code refusals.h}). One side changed alone fails here, without a launcher being built
- * or run.
+ * ({@code landlock.c}), the mode names ({@code main.c}), the refusals with their order
+ * ({@code refusals.h}) and the option names ({@code options.c}, {@code limits.c}). One
+ * side changed alone fails here, without a launcher being built or run.
  */
 class LauncherContractTests {
 
@@ -105,6 +105,27 @@ class LauncherContractTests {
 		assertThat(javas)
 			.as("the Java side's refusals against REFUSALS in %s:%n%s", SOURCES.resolve("refusals.h"),
 					launchers.stream().collect(Collectors.joining("\n")))
+			.isEqualTo(launchers);
+	}
+
+	@Test
+	void optionNamesAreTheOnesTheLauncherParses() throws IOException {
+		Pattern option = Pattern.compile("\"(--[a-z][a-z-]*)\"");
+		List<String> launchers = Stream.of("options.c", "limits.c")
+			.flatMap((name) -> option.matcher(file(name)).results())
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		Path java = Path.of("src", "main", "java", "dev", "cavesandbox", "mechanism", "Launcher.java");
+		List<String> javas = option.matcher(Files.readString(java))
+			.results()
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		assertThat(javas).as("the options %s passes against those options.c and limits.c parse", java)
+			.isNotEmpty()
 			.isEqualTo(launchers);
 	}
 
