@@ -9,17 +9,11 @@ int init(const struct options *options, char **argv)
 	}
 	catch_terminate(pass_on_to_namespace);
 	int start = set_up(options, 1);
-	pid_t command = fork();
-	if (command < 0) {
-		fail("cannot fork the command: %s", strerror(errno));
-	}
+	/* The command in a session of its own (bwrap's --new-session would have taken PID 1
+	 * out of the wrapper's process group, which outer's SIGTERM reaches): it cannot push
+	 * input into the JVM's terminal (TIOCSTI). */
+	pid_t command = fork_command();
 	if (command == 0) {
-		/* A session of its own (bwrap's --new-session would have taken PID 1 out of the
-		 * wrapper's process group, which outer's SIGTERM reaches): it cannot push input
-		 * into the JVM's terminal (TIOCSTI). */
-		if (setsid() < 0) {
-			fail("cannot give the command a session of its own: %s", strerror(errno));
-		}
 		load_session_filter();
 		if (options->command_user >= 0) {
 			become_command_user(options);

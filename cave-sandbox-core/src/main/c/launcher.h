@@ -366,6 +366,7 @@ void exec_mode(const struct options *options, char **argv) __attribute__((noretu
 
 int outer(const struct options *options, char **argv);
 int reap_until(pid_t command);
+pid_t fork_command(void);
 void pass_on_to_namespace(int signal);
 int pid1(char **argv);
 int init(const struct options *options, char **argv);

@@ -1,4 +1,4 @@
-/* pid1, PID 1 of unshare's PID namespace; and PID 1's wait and SIGTERM, init's too. */
+/* pid1, PID 1 of unshare's PID namespace; and PID 1's fork, wait and SIGTERM, init's too. */
 #include "launcher.h"
 
 /*
@@ -20,6 +20,22 @@ int reap_until(pid_t command)
 			return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 		}
 	}
+}
+
+/*
+ * PID 1's fork of the command (init, pid1), into a session of its own. Returns the
+ * command's pid in PID 1 and 0 in the command.
+ */
+pid_t fork_command(void)
+{
+	pid_t command = fork();
+	if (command < 0) {
+		fail("cannot fork the command: %s", strerror(errno));
+	}
+	if (command == 0 && setsid() < 0) {
+		fail("cannot give the command a session of its own: %s", strerror(errno));
+	}
+	return command;
 }
 
 /*
@@ -53,14 +69,8 @@ int pid1(char **argv)
 		fail("pid1 must run as PID 1 of a new PID namespace");
 	}
 	catch_terminate(pass_on_to_namespace);
-	pid_t command = fork();
-	if (command < 0) {
-		fail("cannot fork the command: %s", strerror(errno));
-	}
+	pid_t command = fork_command();
 	if (command == 0) {
-		if (setsid() < 0) {
-			fail("cannot give the command a session of its own: %s", strerror(errno));
-		}
 		execvp(argv[0], argv);
 		fail("cannot execute %s: %s", argv[0], strerror(errno));
 	}
