@@ -341,9 +341,6 @@ final class ProcessRunner implements AutoCloseable {
 			process.toHandle().destroyForcibly();
 		}
 		awaitTeardown(sandbox);
-		if (sandbox.stream().noneMatch(ProcessRunner::running)) {
-			return List.of();
-		}
 		return survivors(killWhatIsLeft(sandbox));
 	}
 
@@ -639,9 +636,8 @@ final class ProcessRunner implements AutoCloseable {
 		}
 		finally {
 			// Only now: a spawn thread that ends fires the parent-death signal of what it
-			// spawned (prctl(2)), which killed the sandboxes before killRunning() had
-			// seen
-			// their trees, so that close() returned at once while they were still dying.
+			// spawned (prctl(2)); before killRunning() that signal killed the sandboxes
+			// unseen, and close() returned while their trees were still dying.
 			this.launcher.shutdown();
 			this.closeDone.countDown();
 		}
