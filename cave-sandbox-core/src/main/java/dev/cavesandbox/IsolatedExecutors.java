@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,10 +1,11 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
-import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**

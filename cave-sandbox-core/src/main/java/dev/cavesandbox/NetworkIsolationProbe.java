@@ -1,5 +1,11 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.probe.HostFacts;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.probe.MacosProbe;
+import dev.cavesandbox.internal.probe.ProbeSession;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
+import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.process.ProcessRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -60,7 +60,7 @@ public enum ResourceLimit {
 	 * {@link ResourceLimits#NONE} where none was (unisolated, macOS)
 	 * @return the limit, or {@code null}
 	 */
-	static @Nullable ResourceLimit exceeded(int exitCode, boolean timedOut, ResourceLimits applied) {
+	public static @Nullable ResourceLimit exceeded(int exitCode, boolean timedOut, ResourceLimits applied) {
 		if (timedOut) {
 			return null;
 		}

@@ -12,7 +12,7 @@ import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.cavesandbox.egress.DestinationAddresses;
+import dev.cavesandbox.internal.egress.DestinationAddresses;
 import dev.cavesandbox.egress.EgressAllowList;
 
 /**

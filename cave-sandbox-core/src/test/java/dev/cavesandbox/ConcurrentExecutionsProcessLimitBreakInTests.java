@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,7 +31,7 @@ import static org.awaitility.Awaitility.await;
  * Resource limits).
  */
 @EnabledOnOs(OS.LINUX)
-class ConcurrentExecutionsProcessLimitBreakInTests {
+public class ConcurrentExecutionsProcessLimitBreakInTests {
 
 	private static final String PYTHON = "/usr/bin/python3";
 

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.ContainerConfinement.Profile;
 import dev.cavesandbox.ContainerConfinement.User;
 import org.junit.jupiter.api.AfterEach;

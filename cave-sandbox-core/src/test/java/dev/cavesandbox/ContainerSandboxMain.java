@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;

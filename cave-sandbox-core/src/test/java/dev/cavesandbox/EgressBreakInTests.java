@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -34,10 +36,10 @@ import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.EgressProxy;
+import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.egress.HostResolver;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;

@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

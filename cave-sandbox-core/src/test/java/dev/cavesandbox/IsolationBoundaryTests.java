@@ -1,5 +1,10 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,7 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.cavesandbox.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,9 +56,9 @@ import static org.awaitility.Awaitility.await;
  * control's message alone.
  * <p>
  * A rung that does not give a namespace
- * ({@link dev.cavesandbox.mechanism.SandboxMechanism#namespaces()}; its verdict names it
- * under {@code not given: }) is asked what stands in for it instead: without a mount
- * namespace the seccomp filter refuses {@code socket(AF_UNIX)} and Landlock refuses
+ * ({@link dev.cavesandbox.internal.mechanism.SandboxMechanism#namespaces()}; its verdict
+ * names it under {@code not given: }) is asked what stands in for it instead: without a
+ * mount namespace the seccomp filter refuses {@code socket(AF_UNIX)} and Landlock refuses
  * writes outside the working directory; without a network namespace every socket is
  * refused and a private loopback is refused with a code; without a PID namespace
  * Landlock's signal scope keeps host processes out of reach.

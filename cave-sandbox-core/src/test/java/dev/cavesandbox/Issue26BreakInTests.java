@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -20,9 +21,9 @@ import java.util.stream.Stream;
 import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.EgressProxy;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.egress.EgressProxy;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,7 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.cavesandbox.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -21,8 +24,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * The command user of a JVM running as the host's root ({@code --command-user}, see
- * {@link dev.cavesandbox.mechanism.Launcher}): on the rungs with a user namespace the
- * command runs as {@code cave.sandbox.linux.command-user} (default 65534) with
+ * {@link dev.cavesandbox.internal.launcher.Launcher}): on the rungs with a user namespace
+ * the command runs as {@code cave.sandbox.linux.command-user} (default 65534) with
  * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
  * process limit holds; it still writes the root JVM's working directories, and gains
  * nothing over files of other owners. On the seccomp rung, which has no user namespace,

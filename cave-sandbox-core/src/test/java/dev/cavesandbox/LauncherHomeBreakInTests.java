@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;

@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.Launcher;
+import dev.cavesandbox.internal.launcher.Launcher;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -10,9 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.LinuxNamespace;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

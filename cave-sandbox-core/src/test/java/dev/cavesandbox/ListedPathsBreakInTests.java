@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.Closeable;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,10 +11,10 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -16,14 +19,14 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.FaultySandboxes.Fault;
-import dev.cavesandbox.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.mechanism.SandboxExecMechanism;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.LinuxNamespace;
-import dev.cavesandbox.mechanism.NamespacesMechanism;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.SeccompMechanism;
-import dev.cavesandbox.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -39,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
-class NetworkIsolationProbeTests {
+public class NetworkIsolationProbeTests {
 
 	private static final String MACOS = "Mac OS X";
 

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * it, asserts the refusal and runs the same daemon in the command's session: it never
  * drops the daemon.
  */
-final class NewSession {
+public final class NewSession {
 
 	/** What setsid(1) prints, before it exits 1, on a rung that refuses a new session. */
 	static final String REFUSED = "setsid failed: Operation not permitted";
@@ -25,7 +25,7 @@ final class NewSession {
 	 * @param mechanism the rung
 	 * @return whether {@code setsid(2)} fails there with EPERM
 	 */
-	static boolean refused(MechanismChoice mechanism) {
+	public static boolean refused(MechanismChoice mechanism) {
 		return mechanism != MechanismChoice.SANDBOX_EXEC;
 	}
 
@@ -39,7 +39,7 @@ final class NewSession {
 	 * @param command the shell words of the daemon
 	 * @return the shell command
 	 */
-	static String setsid(boolean refused, String command) {
+	public static String setsid(boolean refused, String command) {
 		return refused ? "{ setsid -w true || " + command + "; }" : "setsid " + command;
 	}
 
@@ -49,7 +49,7 @@ final class NewSession {
 	 * @param refused whether the rung refuses a new session
 	 * @param stderr what the command wrote to stderr
 	 */
-	static void assertAttempted(boolean refused, String stderr) {
+	public static void assertAttempted(boolean refused, String stderr) {
 		if (refused) {
 			assertThat(stderr).as("setsid refused").contains(REFUSED);
 		}

@@ -11,12 +11,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import dev.cavesandbox.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.NamespacesMechanism;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.SeccompMechanism;
-import dev.cavesandbox.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.HostFacts;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +21,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
-import dev.cavesandbox.mechanism.LinuxNamespace;
-import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;

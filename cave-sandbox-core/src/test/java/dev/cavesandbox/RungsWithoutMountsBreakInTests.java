@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledOnOs;

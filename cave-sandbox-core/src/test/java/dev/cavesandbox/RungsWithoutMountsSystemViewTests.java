@@ -14,11 +14,11 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.mechanism.FilesystemView;
-import dev.cavesandbox.mechanism.Launcher;
-import dev.cavesandbox.mechanism.NamespacesMechanism;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;

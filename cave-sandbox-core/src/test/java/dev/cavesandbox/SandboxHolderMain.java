@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -56,7 +58,7 @@ public final class SandboxHolderMain {
 	}
 
 	/** The sandboxed {@code sleep} processes themselves. */
-	static List<ProcessHandle> running(String marker) {
+	public static List<ProcessHandle> running(String marker) {
 		return ProcessHandle.allProcesses()
 			.filter((process) -> process.info().command().orElse("").endsWith("/sleep"))
 			.filter((process) -> process.info().commandLine().orElse("").matches(".*sleep " + marker + "\\d"))
@@ -64,7 +66,7 @@ public final class SandboxHolderMain {
 	}
 
 	/** Every process that names the marker: the sleeps and their wrappers. */
-	static List<ProcessHandle> anyNaming(String marker) {
+	public static List<ProcessHandle> anyNaming(String marker) {
 		return ProcessHandle.allProcesses()
 			.filter((process) -> process.info().commandLine().orElse("").contains(marker))
 			.toList();

@@ -1,5 +1,8 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

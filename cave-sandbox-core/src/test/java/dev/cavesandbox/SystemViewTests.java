@@ -21,10 +21,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import dev.cavesandbox.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.mechanism.FilesystemView;
-import dev.cavesandbox.mechanism.SandboxMechanism;
-import dev.cavesandbox.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

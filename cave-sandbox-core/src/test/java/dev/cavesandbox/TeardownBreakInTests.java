@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

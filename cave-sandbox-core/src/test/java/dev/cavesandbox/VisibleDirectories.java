@@ -1,5 +1,7 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -18,7 +20,7 @@ import java.util.List;
  * directory made here has mode 0711 (passable, not listable). Everything created there is
  * removed when the JVM exits.
  */
-final class VisibleDirectories {
+public final class VisibleDirectories {
 
 	private static final List<Path> DEFAULT_HIDDEN = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/run"),
 			Path.of("/var/run"), Path.of("/dev/shm"));
@@ -35,7 +37,7 @@ final class VisibleDirectories {
 	 * @param prefix the start of its name
 	 * @return the directory, an absolute real path
 	 */
-	static Path create(String prefix) {
+	public static Path create(String prefix) {
 		try {
 			return passable(Files.createTempDirectory(ROOT, prefix)).toRealPath();
 		}

@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
 import java.util.List;
 
 /**

@@ -31,7 +31,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.EgressProxy;
+import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.egress.HostResolver;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
-import dev.cavesandbox.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;

@@ -1,5 +1,7 @@
 package dev.cavesandbox.egress;
 
+import dev.cavesandbox.internal.egress.EgressProxy;
+import dev.cavesandbox.internal.egress.RequestTarget;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -100,7 +102,7 @@ public final class EgressAllowList {
 	 * @param host the host
 	 * @return the normalized host
 	 */
-	static String normalizeHost(String host) {
+	public static String normalizeHost(String host) {
 		String normalized = host.toLowerCase(Locale.ROOT);
 		if (normalized.length() > 1 && normalized.startsWith("[") && normalized.endsWith("]")) {
 			normalized = normalized.substring(1, normalized.length() - 1);

@@ -1,5 +1,6 @@
 package dev.cavesandbox.egress;
 
+import dev.cavesandbox.internal.egress.DestinationAddresses;
 import org.jspecify.annotations.Nullable;
 
 /**

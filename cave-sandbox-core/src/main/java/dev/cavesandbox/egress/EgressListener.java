@@ -1,5 +1,7 @@
 package dev.cavesandbox.egress;
 
+import dev.cavesandbox.internal.egress.EgressProxy;
+
 /**
  * Told of every decision of an {@link EgressProxy}, on the connection's thread, after the
  * decision was logged and recorded. An exception it throws is logged and otherwise

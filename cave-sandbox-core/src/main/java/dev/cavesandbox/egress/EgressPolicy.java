@@ -1,5 +1,7 @@
 package dev.cavesandbox.egress;
 
+import dev.cavesandbox.internal.egress.DestinationAddresses;
+import dev.cavesandbox.internal.egress.EgressProxy;
 import java.util.Objects;
 
 /**

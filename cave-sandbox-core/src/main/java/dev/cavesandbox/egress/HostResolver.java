@@ -1,5 +1,6 @@
 package dev.cavesandbox.egress;
 
+import dev.cavesandbox.internal.egress.EgressProxy;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;

@@ -9,7 +9,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
-import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
 
 import org.springframework.beans.factory.ObjectProvider;

@@ -8,7 +8,7 @@ import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxedProcess;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;

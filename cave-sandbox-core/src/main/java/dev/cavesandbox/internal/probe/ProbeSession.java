@@ -1,0 +1,231 @@
+package dev.cavesandbox.internal.probe;
+
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the probe of every platform shares: the check that a mechanism's binaries exist, a
+ * working directory created where production ones are (holding a marker file that the
+ * child reads), and running a mechanism's command line there the way an execution does,
+ * with a fixed {@code PATH} and the probe timeout. Closing the session stops what still
+ * runs and deletes the directory.
+ */
+public final class ProbeSession implements AutoCloseable {
+
+	/** The file in the probe's working directory that the child reads. */
+	static final String MARKER_FILE = "cave-sandbox-probe-marker";
+
+	/** The content of {@link #MARKER_FILE}. */
+	static final String MARKER = "cave-sandbox-probe";
+
+	/** The file that the Linux probe's child writes in its working directory. */
+	static final String WRITE_FILE = "cave-sandbox-probe-write";
+
+	/**
+	 * The variable that gives the Linux probe's child the JVM's pid, so that it can try
+	 * to reach the JVM's memory, environment and signals.
+	 */
+	static final String JVM_VARIABLE = "CAVE_SANDBOX_PROBE_JVM";
+
+	/**
+	 * The variable that gives the child the absolute path of its working directory, which
+	 * a command user of the seccomp rung must reach by that path ({@code TMPDIR}).
+	 */
+	static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_PROBE_DIRECTORY";
+
+	/**
+	 * The suffix of the file that the Linux probe's child tries to write beside its
+	 * working directory (a write outside it); the session deletes it.
+	 */
+	static final String OUTSIDE_SUFFIX = ".outside";
+
+	/**
+	 * The suffix of the file that the probe plants beside its working directory, readable
+	 * by everyone, which the command must not be able to read in a system view.
+	 */
+	static final String PLANTED_SUFFIX = ".planted";
+
+	private static final int OUTPUT_LIMIT = 64 * 1024;
+
+	private final SandboxSettings settings;
+
+	private final Path directory;
+
+	private final long start;
+
+	private final ProcessRunner runner;
+
+	private ProbeSession(SandboxSettings settings, Path directory, long start) {
+		this.settings = settings;
+		this.directory = directory;
+		this.start = start;
+		this.runner = new ProcessRunner(settings.killGracePeriod());
+	}
+
+	/**
+	 * Check that every binary of a mechanism exists and is executable.
+	 * @param mechanism the mechanism
+	 * @param start when the platform's probe started ({@link System#nanoTime()})
+	 * @return the verdict that names the first binary missing or not executable, or
+	 * {@code null} when all are there
+	 */
+	static @Nullable IsolationCapability missingBinary(SandboxMechanism mechanism, long start) {
+		for (Path binary : mechanism.binaries()) {
+			if (!Files.exists(binary)) {
+				return IsolationCapability.unavailable(UnavailabilityCause.BINARY_MISSING,
+						mechanism.name() + ": " + binary + " does not exist", since(start));
+			}
+			if (Files.isDirectory(binary) || !Files.isExecutable(binary)) {
+				return IsolationCapability.unavailable(UnavailabilityCause.BINARY_NOT_EXECUTABLE,
+						mechanism.name() + ": " + binary + " is not executable", since(start));
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Run a platform's checks in a new session, then close it.
+	 * @param settings the settings that name the work directory, the probe timeout and
+	 * the kill grace period
+	 * @param start when the platform's probe started ({@link System#nanoTime()})
+	 * @param checks the checks, which return the verdict
+	 * @return the verdict of the checks;
+	 * {@link UnavailabilityCause#WORK_DIRECTORY_UNUSABLE} if the working directory could
+	 * not be created, or the cause that a wrapper's launch failure names
+	 * @throws InterruptedException if the thread was interrupted while a command ran
+	 */
+	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
+		Path directory = null;
+		try {
+			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
+			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
+			Path planted = directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX);
+			Files.writeString(planted, MARKER);
+			Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rw-r--r--"));
+		}
+		catch (IOException ex) {
+			if (directory != null) {
+				// a full file system can take the directory but not the marker
+				DirectoryTrees.delete(directory);
+				deletePlanted(directory);
+			}
+			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
+					"could not create the probe's working directory: "
+							+ WorkDirectoryCheck.explain(settings.workDirectory(), ex),
+					since(start));
+		}
+		try (ProbeSession session = new ProbeSession(settings, directory, start)) {
+			return checks.run(session);
+		}
+		catch (IOException ex) {
+			return WrapperFailureClassifier.launchFailure(ex, since(start));
+		}
+	}
+
+	/**
+	 * Run a mechanism's command line in the probe's working directory.
+	 * @param mechanism the mechanism that builds the command line
+	 * @param argv the command to run inside
+	 * @param loopback whether to ask for a private loopback
+	 * @param check whether the launcher reports its refusals before the command runs
+	 * @return what the wrapper and the command produced
+	 * @throws IOException if the wrapper could not be started
+	 * @throws InterruptedException if the thread was interrupted while it ran
+	 */
+	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
+			throws IOException, InterruptedException {
+		ProcessRunner.Spec spec = new ProcessRunner.Spec(
+				mechanism.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
+				Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
+						String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()),
+				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
+		// What an earlier run wrote may be another uid's (a command user's), which a
+		// later run without capabilities could not write again.
+		Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
+		if (group < 0) {
+			return this.runner.run(spec);
+		}
+		// As an execution's: the command user of this rung has no capability.
+		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group)) {
+			return this.runner.run(spec);
+		}
+	}
+
+	/**
+	 * Return how long the platform's probe has taken so far.
+	 * @return the time since it started
+	 */
+	Duration took() {
+		return since(this.start);
+	}
+
+	@Override
+	public void close() {
+		this.runner.close();
+		try {
+			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
+			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+			Files.deleteIfExists(this.directory.resolveSibling(this.directory.getFileName() + OUTSIDE_SUFFIX));
+			Files.deleteIfExists(this.directory);
+		}
+		catch (IOException ex) {
+			// A leftover empty probe directory is harmless.
+		}
+		deletePlanted(this.directory);
+	}
+
+	private static void deletePlanted(Path directory) {
+		try {
+			Files.deleteIfExists(directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX));
+		}
+		catch (IOException ex) {
+			// A leftover planted file of the probe's marker is harmless.
+		}
+	}
+
+	static IsolationCapability notVerified(String detail, Duration took) {
+		return IsolationCapability.unavailable(UnavailabilityCause.NOT_VERIFIED, detail, took);
+	}
+
+	static String text(byte[] bytes) {
+		return new String(bytes, StandardCharsets.UTF_8);
+	}
+
+	public static Duration since(long start) {
+		return Duration.ofNanos(System.nanoTime() - start);
+	}
+
+	/**
+	 * A platform's checks, run in a session.
+	 */
+	@FunctionalInterface
+	interface Checks {
+
+		IsolationCapability run(ProbeSession session) throws IOException, InterruptedException;
+
+	}
+
+}

@@ -1,0 +1,150 @@
+package dev.cavesandbox.internal.process;
+
+import dev.cavesandbox.Isolation;
+import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.internal.egress.EgressSession;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import dev.cavesandbox.egress.EgressDecision;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link SandboxedProcess} of {@link ProcessIsolatedExecutor#start}: the
+ * {@link ProcessRunner.Started} process's own pipes, its end as the runner reports it
+ * after the teardown, and the decisions of its egress session.
+ */
+public final class StartedProcess implements SandboxedProcess {
+
+	private final ProcessRunner.Started started;
+
+	private final Isolation isolation;
+
+	private final @Nullable EgressSession egress;
+
+	public StartedProcess(ProcessRunner.Started started, Isolation isolation, @Nullable EgressSession egress) {
+		this.started = started;
+		this.isolation = isolation;
+		this.egress = egress;
+	}
+
+	@Override
+	public OutputStream stdin() {
+		return this.started.process().getOutputStream();
+	}
+
+	@Override
+	public InputStream stdout() {
+		return this.started.process().getInputStream();
+	}
+
+	@Override
+	public InputStream stderr() {
+		return this.started.process().getErrorStream();
+	}
+
+	@Override
+	public long pid() {
+		return this.started.process().pid();
+	}
+
+	@Override
+	public boolean isAlive() {
+		return !this.started.ended().isDone();
+	}
+
+	@Override
+	public int waitFor() throws InterruptedException {
+		try {
+			return this.started.ended().get();
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException("the teardown never fails", ex);
+		}
+	}
+
+	@Override
+	public boolean waitFor(Duration timeout) throws InterruptedException {
+		try {
+			this.started.ended().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+			return true;
+		}
+		catch (TimeoutException ex) {
+			return false;
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException("the teardown never fails", ex);
+		}
+	}
+
+	@Override
+	public CompletableFuture<SandboxedProcess> onExit() {
+		// A new future each time: cancelling it leaves the process and other callers'
+		// futures alone.
+		return this.started.ended().thenApply((exitCode) -> this);
+	}
+
+	@Override
+	public OptionalInt exitCode() {
+		Integer code = this.started.ended().getNow(null);
+		return (code != null) ? OptionalInt.of(code) : OptionalInt.empty();
+	}
+
+	@Override
+	public boolean timedOut() {
+		return this.started.timedOut();
+	}
+
+	@Override
+	public List<Long> survivors() {
+		return this.started.survivors();
+	}
+
+	@Override
+	public Isolation isolation() {
+		return this.isolation;
+	}
+
+	@Override
+	public List<EgressDecision> egressDecisions() {
+		return (this.egress != null) ? this.egress.decisions() : List.of();
+	}
+
+	@Override
+	public void destroy() {
+		this.started.terminate();
+		boolean interrupted = false;
+		while (true) {
+			try {
+				waitFor();
+				break;
+			}
+			catch (InterruptedException ex) {
+				interrupted = true;
+			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	@Override
+	public void close() {
+		destroy();
+	}
+
+	@Override
+	public String toString() {
+		return "SandboxedProcess[pid " + pid() + ", " + this.isolation + ", "
+				+ (isAlive() ? "running" : "exit code " + exitCode().getAsInt()) + "]";
+	}
+
+}

@@ -1,0 +1,98 @@
+package dev.cavesandbox.internal.probe;
+
+import dev.cavesandbox.ForEachLinuxMechanism;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.LinuxMechanisms;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ProbeSessionTests {
+
+	/**
+	 * The command runs in a new directory of the work directory, which holds the marker
+	 * and takes a write, and which is gone once the checks are done.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void checksRunInADirectoryWithTheMarkerThatIsDeletedAfterwards(MechanismChoice choice, @TempDir Path workDirectory)
+			throws Exception {
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.mechanism();
+		SandboxSettings settings = SandboxSettings.builder().mechanism(choice).workDirectory(workDirectory).build();
+		List<ProcessRunner.Outcome> outcomes = new ArrayList<>();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			outcomes.add(session.run(mechanism, List.of("/bin/sh", "-c",
+					"cat " + ProbeSession.MARKER_FILE + "; echo; echo ok > " + ProbeSession.WRITE_FILE + " && pwd"),
+					false, false));
+			return ProbeSession.notVerified("checked", session.took());
+		});
+		assertThat(verdict.detail()).isEqualTo("checked");
+		assertThat(outcomes).singleElement().satisfies((outcome) -> {
+			String stdout = new String(outcome.stdout(), StandardCharsets.UTF_8);
+			assertThat(outcome.exitCode()).as(stdout + new String(outcome.stderr(), StandardCharsets.UTF_8)).isZero();
+			List<String> lines = stdout.lines().toList();
+			assertThat(lines).hasSize(2);
+			assertThat(lines.get(0)).isEqualTo(ProbeSession.MARKER);
+			assertThat(lines.get(1)).startsWith(workDirectory.toRealPath() + "/cave-sandbox-probe-");
+		});
+		assertThat(workDirectory).isEmptyDirectory();
+	}
+
+	@Test
+	void aWorkDirectoryThatCannotBeCreatedInIsNamedAndNoCheckRuns(@TempDir Path directory) throws Exception {
+		Path missing = directory.resolve("missing");
+		SandboxSettings settings = SandboxSettings.builder().workDirectory(missing).build();
+		List<ProbeSession> sessions = new ArrayList<>();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			sessions.add(session);
+			return ProbeSession.notVerified("checked", session.took());
+		});
+		assertThat(sessions).isEmpty();
+		assertThat(verdict.cause()).isEqualTo(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE);
+		assertThat(verdict.detail()).startsWith("could not create the probe's working directory: the work directory "
+				+ missing + " (workDirectory) does not exist: ");
+		assertThat(missing).doesNotExist();
+	}
+
+	/**
+	 * A launcher (the first binary of the command line) that is gone by the time it runs:
+	 * the launch error names the cause, and the directory is deleted all the same.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void aWrapperThatCannotBeStartedIsJudgedByItsErrorAndTheDirectoryIsDeleted(@TempDir Path directory)
+			throws IOException, InterruptedException {
+		Path workDirectory = Files.createDirectory(directory.resolve("work"));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(directory.resolve("cave-sandbox-launcher"), false), FilesystemView.of(List.of(), true));
+		SandboxSettings settings = SandboxSettings.builder().workDirectory(workDirectory).build();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			session.run(mechanism, List.of("/bin/true"), false, false);
+			return ProbeSession.notVerified("the wrapper ran", session.took());
+		});
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.BINARY_MISSING);
+		assertThat(verdict.detail()).contains(directory.resolve("cave-sandbox-launcher").toString())
+			.containsPattern("error(=|: )2\\b");
+		assertThat(workDirectory).isEmptyDirectory();
+	}
+
+}

@@ -1,0 +1,83 @@
+package dev.cavesandbox.internal.process;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.entry;
+
+/**
+ * The child's environment: the baseline, the named parent variables, the set ones, and
+ * the variables that steer the sandbox wrappers moved inside through env(1). The whole
+ * path through a real sandbox is tested in {@link ProcessIsolatedExecutorTests}.
+ */
+class ChildEnvironmentTests {
+
+	private static final Path DIRECTORY = Path.of("/work/private");
+
+	private static final Map<String, String> PARENT = Map.of("TZ", "Europe/Paris", "JAVA_HOME", "/opt/jdk", "SECRET",
+			"sk-do-not-leak", "LANG", "de_DE.UTF-8");
+
+	@Test
+	void baselineOnlyWhenNothingIsNamed() {
+		Map<String, String> environment = ChildEnvironment.of(SandboxSettings.defaults(), ExecutionRequest.of("true"),
+				DIRECTORY, PARENT);
+		assertThat(environment).containsExactly(entry("PATH", SandboxSettings.BASELINE_PATH),
+				entry("HOME", "/work/private"), entry("TMPDIR", "/work/private"), entry("LANG", "C.UTF-8"));
+	}
+
+	@Test
+	void namedParentVariablesArePassedAndSetOnesWinWithTheRequestLast() {
+		SandboxSettings settings = SandboxSettings.builder()
+			.passEnvironment(Set.of("TZ", "UNSET_IN_PARENT"))
+			.environment(Map.of("LANG", "en_US.UTF-8", "TZ", "UTC"))
+			.build();
+		ExecutionRequest request = ExecutionRequest.builder("true")
+			.passEnvironment("JAVA_HOME")
+			.environment("TZ", "Asia/Tokyo")
+			.build();
+		Map<String, String> environment = ChildEnvironment.of(settings, request, DIRECTORY, PARENT);
+		assertThat(environment).containsEntry("JAVA_HOME", "/opt/jdk")
+			.containsEntry("TZ", "Asia/Tokyo")
+			.containsEntry("LANG", "en_US.UTF-8")
+			.doesNotContainKeys("SECRET", "UNSET_IN_PARENT");
+	}
+
+	@Test
+	void variablesThatSteerTheWrappersMoveInsideThroughEnv() {
+		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", "/work/private/bin", "LD_PRELOAD",
+				"/work/private/evil.so", "BASH_ENV", "/work/private/rc", "HOME", "/work/private"));
+		List<String> command = ChildEnvironment.moveInside(List.of("sh", "-c", "true"), environment);
+		assertThat(environment).containsOnly(entry("PATH", SandboxSettings.BASELINE_PATH),
+				entry("HOME", "/work/private"));
+		assertThat(command).startsWith("/usr/bin/env").endsWith("sh", "-c", "true");
+		assertThat(command.subList(1, 4)).containsExactlyInAnyOrder("PATH=/work/private/bin",
+				"LD_PRELOAD=/work/private/evil.so", "BASH_ENV=/work/private/rc");
+	}
+
+	@Test
+	void baselinePathAloneLeavesTheCommandAsItIs() {
+		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", SandboxSettings.BASELINE_PATH));
+		List<String> argv = List.of("true");
+		assertThat(ChildEnvironment.moveInside(argv, environment)).isSameAs(argv);
+	}
+
+	@Test
+	void commandWithAnEqualsSignIsRefusedWhenVariablesMoveInside() {
+		Map<String, String> environment = new LinkedHashMap<>(Map.of("LD_LIBRARY_PATH", "/work/private/lib"));
+		assertThatExceptionOfType(InvalidExecutionRequestException.class)
+			.isThrownBy(() -> ChildEnvironment.moveInside(List.of("a=b"), environment))
+			.withMessageContaining("./a=b");
+	}
+
+}
