@@ -20,6 +20,8 @@ final class Pid1Script {
 	 */
 	static final long PID1_UID = 65534;
 
+	private static final String START = ShellScripts.load("pid1-start.sh");
+
 	private Pid1Script() {
 	}
 
@@ -53,14 +55,13 @@ final class Pid1Script {
 	}
 
 	/**
-	 * Return the first lines: stop on any error, and run nothing unless this is the new
-	 * user namespace of one mapped id (a wrapper that ran the script in the host's
-	 * namespaces must not change anything there).
+	 * Return the first lines ({@code pid1-start.sh}): stop on any error, and run nothing
+	 * unless this is the new user namespace of one mapped id (a wrapper that ran the
+	 * script in the host's namespaces must not change anything there).
 	 * @return the lines
 	 */
 	static String start() {
-		return "set -e\nread -r _ _ n < /proc/self/uid_map\n"
-				+ "[ \"$n\" = 1 ] || { echo 'cave-sandbox: not in a new user namespace' >&2; exit 125; }\n";
+		return START;
 	}
 
 	/**

@@ -96,36 +96,31 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 	public static final String NAME = "unshare";
 
 	/**
-	 * Case patterns that match the file-system type field of a mountinfo line (proc(5)).
+	 * The script's functions ({@code unshare-functions.sh}): {@code flags MOUNT_POINT}
+	 * sets {@code f} to the per-mount options of the topmost mount there;
+	 * {@code remount MOUNT_POINT FLAGS OPTIONS} remounts it with the options, repeating
+	 * its locked flags; {@code bind FD SOURCE TARGET OPTIONS} binds a listed path and
+	 * refuses the mount unless it is the file of descriptor FD.
 	 */
-	private static final String PSEUDO_FILE_SYSTEMS = String.join("|",
-			List.of("sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "pstore", "bpf", "configfs",
-					"fusectl", "efivarfs", "selinuxfs", "binfmt_misc", "hugetlbfs", "mqueue", "autofs")
-				.stream()
-				.map((type) -> "*\" - " + type + " \"*")
-				.toList());
+	private static final String FUNCTIONS = ShellScripts.load("unshare-functions.sh");
 
 	/**
-	 * The script's functions: {@code flags MOUNT_POINT} sets {@code f} to the per-mount
-	 * options of the topmost mount there (mountinfo, proc(5)); {@code remount MOUNT_POINT
-	 * FLAGS OPTIONS} remounts it with the options, repeating its nosuid, nodev, noexec
-	 * and atime flags, which a user namespace inherited locked with the mount and a
-	 * remount must repeat (mount_namespaces(7)); {@code bind FD SOURCE TARGET OPTIONS}
-	 * binds a listed path recursively onto a mount point it creates where missing (a
-	 * directory, or an empty file for a file, by what descriptor FD is), refuses the
-	 * mount unless it is the file of descriptor FD (same device and inode) and remounts
-	 * it with the options.
+	 * The read-only pass ({@code unshare-read-only.sh}), with {@value #KEPT_PATHS} for
+	 * the patterns of the mounts that stay writable.
 	 */
-	private static final String FUNCTIONS = "flags() { f=; while read -r _ _ _ _ m o _; do "
-			+ "case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac; [ \"$m\" != \"$1\" ] || f=$o; "
-			+ "done < /proc/self/mountinfo; }\n"
-			+ "remount() { x=$3; for o in nosuid nodev noexec noatime nodiratime strictatime; do "
-			+ "case \",$2,\" in *,$o,*) x=$x,$o ;; esac; done; mount -n -c -o remount,bind$x \"$1\"; }\n"
-			+ "bind() { d=/proc/self/fd/$1; if [ ! -e \"$3\" ]; then if [ -d \"$d\" ]; then mkdir -p \"$3\"; "
-			+ "else mkdir -p \"${3%/*}\"; : > \"$3\"; fi; fi\n" + "  mount -n -c --rbind \"$2\" \"$3\"\n"
-			+ "  [ \"$(stat -L -c %d:%i \"$d\")\" = \"$(stat -c %d:%i \"$3\")\" ] || { echo \"cave-sandbox: the listed path "
-			+ "$2 is not the one the launcher opened: it changed during set-up\" >&2; exit 125; }\n"
-			+ "  flags \"$3\"; remount \"$3\" \"$f\" \"$4\"; }\n";
+	private static final String READ_ONLY = ShellScripts.load("unshare-read-only.sh");
+
+	private static final String KEPT_PATHS = "@KEPT_PATHS@";
+
+	/**
+	 * The masks of the kernel's key lists ({@code unshare-key-lists.sh}), with
+	 * {@link Launcher#KEY_LISTS} put in.
+	 */
+	private static final String KEY_LISTS = ShellScripts.fill(ShellScripts.load("unshare-key-lists.sh"), "@KEY_LISTS@",
+			String.join(" ", Launcher.KEY_LISTS));
+
+	/** A root caller's read-only sysctls ({@code unshare-root-sysctls.sh}). */
+	private static final String ROOT_SYSCTLS = ShellScripts.load("unshare-root-sysctls.sh");
 
 	public UnshareMechanism {
 		Objects.requireNonNull(setpriv, "setpriv must not be null");
@@ -246,40 +241,15 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 			script.append("cd ").append(quote(root)).append("\npivot_root . .\numount -n -l .\n");
 		}
 		if (view.isSystem() || view.readOnlyRoot()) {
-			// Every writable mount becomes read-only, except /proc and /dev/pts, the
-			// hidden directories, the working directory and the writable paths, and the
-			// pseudo file systems below /sys (one mount(8) process each would dominate
-			// the
-			// start-up; /sys itself is remounted). Mount points in mountinfo escape
-			// blanks and backslashes as octal (\040): decoded before they are compared.
-			// /dev is the host's devtmpfs here (bwrap's is a tmpfs of its own, made
-			// read-only too): a root JVM's command could leave files in it, and fill it.
-			// Device nodes stay usable on a read-only mount. In a system view, this is
-			// the
-			// new root, its system directories and their submounts.
-			script.append("while read -r _ _ _ _ m o rest; do\n")
-				.append("  case \"$o\" in ro|ro,*) continue ;; esac\n")
-				.append("  case \"$m\" in *\\\\*) m=$(printf '%b' \"$m\") ;; esac\n")
-				.append("  case \"$m\" in /proc|/proc/*|/dev/pts) continue ;; esac\n")
-				.append("  case \"$m\" in /sys/*) case \" $rest \" in ")
-				.append(PSEUDO_FILE_SYSTEMS)
-				.append(") continue ;; esac ;; esac\n")
-				.append("  case \"$m\" in ")
-				.append(skipPatterns(workingDirectory))
-				.append(") continue ;; esac\n")
-				.append("  remount \"$m\" \"$o\" ,ro\n")
-				.append("done < /proc/self/mountinfo\n");
+			// Every writable mount becomes read-only but those that stay writable
+			// (unshare-read-only.sh says which and why).
+			script.append(ShellScripts.fill(READ_ONLY, KEPT_PATHS, skipPatterns(workingDirectory)));
 		}
-		// The kernel's key lists are not namespaced: masked as container runtimes do.
-		script.append("for k in ")
-			.append(String.join(" ", Launcher.KEY_LISTS))
-			.append("; do if [ -e $k ]; then mount -n --bind /dev/null $k; fi; done\n");
+		script.append(KEY_LISTS);
 		if (this.uid == 0) {
 			// A root caller's uid 0 is the host's: global sysctls would be writable
 			// through /proc.
-			script.append("mount -n -o bind,ro /proc/sys /proc/sys\n");
-			script.append("if [ -e /proc/sysrq-trigger ]; then mount -n -o bind,ro /proc/sysrq-trigger "
-					+ "/proc/sysrq-trigger; fi\n");
+			script.append(ROOT_SYSCTLS);
 		}
 		if (loopback) {
 			script.append(quote(this.ip.toString())).append(" link set lo up\n");

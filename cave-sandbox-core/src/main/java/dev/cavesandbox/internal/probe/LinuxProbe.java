@@ -40,6 +40,7 @@ import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.mechanism.ShellScripts;
 
 /**
  * Verifies one Linux mechanism (bubblewrap or unshare) by running its real command line
@@ -56,40 +57,12 @@ import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 public final class LinuxProbe {
 
 	/**
-	 * The script the probe runs in the sandbox; the hidden directories follow as
-	 * arguments. Only sh, coreutils and /proc: nothing that a minimal host lacks.
+	 * The script the probe runs in the sandbox ({@code probe.sh}); the names of
+	 * {@link ProbeSession}'s files and the hidden directories follow as arguments
+	 * ({@link #argv(FilesystemView)}). Only sh, coreutils and /proc: nothing that a
+	 * minimal host lacks.
 	 */
-	static final String SCRIPT = """
-			echo "net=$(readlink /proc/self/ns/net)"
-			echo "pid=$(readlink /proc/self/ns/pid)"
-			echo "ipc=$(readlink /proc/self/ns/ipc)"
-			echo "uid=$(id -u)"
-			echo "gid=$(id -g)"
-			sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
-			echo "marker=$(cat %s)"
-			if [ -n "$%s" ] && [ -w "$%s" ]; then echo path=ok; else echo path=unreachable; fi
-			echo ok > %s && echo write=ok
-			if [ -w / ]; then echo root=writable; else echo root=read-only; fi
-			for d in "$@"; do echo "hidden=$(stat -c %%d "$d") $d"; echo "size=$(stat -f -c %%b:%%S "$d") $d"; done
-			sed -n 's/^Max \\([a-z][a-z]*\\( [a-z][a-z]*\\)*\\)   *\\([^ ]*\\) .*/limit=\\1:\\3/p' /proc/self/limits
-			if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
-			sed -n 's/^ *\\([^ |:]*\\):.*/if=\\1/p' /proc/net/dev
-			j=$%s
-			if [ -n "$j" ] && [ -d /proc/$j ]; then
-			  if (exec 3<>/proc/$j/mem) 2>/dev/null; then echo jvm_mem=writable; else echo jvm_mem=refused; fi
-			  if head -c 1 /proc/$j/environ >/dev/null 2>&1; then echo jvm_environ=readable; else echo jvm_environ=refused; fi
-			  if kill -0 $j 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
-			else echo jvm=invisible; fi
-			if (echo x > "../${PWD##*/}%s") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
-			if l=$(ls -A / 2>/dev/null); then echo "rootlist="$l; else echo rootlist=refused; fi
-			if head -c 1 "../${PWD##*/}%s" >/dev/null 2>&1; then echo planted=readable; else echo planted=refused; fi
-			if [ -e /etc/shadow ]; then
-			  if [ -s /etc/shadow ] && head -c 1 /etc/shadow >/dev/null 2>&1; then echo shadow=readable; else echo shadow=refused; fi
-			else echo shadow=absent; fi
-			"""
-		.formatted(ProbeSession.MARKER_FILE, ProbeSession.DIRECTORY_VARIABLE, ProbeSession.DIRECTORY_VARIABLE,
-				ProbeSession.WRITE_FILE, ProbeSession.JVM_VARIABLE, ProbeSession.OUTSIDE_SUFFIX,
-				ProbeSession.PLANTED_SUFFIX);
+	static final String SCRIPT = ShellScripts.load("probe.sh");
 
 	private static final String NO_CAPABILITIES = "0000000000000000";
 
@@ -323,7 +296,9 @@ public final class LinuxProbe {
 	}
 
 	private static List<String> argv(FilesystemView view) {
-		List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SCRIPT, "cave-sandbox-probe"));
+		List<String> argv = new ArrayList<>(
+				List.of("/bin/sh", "-c", SCRIPT, "cave-sandbox-probe", ProbeSession.MARKER_FILE,
+						ProbeSession.WRITE_FILE, ProbeSession.OUTSIDE_SUFFIX, ProbeSession.PLANTED_SUFFIX));
 		view.hiddenDirectories().forEach((directory) -> argv.add(directory.toString()));
 		return argv;
 	}

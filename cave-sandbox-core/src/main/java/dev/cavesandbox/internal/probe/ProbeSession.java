@@ -45,13 +45,15 @@ public final class ProbeSession implements AutoCloseable {
 
 	/**
 	 * The variable that gives the Linux probe's child the JVM's pid, so that it can try
-	 * to reach the JVM's memory, environment and signals.
+	 * to reach the JVM's memory, environment and signals ({@code probe.sh} reads it by
+	 * this name).
 	 */
 	static final String JVM_VARIABLE = "CAVE_SANDBOX_PROBE_JVM";
 
 	/**
 	 * The variable that gives the child the absolute path of its working directory, which
-	 * a command user of the seccomp rung must reach by that path ({@code TMPDIR}).
+	 * a command user of the seccomp rung must reach by that path ({@code TMPDIR};
+	 * {@code probe.sh} reads it by this name).
 	 */
 	static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_PROBE_DIRECTORY";
 

@@ -1,0 +1,39 @@
+#!/bin/sh
+# The script the Linux probe runs in the sandbox (LinuxProbe): it reports what the child
+# sees, one name=value line each, for the probe's verdict. Only sh, coreutils and /proc:
+# nothing that a minimal host lacks.
+# Arguments: the marker file to read, the file to write (both in the working directory),
+# the suffixes of the file to write beside the working directory and of the file the probe
+# planted there, then the hidden directories. The environment gives the working
+# directory's path (CAVE_SANDBOX_PROBE_DIRECTORY) and the JVM's pid (CAVE_SANDBOX_PROBE_JVM),
+# ProbeSession's variables.
+marker=$1 write=$2 outside=$3 planted=$4
+shift 4
+echo "net=$(readlink /proc/self/ns/net)"
+echo "pid=$(readlink /proc/self/ns/pid)"
+echo "ipc=$(readlink /proc/self/ns/ipc)"
+echo "uid=$(id -u)"
+echo "gid=$(id -g)"
+sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
+echo "marker=$(cat "$marker")"
+if [ -n "$CAVE_SANDBOX_PROBE_DIRECTORY" ] && [ -w "$CAVE_SANDBOX_PROBE_DIRECTORY" ]; then echo path=ok; else echo path=unreachable; fi
+echo ok > "$write" && echo write=ok
+if [ -w / ]; then echo root=writable; else echo root=read-only; fi
+for d in "$@"; do echo "hidden=$(stat -c %d "$d") $d"; echo "size=$(stat -f -c %b:%S "$d") $d"; done
+sed -n 's/^Max \([a-z][a-z]*\( [a-z][a-z]*\)*\)   *\([^ ]*\) .*/limit=\1:\3/p' /proc/self/limits
+if grep -qs 127.0.0.1 /proc/net/fib_trie; then echo lo=up; else echo lo=down; fi
+sed -n 's/^ *\([^ |:]*\):.*/if=\1/p' /proc/net/dev
+j=$CAVE_SANDBOX_PROBE_JVM
+if [ -n "$j" ] && [ -d "/proc/$j" ]; then
+  if (exec 3<>"/proc/$j/mem") 2>/dev/null; then echo jvm_mem=writable; else echo jvm_mem=refused; fi
+  if head -c 1 "/proc/$j/environ" >/dev/null 2>&1; then echo jvm_environ=readable; else echo jvm_environ=refused; fi
+  if kill -0 "$j" 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
+else echo jvm=invisible; fi
+if (echo x > "../${PWD##*/}$outside") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
+# Unquoted on purpose: the listing's names, one a line, joined by single blanks on one line.
+# shellcheck disable=SC2086
+if l=$(ls -A / 2>/dev/null); then echo "rootlist="$l; else echo rootlist=refused; fi
+if head -c 1 "../${PWD##*/}$planted" >/dev/null 2>&1; then echo planted=readable; else echo planted=refused; fi
+if [ -e /etc/shadow ]; then
+  if [ -s /etc/shadow ] && head -c 1 /etc/shadow >/dev/null 2>&1; then echo shadow=readable; else echo shadow=refused; fi
+else echo shadow=absent; fi
