@@ -54,8 +54,7 @@ public final class IsolatedExecutors {
 	 */
 	public static IsolatedExecutor create(SandboxSettings settings, IsolationCapability capability) {
 		if (capability.available()) {
-			String egress = settings.egress().allowedHosts().isEmpty() ? null
-					: ProcessIsolatedExecutor.egressUnavailable(capability.mechanism(), capability);
+			String egress = settings.egress().allowedHosts().isEmpty() ? null : capability.egressRefusal();
 			if (egress != null) {
 				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but {}: every execution that "
 						+ "keeps that list fails with cave_sandbox_egress_unavailable", egress);

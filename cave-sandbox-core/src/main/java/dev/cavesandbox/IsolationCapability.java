@@ -1,10 +1,11 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,54 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 	 */
 	public boolean available() {
 		return this.mechanism != null;
+	}
+
+	/**
+	 * Return why a command cannot be given the egress proxy here, or {@code null} where
+	 * it can: the bridge listens in a network namespace of the command's own, on a
+	 * private loopback that the probe verified (the rungs {@code bwrap}, {@code unshare}
+	 * and {@code namespaces}).
+	 * @return the reason with its fix, or {@code null}; the reason where isolation is
+	 * unavailable
+	 */
+	public @Nullable String egressRefusal() {
+		SandboxMechanism verified = this.mechanism;
+		if (verified == null) {
+			return "isolation is unavailable (" + this.cause + ")";
+		}
+		if (!verified.namespaces().contains(LinuxNamespace.NETWORK)) {
+			return "the mechanism " + verified.name() + " has no network namespace of the command's own, where the "
+					+ "egress bridge listens (only the rungs bwrap, unshare and namespaces have one); leave "
+					+ "the allowed hosts (egress allowedHosts, and the request's allowedHosts) empty on this host, or run "
+					+ "where a user namespace can be created (see the README's Containers and Kubernetes section)";
+		}
+		if (!this.privateLoopback) {
+			return "the mechanism " + verified.name() + " cannot give a private loopback on this host, where the "
+					+ "egress bridge listens (" + UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + ")";
+		}
+		return null;
+	}
+
+	/**
+	 * Return why a command cannot be given a private loopback here, or {@code null} where
+	 * it can (the probe verified that the mechanism brings one up).
+	 * @return the reason with its fix, or {@code null}; the reason where isolation is
+	 * unavailable
+	 */
+	public @Nullable String loopbackRefusal() {
+		SandboxMechanism verified = this.mechanism;
+		if (verified == null) {
+			return "isolation is unavailable (" + this.cause + ")";
+		}
+		if (this.privateLoopback) {
+			return null;
+		}
+		String why = verified.namespaces().contains(LinuxNamespace.NETWORK) || verified instanceof SandboxExecMechanism
+				? "cannot give a private loopback on this host ("
+						+ UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + ")"
+				: "has no network namespace, so it cannot give a private loopback (only the rungs with one "
+						+ "can: bwrap, unshare, namespaces)";
+		return "the mechanism " + verified.name() + " " + why;
 	}
 
 	@Override

@@ -24,14 +24,11 @@ import dev.cavesandbox.internal.launcher.Launcher;
  * neither another execution nor another local user can reach the socket), opened to
  * {@code 0711} (a command user of another uid passes it: the bridge reaches it through
  * {@code outer}'s descriptor, not through the home), that holds the {@link EgressProxy}'s
- * unix socket ({@value Launcher#EGRESS_SOCKET}); the {@link Launcher.Egress bridge} that
- * the launcher starts inside the sandbox; and the variables that point the command's HTTP
- * clients at it.
+ * unix socket ({@value Launcher#EGRESS_SOCKET}); and the {@link Launcher.Egress bridge}
+ * that the launcher starts inside the sandbox. The variables that point the command's
+ * HTTP clients at it are {@code ChildEnvironment}'s.
  */
 public final class EgressSession implements AutoCloseable {
-
-	/** The names a command's own loopback answers, which bypass the proxy. */
-	static final String LOCAL_NAMES = "localhost,127.0.0.1,::1";
 
 	private final Path directory;
 
@@ -76,42 +73,6 @@ public final class EgressSession implements AutoCloseable {
 	 */
 	public Launcher.Egress bridge() {
 		return new Launcher.Egress(this.directory, SandboxSettings.Egress.PROXY_PORT);
-	}
-
-	/**
-	 * Point the command's HTTP clients at the bridge: {@code HTTP_PROXY},
-	 * {@code HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms (curl reads only
-	 * {@code http_proxy} in lower case), replacing the command's own (no other proxy is
-	 * reachable), and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties
-	 * (networking properties of {@code java.net}), appended to the command's own.
-	 * {@code NO_PROXY} and {@code no_proxy}: the command's own where it sets either;
-	 * else, with a private loopback that was asked for (the command's own servers),
-	 * {@code localhost,127.0.0.1,::1}, which the JDK's default {@code http.nonProxyHosts}
-	 * also bypasses; else empty, and {@code -Dhttp.nonProxyHosts=} empty too (the JDK
-	 * would send {@code localhost} directly, where nothing listens), so that a name on
-	 * the allow-list is reached through the proxy whatever it is.
-	 * @param environment the command's environment, changed in place
-	 * @param ownLoopback whether the command asked for a private loopback of its own
-	 */
-	public static void pointAtBridge(Map<String, String> environment, boolean ownLoopback) {
-		String host = "127.0.0.1";
-		int port = SandboxSettings.Egress.PROXY_PORT;
-		String url = "http://" + host + ":" + port;
-		Map<String, String> variables = new LinkedHashMap<>();
-		for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")) {
-			variables.put(name, url);
-			variables.put(name.toLowerCase(java.util.Locale.ROOT), url);
-		}
-		String own = environment.containsKey("NO_PROXY") ? environment.get("NO_PROXY") : environment.get("no_proxy");
-		String noProxy = (own != null) ? own : (ownLoopback ? LOCAL_NAMES : "");
-		variables.put("NO_PROXY", noProxy);
-		variables.put("no_proxy", noProxy);
-		environment.putAll(variables);
-		String properties = "-Dhttp.proxyHost=" + host + " -Dhttp.proxyPort=" + port + " -Dhttps.proxyHost=" + host
-				+ " -Dhttps.proxyPort=" + port + (noProxy.isEmpty() ? " -Dhttp.nonProxyHosts=" : "");
-		String options = environment.get("JAVA_TOOL_OPTIONS");
-		environment.put("JAVA_TOOL_OPTIONS",
-				(options == null || options.isBlank()) ? properties : options + " " + properties);
 	}
 
 	/**

@@ -27,6 +27,12 @@ public final class ChildEnvironment {
 			"HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF",
 			"RES_OPTIONS", "TZDIR", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "PS4");
 
+	/**
+	 * The names a command's own servers are reached by on a private loopback, which no
+	 * proxy must take.
+	 */
+	private static final String LOCAL_NAMES = "localhost,127.0.0.1,::1";
+
 	private ChildEnvironment() {
 	}
 
@@ -62,6 +68,43 @@ public final class ChildEnvironment {
 		if (value != null) {
 			environment.put(name, value);
 		}
+	}
+
+	/**
+	 * Point the command's HTTP clients at the egress proxy (its bridge in the sandbox):
+	 * {@code HTTP_PROXY}, {@code HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case
+	 * forms (curl reads only {@code http_proxy} in lower case), replacing the command's
+	 * own (no other proxy is reachable), and {@code JAVA_TOOL_OPTIONS} with the JDK's
+	 * proxy properties (networking properties of {@code java.net}), appended to the
+	 * command's own. {@code NO_PROXY} and {@code no_proxy}: the command's own where it
+	 * sets either; else, with a private loopback that was asked for (the command's own
+	 * servers), {@code localhost,127.0.0.1,::1}, which the JDK's default
+	 * {@code http.nonProxyHosts} also bypasses; else empty, and
+	 * {@code -Dhttp.nonProxyHosts=} empty too (the JDK would send {@code localhost}
+	 * directly, where nothing listens), so that a name on the allow-list is reached
+	 * through the proxy whatever it is.
+	 * @param environment the command's environment, changed in place
+	 * @param ownLoopback whether the command asked for a private loopback of its own
+	 */
+	public static void pointAtEgressProxy(Map<String, String> environment, boolean ownLoopback) {
+		String host = "127.0.0.1";
+		int port = SandboxSettings.Egress.PROXY_PORT;
+		String url = "http://" + host + ":" + port;
+		Map<String, String> variables = new LinkedHashMap<>();
+		for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")) {
+			variables.put(name, url);
+			variables.put(name.toLowerCase(java.util.Locale.ROOT), url);
+		}
+		String own = environment.containsKey("NO_PROXY") ? environment.get("NO_PROXY") : environment.get("no_proxy");
+		String noProxy = (own != null) ? own : (ownLoopback ? LOCAL_NAMES : "");
+		variables.put("NO_PROXY", noProxy);
+		variables.put("no_proxy", noProxy);
+		environment.putAll(variables);
+		String properties = "-Dhttp.proxyHost=" + host + " -Dhttp.proxyPort=" + port + " -Dhttps.proxyHost=" + host
+				+ " -Dhttps.proxyPort=" + port + (noProxy.isEmpty() ? " -Dhttp.nonProxyHosts=" : "");
+		String options = environment.get("JAVA_TOOL_OPTIONS");
+		environment.put("JAVA_TOOL_OPTIONS",
+				(options == null || options.isBlank()) ? properties : options + " " + properties);
 	}
 
 	/**

@@ -1,6 +1,6 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherFailure;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.UnavailabilityCause;
 import java.io.IOException;
@@ -10,7 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherFailure;
 
 /**
  * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it
@@ -91,24 +91,19 @@ public final class WrapperFailureClassifier {
 	 * @return the cause, {@link UnavailabilityCause#UNKNOWN} if none matches
 	 */
 	static UnavailabilityCause classify(String stderr) {
-		// The launcher's closing line after a wrapper's failure says nothing of the
-		// cause.
-		String causes = stderr.lines()
-			.filter((line) -> !line.startsWith(Launcher.NOT_SET_UP))
-			.collect(Collectors.joining("\n"));
-		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot load the seccomp filter")
-				|| causes.contains(Launcher.MESSAGE_PREFIX + " cannot set no_new_privs")) {
+		LauncherFailure failure = LauncherFailure.of(stderr);
+		if (failure.says("cannot load the seccomp filter") || failure.says("cannot set no_new_privs")) {
 			return UnavailabilityCause.SECCOMP_UNAVAILABLE;
 		}
-		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot create the command user's namespace")) {
+		if (failure.says("cannot create the command user's namespace")) {
 			// The launcher creates the user namespace of a root JVM's command user: the
 			// kernel's answer names the cause as it would for a wrapper.
-			return classifyWrapper(causes);
+			return classifyWrapper(failure.causes());
 		}
-		if (causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX)) {
+		if (failure.fromLauncher()) {
 			return UnavailabilityCause.NOT_VERIFIED;
 		}
-		return classifyWrapper(causes);
+		return classifyWrapper(failure.causes());
 	}
 
 	private static UnavailabilityCause classifyWrapper(String stderr) {

@@ -1,0 +1,176 @@
+package dev.cavesandbox.internal.execution;
+
+import dev.cavesandbox.SandboxLaunchException;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.internal.egress.EgressSession;
+import dev.cavesandbox.internal.launcher.CommandUsers;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What one execution took before its spawn ({@link LaunchPreparation}) and gives back
+ * after its end, once, by {@link #close()}: the egress session, the working directory's
+ * group, the private working directory, the command user, the slot.
+ */
+final class PreparedLaunch implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(PreparedLaunch.class);
+
+	/** This execution's launch token ({@link Launcher#TOKEN_VARIABLE}). */
+	final String token = UUID.randomUUID().toString();
+
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	private final Semaphore slots;
+
+	private final PrivateDirectories privateDirectories;
+
+	private final @Nullable CommandUsers commandUsers;
+
+	private ProcessRunner.@Nullable Spec spec;
+
+	private @Nullable Path privateDirectory;
+
+	private @Nullable EgressSession egress;
+
+	private @Nullable WorkingDirectoryGrant grant;
+
+	/**
+	 * The uid the command runs as on the seccomp rung (a root JVM's; its gid is the
+	 * command user's), or {@link Launcher#CALLER}.
+	 */
+	private long commandUser = Launcher.CALLER;
+
+	/**
+	 * A launch that holds a slot already taken.
+	 * @param slots where the slot goes back
+	 * @param privateDirectories where private working directories go back
+	 * @param commandUsers where the command user goes back, if any
+	 */
+	PreparedLaunch(Semaphore slots, PrivateDirectories privateDirectories, @Nullable CommandUsers commandUsers) {
+		this.slots = slots;
+		this.privateDirectories = privateDirectories;
+		this.commandUsers = commandUsers;
+	}
+
+	void commandUser(long uid) {
+		this.commandUser = uid;
+	}
+
+	long commandUser() {
+		return this.commandUser;
+	}
+
+	void privateDirectory(Path directory) {
+		this.privateDirectory = directory;
+	}
+
+	void egress(EgressSession session) {
+		this.egress = session;
+	}
+
+	@Nullable EgressSession egress() {
+		return this.egress;
+	}
+
+	void grant(@Nullable WorkingDirectoryGrant granted) {
+		this.grant = granted;
+	}
+
+	void spec(ProcessRunner.Spec prepared) {
+		this.spec = prepared;
+	}
+
+	ProcessRunner.Spec spec() {
+		return Objects.requireNonNull(this.spec, "not prepared");
+	}
+
+	/**
+	 * Stop the egress proxy, if any (its decisions stay readable).
+	 * @return what it decided, complete
+	 */
+	List<EgressDecision> closeEgress() {
+		EgressSession session = this.egress;
+		if (session == null) {
+			return List.of();
+		}
+		session.close();
+		return session.decisions();
+	}
+
+	/**
+	 * Take the working directory's group back from the command user, once.
+	 * @throws SandboxLaunchException if it could not be taken back
+	 */
+	void takeBackGrant() {
+		WorkingDirectoryGrant granted = this.grant;
+		this.grant = null;
+		if (granted == null) {
+			return;
+		}
+		try {
+			granted.close();
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("the command ran, but the working directory's group could not be taken "
+					+ "back from the command user: " + ex, ex);
+		}
+	}
+
+	@Override
+	public void close() {
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			closeEgress();
+		}
+		finally {
+			try {
+				takeBackGrant();
+			}
+			finally {
+				try {
+					if (this.privateDirectory != null) {
+						this.privateDirectories.release(this.privateDirectory);
+					}
+				}
+				finally {
+					// After the tree has ended: for execute() the runner returns once it
+					// is torn down, for start() this runs when it has ended.
+					if (this.commandUsers != null && this.commandUser != Launcher.CALLER) {
+						this.commandUsers.release(this.commandUser);
+					}
+					this.slots.release();
+				}
+			}
+		}
+	}
+
+	/**
+	 * {@link #close()} where nobody is left to tell of a failure: the teardown of a
+	 * started process, or after another failure.
+	 */
+	void closeQuietly() {
+		try {
+			close();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("the sandbox of a process could not be torn down completely: {}", ex.getMessage());
+		}
+	}
+
+}
