@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.health.SandboxHealthIndicator;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;

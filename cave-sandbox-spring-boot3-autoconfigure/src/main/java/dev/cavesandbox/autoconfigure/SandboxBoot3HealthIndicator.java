@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.health.SandboxHealthStatus;
 
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;

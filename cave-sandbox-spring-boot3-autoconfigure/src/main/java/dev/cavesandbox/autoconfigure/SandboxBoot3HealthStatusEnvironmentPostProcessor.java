@@ -1,5 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
+import dev.cavesandbox.autoconfigure.health.SandboxHealthStatus;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.env.EnvironmentPostProcessor;
 import org.springframework.core.Ordered;

@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;

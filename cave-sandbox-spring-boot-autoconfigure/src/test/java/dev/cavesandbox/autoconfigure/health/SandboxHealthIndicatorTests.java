@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import java.util.List;
 import java.util.Map;
@@ -10,6 +10,8 @@ import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -103,7 +105,7 @@ class SandboxHealthIndicatorTests {
 		assertThat(probe(health)).containsEntry("available", false)
 			.containsEntry("cause", "BINARY_MISSING")
 			.containsEntry("description", UnavailabilityCause.BINARY_MISSING.description())
-			.containsEntry("fix", PropertyFixes.fix(UnavailabilityCause.BINARY_MISSING))
+			.containsEntry("fix", HostSandboxes.propertyFix(UnavailabilityCause.BINARY_MISSING))
 			.containsEntry("detail", unavailable.detail())
 			.doesNotContainKey("verified");
 		assertThat((String) probe(health).get("fix"))

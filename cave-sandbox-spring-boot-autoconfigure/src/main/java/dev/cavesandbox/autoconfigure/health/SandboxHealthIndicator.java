@@ -1,6 +1,7 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;

@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -7,6 +7,8 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SmallTmpfs;
+import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;

@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -18,15 +18,15 @@ import org.springframework.util.ClassUtils;
  * {@link SandboxHealthIndicator}) and Spring Boot 3.5's ({@code spring-boot-actuator}, in
  * {@code cave-sandbox-spring-boot3-autoconfigure}).
  */
-final class SandboxHealthStatus {
+public final class SandboxHealthStatus {
 
 	/**
 	 * The code of the status of an instance that runs commands WITHOUT network isolation.
 	 */
-	static final String UNISOLATED_CODE = "UNISOLATED";
+	public static final String UNISOLATED_CODE = "UNISOLATED";
 
 	/** The description of that status. */
-	static final String UNISOLATED_DESCRIPTION = "commands run WITHOUT network isolation (cave.sandbox.mode=fallback)";
+	public static final String UNISOLATED_DESCRIPTION = "commands run WITHOUT network isolation (cave.sandbox.mode=fallback)";
 
 	static final String ORDER_PROPERTY = "management.endpoint.health.status.order";
 
@@ -55,7 +55,7 @@ final class SandboxHealthStatus {
 	 * @param statusClassName the health status type of the Boot line of the caller;
 	 * nothing is set without it
 	 */
-	static void addDefaultOrder(ConfigurableEnvironment environment, SpringApplication application,
+	public static void addDefaultOrder(ConfigurableEnvironment environment, SpringApplication application,
 			String statusClassName) {
 		if (!ClassUtils.isPresent(statusClassName, application.getClassLoader())) {
 			return;

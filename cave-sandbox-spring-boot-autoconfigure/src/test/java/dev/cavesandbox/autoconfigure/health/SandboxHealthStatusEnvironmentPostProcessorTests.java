@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.health;
 
 import java.util.List;
 import java.util.Map;
