@@ -1,8 +1,10 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.info;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;

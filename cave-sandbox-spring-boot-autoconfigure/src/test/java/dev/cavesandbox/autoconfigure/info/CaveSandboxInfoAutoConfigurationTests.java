@@ -1,9 +1,11 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.info;
 
 import java.util.Map;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;

@@ -1,7 +1,10 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.info;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import dev.cavesandbox.autoconfigure.CaveSandboxProperties;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 
 import org.springframework.boot.actuate.autoconfigure.info.ConditionalOnEnabledInfoContributor;
 import org.springframework.boot.actuate.autoconfigure.info.InfoContributorFallback;
