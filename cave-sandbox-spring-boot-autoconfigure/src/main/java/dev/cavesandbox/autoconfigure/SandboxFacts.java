@@ -42,7 +42,7 @@ public final class SandboxFacts {
 		this.mode = mode;
 	}
 
-	String mode() {
+	public String mode() {
 		return this.mode.name().toLowerCase(Locale.ROOT);
 	}
 

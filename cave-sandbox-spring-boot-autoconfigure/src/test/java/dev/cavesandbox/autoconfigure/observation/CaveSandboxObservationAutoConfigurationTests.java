@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -10,6 +10,8 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -19,6 +19,7 @@ import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.UnavailableIsolatedExecutor;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;

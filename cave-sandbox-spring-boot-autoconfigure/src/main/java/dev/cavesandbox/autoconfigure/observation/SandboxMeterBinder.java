@@ -1,6 +1,7 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

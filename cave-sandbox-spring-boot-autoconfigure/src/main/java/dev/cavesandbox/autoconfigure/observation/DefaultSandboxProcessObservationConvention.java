@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 /**
  * The default convention of {@link SandboxObservationDocumentation#PROCESS}: name

@@ -1,6 +1,7 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.HostSandboxes;
 import dev.cavesandbox.autoconfigure.health.SandboxHealthIndicator;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;

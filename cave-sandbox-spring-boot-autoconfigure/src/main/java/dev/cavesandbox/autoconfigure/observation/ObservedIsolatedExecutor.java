@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

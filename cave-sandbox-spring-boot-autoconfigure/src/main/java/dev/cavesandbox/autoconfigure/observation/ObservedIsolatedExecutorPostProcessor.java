@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import dev.cavesandbox.IsolatedExecutor;
 import io.micrometer.observation.ObservationRegistry;

@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import io.micrometer.common.docs.KeyName;
 import io.micrometer.observation.Observation;

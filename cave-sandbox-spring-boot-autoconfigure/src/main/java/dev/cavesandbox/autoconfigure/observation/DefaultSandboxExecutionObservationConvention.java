@@ -1,9 +1,9 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.ResourceLimit;
-import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.HighCardinalityKeyNames;
-import dev.cavesandbox.autoconfigure.SandboxObservationDocumentation.LowCardinalityKeyNames;
+import dev.cavesandbox.autoconfigure.observation.SandboxObservationDocumentation.HighCardinalityKeyNames;
+import dev.cavesandbox.autoconfigure.observation.SandboxObservationDocumentation.LowCardinalityKeyNames;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 

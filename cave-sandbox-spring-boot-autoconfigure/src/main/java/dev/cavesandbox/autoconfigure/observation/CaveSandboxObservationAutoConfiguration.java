@@ -1,7 +1,10 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.autoconfigure.observation;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
+import dev.cavesandbox.autoconfigure.CaveSandboxProperties;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 import dev.cavesandbox.egress.EgressAllowList;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.ObservationRegistry;
