@@ -1,4 +1,4 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.boot3.autoconfigure;
 
 import dev.cavesandbox.ai.autoconfigure.SandboxedMcpServers;
 

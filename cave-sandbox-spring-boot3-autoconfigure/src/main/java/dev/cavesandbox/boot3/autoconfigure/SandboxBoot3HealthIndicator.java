@@ -1,6 +1,7 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.boot3.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 import dev.cavesandbox.autoconfigure.health.SandboxHealthStatus;
 
 import org.springframework.boot.actuate.health.Health;

@@ -1,7 +1,9 @@
-package dev.cavesandbox.autoconfigure;
+package dev.cavesandbox.boot3.autoconfigure;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.autoconfigure.CaveSandboxProperties;
+import dev.cavesandbox.autoconfigure.SandboxFacts;
 
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.HealthIndicator;
