@@ -17,7 +17,7 @@ import org.springframework.core.env.Environment;
  * a singleton of the bean factory, so that conditions (evaluated before any bean exists)
  * and beans share one measurement.
  * <p>
- * Tests of this package that only need a verdict of unavailable isolation supply it with
+ * Tests of this module that only need a verdict of unavailable isolation supply it with
  * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict
  * of available isolation: only the probe verifies it.
  */

@@ -19,9 +19,10 @@ import org.springframework.boot.convert.DurationStyle;
  * of this instance: the {@link State state} of the boundary and the facts behind it, read
  * from the {@link IsolatedExecutor} actually in use and the probe verdict. Causes are
  * described and fixed in terms of the {@code cave.sandbox.*} properties
- * ({@link PropertyFixes}).
+ * ({@link PropertyFixes}). Public for the packages of the health indicator, the info
+ * contributor and the gauge, and for {@code cave-sandbox-spring-boot3-autoconfigure}.
  */
-final class SandboxFacts {
+public final class SandboxFacts {
 
 	private final IsolatedExecutor executor;
 
@@ -29,13 +30,19 @@ final class SandboxFacts {
 
 	private final SandboxMode mode;
 
-	SandboxFacts(IsolatedExecutor executor, IsolationCapability capability, SandboxMode mode) {
+	/**
+	 * Create the facts of one executor.
+	 * @param executor the executor in use
+	 * @param capability the probe's verdict
+	 * @param mode the bound {@code cave.sandbox.mode}
+	 */
+	public SandboxFacts(IsolatedExecutor executor, IsolationCapability capability, SandboxMode mode) {
 		this.executor = executor;
 		this.capability = capability;
 		this.mode = mode;
 	}
 
-	String mode() {
+	public String mode() {
 		return this.mode.name().toLowerCase(Locale.ROOT);
 	}
 
@@ -45,7 +52,7 @@ final class SandboxFacts {
 	 * {@code mechanism}, {@code error} (only when executions are refused) and
 	 * {@code probe}
 	 */
-	Snapshot read() {
+	public Snapshot read() {
 		Map<String, Object> details = new LinkedHashMap<>();
 		details.put("mode", mode());
 		State state;
@@ -91,14 +98,14 @@ final class SandboxFacts {
 	 * @param state the state of the boundary
 	 * @param details the facts
 	 */
-	record Snapshot(State state, Map<String, Object> details) {
+	public record Snapshot(State state, Map<String, Object> details) {
 
 	}
 
 	/**
 	 * The state of the sandbox boundary on this instance.
 	 */
-	enum State {
+	public enum State {
 
 		/** The probe verified isolation and the executor applies it. */
 		ISOLATED,

@@ -1,10 +1,9 @@
 /**
- * Spring Boot auto-configuration for cave-sandbox: binds the {@code cave.sandbox.*}
- * properties ({@link dev.cavesandbox.autoconfigure.CaveSandboxProperties}), probes the
- * host once and exposes an {@link dev.cavesandbox.IsolatedExecutor} bean, with the
- * sandbox's health indicator, info contributor, metrics, observations, failure analyzer
- * and the {@link dev.cavesandbox.autoconfigure.ConditionalOnNetworkIsolation} condition.
- * Types here are non-null unless marked {@link org.jspecify.annotations.Nullable}.
+ * Spring Boot auto-configuration of the {@link dev.cavesandbox.IsolatedExecutor}: the
+ * {@code cave.sandbox.*} properties and their rules, the probe run once per context
+ * behind {@link dev.cavesandbox.autoconfigure.ConditionalOnNetworkIsolation}, the
+ * settings customizers, the failure analysis, and the facts that the health, info and
+ * observation packages report.
  */
 @NullMarked
 package dev.cavesandbox.autoconfigure;

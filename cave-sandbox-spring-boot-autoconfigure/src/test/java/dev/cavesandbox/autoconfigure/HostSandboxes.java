@@ -15,51 +15,53 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Verdicts of real probes on this host, for the tests of this package: one that verifies
+ * Verdicts of real probes on this host, for the tests of this module: one that verifies
  * isolation, and one made unavailable for real by an unshare path that does not exist
- * (which needs no working sandbox on the host).
+ * (which needs no working sandbox on the host). Public for the tests of the role packages
+ * ({@code health}, {@code info}, {@code observation}), with the seams of this package
+ * they need.
  */
-final class HostSandboxes {
+public final class HostSandboxes {
 
 	/**
 	 * The JUnit tag of the tests that need a working sandbox on this host: a context with
 	 * the real probe that verifies isolation, or real isolated execution.
 	 */
-	static final String SANDBOX = "sandbox";
+	public static final String SANDBOX = "sandbox";
 
 	private static IsolationCapability missingUnshare;
 
-	static final Path MISSING_UNSHARE = Path.of("/nonexistent/cave5/unshare");
+	public static final Path MISSING_UNSHARE = Path.of("/nonexistent/cave5/unshare");
 
 	/**
 	 * Restricts the mechanism to unshare, so that a missing unshare makes isolation
 	 * unavailable.
 	 */
-	static final String ONLY_UNSHARE = "cave.sandbox.mechanism=unshare";
+	public static final String ONLY_UNSHARE = "cave.sandbox.mechanism=unshare";
 
 	/**
 	 * With {@link #ONLY_UNSHARE}: the property that makes isolation unavailable in a
 	 * context.
 	 */
-	static final String MISSING_UNSHARE_PROPERTY = "cave.sandbox.linux.unshare-path=" + MISSING_UNSHARE;
+	public static final String MISSING_UNSHARE_PROPERTY = "cave.sandbox.linux.unshare-path=" + MISSING_UNSHARE;
 
 	private HostSandboxes() {
 	}
 
-	static SandboxSettings settings() {
+	public static SandboxSettings settings() {
 		return SandboxSettings.builder()
 			.timeout(Duration.ofSeconds(20))
 			.killGracePeriod(Duration.ofMillis(200))
 			.build();
 	}
 
-	static IsolationCapability verified() {
+	public static IsolationCapability verified() {
 		IsolationCapability capability = new NetworkIsolationProbe(settings()).probe();
 		assertThat(capability.available()).as("probe verdict %s", capability).isTrue();
 		return capability;
 	}
 
-	static synchronized IsolationCapability missingUnshare() {
+	public static synchronized IsolationCapability missingUnshare() {
 		if (missingUnshare == null) {
 			IsolationCapability capability = new NetworkIsolationProbe(
 					SandboxSettings.builder().mechanism(MechanismChoice.UNSHARE).unsharePath(MISSING_UNSHARE).build())
@@ -77,9 +79,19 @@ final class HostSandboxes {
 	 * verdict of unavailable isolation, not a sandbox.
 	 * @return the initializer
 	 */
-	static ApplicationContextInitializer<ConfigurableApplicationContext> withoutIsolation() {
+	public static ApplicationContextInitializer<ConfigurableApplicationContext> withoutIsolation() {
 		IsolationCapability verdict = missingUnshare();
 		return (context) -> ProbedCapability.supplyUnavailable(context.getBeanFactory(), verdict);
+	}
+
+	/**
+	 * Return what {@link PropertyFixes#fix} tells an operator about a cause, for the
+	 * tests of other packages that compare a reported fix with it.
+	 * @param cause the cause
+	 * @return the fix
+	 */
+	public static String propertyFix(UnavailabilityCause cause) {
+		return PropertyFixes.fix(cause);
 	}
 
 }

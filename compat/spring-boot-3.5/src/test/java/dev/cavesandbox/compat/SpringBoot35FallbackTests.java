@@ -1,6 +1,6 @@
 package dev.cavesandbox.compat;
 
-import dev.cavesandbox.autoconfigure.SandboxBoot3HealthIndicator;
+import dev.cavesandbox.boot3.autoconfigure.SandboxBoot3HealthIndicator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

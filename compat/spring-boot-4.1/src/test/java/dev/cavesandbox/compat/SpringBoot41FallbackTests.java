@@ -1,6 +1,6 @@
 package dev.cavesandbox.compat;
 
-import dev.cavesandbox.autoconfigure.SandboxHealthIndicator;
+import dev.cavesandbox.autoconfigure.health.SandboxHealthIndicator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
