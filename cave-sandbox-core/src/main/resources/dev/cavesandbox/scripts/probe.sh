@@ -1,7 +1,7 @@
 #!/bin/sh
-# The script the Linux probe runs in the sandbox (LinuxProbe): it reports what the child
-# sees, one name=value line each, for the probe's verdict. Only sh, coreutils and /proc:
-# nothing that a minimal host lacks.
+# The script the Linux probe runs in the sandbox (ProbeScript): it reports what the child
+# sees, one name=value line each, for the probe's verdict (LinuxVerdict). Only sh, coreutils
+# and /proc: nothing that a minimal host lacks.
 # Arguments: the marker file to read, the file to write (both in the working directory),
 # the suffixes of the file to write beside the working directory and of the file the probe
 # planted there, then the hidden directories. The environment gives the working

@@ -13,8 +13,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
-
 /**
  * The facts outside the sandbox that the Linux probe compares the child's with.
  *

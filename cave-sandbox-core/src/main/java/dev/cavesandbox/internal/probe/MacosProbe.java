@@ -15,8 +15,6 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.List;
 
-import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
-
 /**
  * Verifies sandbox-exec on macOS: it runs {@code /usr/bin/true} under the deny-network
  * profile (Seatbelt refuses to nest: {@code sandbox_apply}), then checks that a TCP

@@ -20,9 +20,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -3,6 +3,7 @@ package dev.cavesandbox.internal.workspace;
 import dev.cavesandbox.internal.mechanism.FilesystemView;
 import dev.cavesandbox.internal.probe.HostFacts;
 import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.probe.ProbeScript;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -18,8 +19,8 @@ import dev.cavesandbox.internal.mechanism.FilesystemView;
 
 /**
  * Judges what the Linux probe's child saw of the filesystem view ({@code rootlist=},
- * {@code planted=} and {@code shadow=} lines of {@link LinuxProbe#SCRIPT}): in a system
- * view, the root lists nothing but what the view shows (a rung with a mount namespace) or
+ * {@code planted=} and {@code shadow=} lines of {@link ProbeScript}): in a system view,
+ * the root lists nothing but what the view shows (a rung with a mount namespace) or
  * cannot be listed at all (Landlock), a file the probe planted beside the working
  * directory, readable by everyone, cannot be read, and {@code /etc/shadow} cannot be
  * read.
@@ -49,17 +50,17 @@ public final class FilesystemViewCheck {
 					+ "can read, except in the hidden directories" + listed);
 			return null;
 		}
-		String planted = LinuxProbe.first(facts, "planted");
+		String planted = ProbeScript.first(facts, "planted");
 		if (!planted.equals("refused")) {
 			return "the child could read a file outside the system view (a file of everyone's the probe planted "
 					+ "beside its working directory: planted=" + (planted.isEmpty() ? "(no report)" : planted) + ")";
 		}
-		String shadow = LinuxProbe.first(facts, "shadow");
+		String shadow = ProbeScript.first(facts, "shadow");
 		if (shadow.equals("readable") || shadow.isEmpty()) {
 			return "the child could read /etc/shadow in the system view (shadow="
 					+ (shadow.isEmpty() ? "(no report)" : shadow) + ")";
 		}
-		String rootList = LinuxProbe.first(facts, "rootlist");
+		String rootList = ProbeScript.first(facts, "rootlist");
 		String shown = view.systemDirectories().stream().map(Path::toString).collect(Collectors.joining(", "));
 		if (mountNamespace) {
 			if (rootList.equals("refused") || rootList.isEmpty()) {

@@ -1,0 +1,108 @@
+package dev.cavesandbox.internal.probe;
+
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Judges the Landlock layer of a rung without a mount namespace (landlock(7)), from the
+ * launcher's {@code landlock=} line (ABI, {@code reads=view} or {@code reads=host}) and
+ * from what the child could do: it must not have written a file beside its working
+ * directory, nor opened the JVM's memory for writing. Also states what Landlock gives of
+ * the filesystem in place of a mount namespace.
+ */
+final class LandlockCheck {
+
+	private LandlockCheck() {
+	}
+
+	/**
+	 * Check the layer and add its facts.
+	 * @param facts the child's report by key
+	 * @param view the view of the settings ({@code reads=view} for a system view)
+	 * @param verified receives the facts
+	 * @return {@link UnavailabilityCause#LANDLOCK_UNAVAILABLE} where the launcher reports
+	 * none, a failure of {@link UnavailabilityCause#NOT_VERIFIED} where the child got
+	 * through it, or {@code null} when the layer holds
+	 */
+	static LinuxVerdict.@Nullable Failure check(Map<String, List<String>> facts, FilesystemView view,
+			List<String> verified) {
+		String landlock = ProbeScript.first(facts, "landlock");
+		if (landlock.isEmpty() || landlock.startsWith("unavailable")) {
+			return new LinuxVerdict.Failure(UnavailabilityCause.LANDLOCK_UNAVAILABLE,
+					"the launcher reports landlock=" + (landlock.isEmpty() ? "(no report)" : landlock));
+		}
+		if (!ProbeScript.first(facts, "outside_write").equals("refused")) {
+			return LinuxVerdict.Failure.notVerified("the child wrote a file outside its working directory although "
+					+ "the launcher reports landlock=" + landlock);
+		}
+		if (ProbeScript.first(facts, "jvm").equals("invisible")) {
+			return LinuxVerdict.Failure.notVerified("the child could not see the JVM's /proc entry, so the probe could "
+					+ "not check that the JVM's memory is out of its reach");
+		}
+		if (!ProbeScript.first(facts, "jvm_mem").equals("refused")) {
+			return LinuxVerdict.Failure
+				.notVerified("the child could open the JVM's memory (/proc/PID/mem) for writing");
+		}
+		String reads = Arrays.stream(landlock.split(" "))
+			.filter((part) -> part.startsWith("reads="))
+			.map((part) -> part.substring("reads=".length()))
+			.findFirst()
+			.orElse("(no report)");
+		if (!reads.equals(view.isSystem() ? "view" : "host")) {
+			return LinuxVerdict.Failure.notVerified("the settings ask for a " + (view.isSystem() ? "system" : "host")
+					+ " view of the filesystem, but the launcher reports reads=" + reads + " (landlock=" + landlock
+					+ ")");
+		}
+		verified.add("Landlock ABI " + landlock);
+		verified.add("writes outside the working directory: refused (Landlock)");
+		verified.add("the JVM's memory (/proc/PID/mem): refused (Landlock)");
+		verified
+			.add(ProbeScript.first(facts, "jvm_environ").equals("refused") ? "the JVM's environment: refused (Landlock)"
+					: LinuxProbe.NOT_GIVEN + "the JVM's environment (/proc/PID/environ) is readable");
+		verified.add(ProbeScript.first(facts, "jvm_signal").equals("refused")
+				? "signals to the JVM and every process outside the sandbox: refused (Landlock scope)"
+				: LinuxProbe.NOT_GIVEN + "signal scoping (Landlock ABI 6+): the command can signal the JVM and other "
+						+ "processes of its user");
+		return null;
+	}
+
+	/**
+	 * Add what a rung without a mount namespace gives of the filesystem: no private
+	 * hidden directories, writes (and in a system view reads) limited by Landlock, file
+	 * metadata not covered, and with a PID namespace the host's {@code /proc}.
+	 * @param view the view of the settings
+	 * @param pidNamespace whether the rung creates a PID namespace
+	 * @param verified receives the facts
+	 */
+	static void filesystemFacts(FilesystemView view, boolean pidNamespace, List<String> verified) {
+		if (view.isSystem()) {
+			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace /tmp, /run and the "
+					+ "other hidden directories are not private ones; in the system view Landlock refuses reading and "
+					+ "writing them, and the host's unix sockets there are unreachable because socket(AF_UNIX) is "
+					+ "refused");
+			verified.add("root filesystem: writes refused outside the working directory and the writable paths "
+					+ "(Landlock)");
+		}
+		else {
+			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay "
+					+ "readable (/tmp, /run, other executions' working directories); its unix sockets there are "
+					+ "unreachable because socket(AF_UNIX) is refused");
+			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
+					+ (view.readOnlyRoot() ? ""
+							: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+		}
+		verified.add(LinuxProbe.NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user "
+				+ "owns: Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's "
+				+ "own groups, extended attributes and timestamps");
+		if (pidNamespace) {
+			verified.add(LinuxProbe.NOT_GIVEN + "a /proc of its own: /proc is the host's and lists its processes "
+					+ "(their memory and environment are refused by Landlock)");
+		}
+	}
+
+}

@@ -1,0 +1,79 @@
+package dev.cavesandbox.internal.probe;
+
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static dev.cavesandbox.internal.probe.ChildReports.seccompReport;
+import static dev.cavesandbox.internal.probe.ChildReports.seccompVerdict;
+
+/**
+ * The Linux probe's judgement of the Landlock layer of a rung without a mount namespace,
+ * from the child's report.
+ */
+class LandlockCheckTests {
+
+	/**
+	 * Without its Landlock layer the seccomp rung is refused, named; where the layer is
+	 * reported but a write or the JVM's memory got through, it is not verified.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = {
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
+			"outside_write=refused|outside_write=allowed|NOT_VERIFIED|wrote a file outside its working directory",
+			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir reads=view net=refused scope=signal,abstract-unix|NOT_VERIFIED|a host view of the filesystem, but the launcher reports reads=view",
+			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir net=refused scope=signal,abstract-unix|NOT_VERIFIED|reports reads=(no report)",
+			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
+	void theSeccompRungWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
+			String detail) {
+		String report = seccompReport();
+		assertThat(report).contains(present + "\n");
+		IsolationCapability verdict = seccompVerdict(report.replace(present + "\n", replacement + "\n"));
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(cause);
+		assertThat(verdict.detail()).contains(detail);
+	}
+
+	/**
+	 * A system view is verified only where the launcher reports that Landlock handles
+	 * reads (reads=view); a launcher that reads the host's files (reads=host) fails
+	 * closed.
+	 */
+	@Test
+	void aSystemViewIsVerifiedOnlyWhereTheLauncherReportsReadsOfTheView() {
+		FilesystemView system = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(Path.of("/tmp")), true,
+				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(), List.of(Path.of("/etc/shadow")), List.of(),
+				List.of(), List.of());
+		String report = seccompReport();
+		IsolationCapability hostReads = seccompVerdict(report, system);
+		assertThat(hostReads.cause()).as("%s", hostReads).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(hostReads.detail())
+			.contains("the settings ask for a system view of the filesystem, but the launcher reports reads=host");
+		String viewReport = report.replace("reads=host", "reads=view")
+				+ "rootlist=refused\nplanted=refused\nshadow=refused\n";
+		IsolationCapability viewReads = seccompVerdict(viewReport, system);
+		assertThat(viewReads.available()).as("%s", viewReads).isTrue();
+		assertThat(viewReads.verified()).anyMatch((fact) -> fact.startsWith("filesystem view: system, by Landlock"));
+		assertThat(seccompVerdict(report).verified()).noneMatch((fact) -> fact.startsWith("filesystem view: system"));
+	}
+
+	/**
+	 * A writable root is not what the seccomp rung gives: Landlock limits writes all the
+	 * same, and the facts say so rather than let the setting look applied.
+	 */
+	@Test
+	void aWritableRootIsNamedAsWithoutEffectOnTheSeccompRung() {
+		assertThat(seccompVerdict(seccompReport(), false).verified())
+			.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed; "
+					+ "readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same");
+	}
+
+}
