@@ -1,26 +1,16 @@
 package dev.cavesandbox.ai;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,16 +25,12 @@ import io.modelcontextprotocol.json.McpJsonMapperSupplier;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpError;
-import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage;
 import io.modelcontextprotocol.spec.McpSchema.JSONRPCRequest;
-import io.modelcontextprotocol.spec.McpSchema.JSONRPCResponse;
-import io.modelcontextprotocol.spec.McpSchema.JSONRPCResponse.JSONRPCError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -60,11 +46,12 @@ import reactor.core.scheduler.Schedulers;
  * unavailable in strict mode, a command that does not exist) fails the client's first
  * request with that exception. A server that ends its stdout on its own (it exited: a
  * script outside the sandbox's view, a crash) answers each request still pending at once
- * with a JSON-RPC error, and fails every later message, naming the server, its exit code,
- * its last lines of stderr and the likely fix; it is logged once, at WARN.
- * {@link #closeGracefully()} and {@link #close()} close the server's stdin, wait briefly
- * for it to exit, then {@linkplain SandboxedProcess#destroy() destroy} its process tree;
- * {@link #close()} returns when it is done.
+ * with a JSON-RPC error ({@code -32000}), and fails every later message with an
+ * {@link McpError}, naming the server, its exit code, its last lines of stderr and the
+ * likely fix; it is logged once, at WARN. {@link #closeGracefully()} and {@link #close()}
+ * close the server's stdin, wait briefly for it to exit, then
+ * {@linkplain SandboxedProcess#destroy() destroy} its process tree; {@link #close()}
+ * returns when it is done.
  */
 public final class SandboxedStdioClientTransport implements McpClientTransport {
 
@@ -76,20 +63,6 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			"TEMP", "USERNAME", "USERPROFILE");
 
 	private static final Duration CLOSE_GRACE_PERIOD = Duration.ofSeconds(2);
-
-	/**
-	 * How long the reader of stdout waits for an exited server's exit code and stderr.
-	 */
-	private static final Duration EXIT_WAIT = Duration.ofSeconds(2);
-
-	/**
-	 * The JSON-RPC error code of the answers to requests the ended server left pending.
-	 */
-	static final int SERVER_ENDED = -32000;
-
-	private static final int STDERR_LINES = 5;
-
-	private static final int STDERR_LINE_LENGTH = 300;
 
 	private final String name;
 
@@ -105,9 +78,7 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 
 	private @Nullable RuntimeException startFailure;
 
-	private @Nullable Scheduler writer;
-
-	private @Nullable Thread stderrReader;
+	private @Nullable MessageWriter writer;
 
 	private volatile boolean closing;
 
@@ -115,14 +86,7 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 
 	private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
-	/** The requests sent and not answered yet: their id and method. */
-	private final Map<Object, String> pending = new ConcurrentHashMap<>();
-
-	/** The last lines of the server's stderr, each truncated. */
-	private final Deque<String> lastStderrLines = new ArrayDeque<>();
-
-	/** Why the server can take no more messages, once its stdout has ended on its own. */
-	private final CompletableFuture<String> ended = new CompletableFuture<>();
+	private final PendingRequests pending = new PendingRequests();
 
 	/**
 	 * Create a transport that starts the given request.
@@ -227,149 +191,52 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 	@Override
 	public Mono<Void> connect(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
 		return Mono.fromRunnable(() -> {
-			SandboxedProcess started;
-			synchronized (this.lock) {
-				if (this.process != null || this.startFailure != null) {
-					throw new IllegalStateException("MCP server '" + this.name + "' was already started");
-				}
-				try {
-					started = this.executor.start(this.request);
-				}
-				catch (RuntimeException ex) {
-					this.startFailure = ex;
-					throw ex;
-				}
-				this.process = started;
-				this.writer = Schedulers.fromExecutorService(
-						Executors.newSingleThreadExecutor((task) -> thread(task, "stdin")), "cave-sandbox-mcp-stdin");
-			}
+			SandboxedProcess started = start();
 			logger.info("MCP server '" + this.name + "' started in the sandbox: pid " + started.pid() + ", "
 					+ started.isolation());
-			Thread stderr = thread(() -> logLines(started.stderr()), "stderr");
-			synchronized (this.lock) {
-				this.stderrReader = stderr;
-			}
-			thread(() -> readMessages(started, handler), "stdout").start();
+			StderrTail stderr = new StderrTail(this.name, started.stderr(), this::closing);
+			thread(this.name, "stdout", new MessageReader(this.name, started, this.jsonMapper, handler, this.pending,
+					stderr, this::closing))
+				.start();
 			stderr.start();
 		});
 	}
 
-	private Thread thread(Runnable task, String stream) {
-		Thread thread = new Thread(task, "cave-sandbox-mcp-" + this.name + "-" + stream);
+	private SandboxedProcess start() {
+		synchronized (this.lock) {
+			if (this.process != null || this.startFailure != null) {
+				throw new IllegalStateException("MCP server '" + this.name + "' was already started");
+			}
+			SandboxedProcess started;
+			try {
+				started = this.executor.start(this.request);
+			}
+			catch (RuntimeException ex) {
+				this.startFailure = ex;
+				throw ex;
+			}
+			this.process = started;
+			this.writer = new MessageWriter(this.name, started, this.jsonMapper);
+			return started;
+		}
+	}
+
+	/**
+	 * Return a daemon thread of a connection.
+	 * @param name the name of the connection
+	 * @param stream the stream the thread serves: {@code stdin}, {@code stdout} or
+	 * {@code stderr}
+	 * @param task what it runs
+	 * @return the thread, {@code cave-sandbox-mcp-NAME-STREAM}, not started
+	 */
+	static Thread thread(String name, String stream, Runnable task) {
+		Thread thread = new Thread(task, "cave-sandbox-mcp-" + name + "-" + stream);
 		thread.setDaemon(true);
 		return thread;
 	}
 
-	private void readMessages(SandboxedProcess server, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
-		try (BufferedReader reader = new BufferedReader(
-				new InputStreamReader(server.stdout(), StandardCharsets.UTF_8))) {
-			String line;
-			while ((line = reader.readLine()) != null) {
-				if (line.isBlank()) {
-					continue;
-				}
-				JSONRPCMessage message;
-				try {
-					message = McpSchema.deserializeJsonRpcMessage(this.jsonMapper, line);
-				}
-				catch (IOException | RuntimeException ex) {
-					logger.warn("MCP server '" + this.name + "' wrote a line that is no JSON-RPC message: " + line, ex);
-					continue;
-				}
-				if (message instanceof JSONRPCResponse response && response.id() != null) {
-					this.pending.remove(response.id());
-				}
-				handle(handler, message);
-			}
-		}
-		catch (IOException ex) {
-			if (!this.closing) {
-				logger.debug("MCP server '" + this.name + "': reading its stdout failed", ex);
-			}
-		}
-		if (!this.closing) {
-			serverEnded(server, handler);
-		}
-	}
-
-	private void handle(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler, JSONRPCMessage message) {
-		handler.apply(Mono.just(message))
-			.subscribe(null, (error) -> logger
-				.warn("MCP server '" + this.name + "': handling a message failed: " + error.getMessage(), error));
-	}
-
-	/**
-	 * The server ended its stdout on its own: say why once, answer the requests it left
-	 * pending with that, and fail the messages sent from now on.
-	 */
-	private void serverEnded(SandboxedProcess server, Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler) {
-		String exitCode = "still running";
-		try {
-			if (server.waitFor(EXIT_WAIT)) {
-				exitCode = "exit code " + server.exitCode().orElse(-1);
-			}
-			Thread stderr;
-			synchronized (this.lock) {
-				stderr = this.stderrReader;
-			}
-			if (stderr != null) {
-				stderr.join(EXIT_WAIT.toMillis());
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		if (this.closing) {
-			return;
-		}
-		List<String> stderrLines;
-		synchronized (this.lastStderrLines) {
-			stderrLines = List.copyOf(this.lastStderrLines);
-		}
-		String reason = "MCP server '" + this.name + "' ended its stdout (" + exitCode + ") and takes no more requests"
-				+ (stderrLines.isEmpty() ? "; it wrote nothing to stderr"
-						: "; the last lines of its stderr: " + String.join(" | ", stderrLines))
-				+ ". If it could not start: a program or script outside the sandbox's view needs cave.sandbox.ai.mcp."
-				+ this.name + ".readable-paths (a file or a directory not under /tmp or /run); the command must be "
-				+ "on the sandbox's PATH";
-		this.ended.complete(reason);
-		logger.warn(reason);
-		for (Object id : List.copyOf(this.pending.keySet())) {
-			answerWithError(handler, id, reason);
-		}
-	}
-
-	private void answerWithError(Function<Mono<JSONRPCMessage>, Mono<JSONRPCMessage>> handler, Object id,
-			String reason) {
-		if (this.pending.remove(id) != null) {
-			handle(handler, new JSONRPCResponse(McpSchema.JSONRPC_VERSION, id, null,
-					new JSONRPCError(SERVER_ENDED, reason, null)));
-		}
-	}
-
-	private static McpError error(String reason) {
-		return new McpError(new JSONRPCError(SERVER_ENDED, reason, null));
-	}
-
-	private void logLines(InputStream stderr) {
-		try (BufferedReader reader = new BufferedReader(new InputStreamReader(stderr, StandardCharsets.UTF_8))) {
-			String line;
-			while ((line = reader.readLine()) != null) {
-				logger.info("MCP server '" + this.name + "' stderr: " + line);
-				synchronized (this.lastStderrLines) {
-					if (this.lastStderrLines.size() == STDERR_LINES) {
-						this.lastStderrLines.removeFirst();
-					}
-					this.lastStderrLines.addLast((line.length() > STDERR_LINE_LENGTH)
-							? line.substring(0, STDERR_LINE_LENGTH) + "..." : line);
-				}
-			}
-		}
-		catch (IOException ex) {
-			if (!this.closing) {
-				logger.debug("MCP server '" + this.name + "': reading its stderr failed", ex);
-			}
-		}
+	private boolean closing() {
+		return this.closing;
 	}
 
 	/**
@@ -380,12 +247,11 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 	 */
 	@Override
 	public Mono<Void> sendMessage(JSONRPCMessage message) {
-		String reason = this.ended.getNow(null);
-		if (reason != null) {
-			return Mono.error(error(reason));
+		McpError ended = this.pending.endedError();
+		if (ended != null) {
+			return Mono.error(ended);
 		}
-		SandboxedProcess target;
-		Scheduler stdinWriter;
+		MessageWriter stdinWriter;
 		synchronized (this.lock) {
 			if (this.startFailure != null) {
 				return Mono.error(this.startFailure);
@@ -393,57 +259,23 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 			if (this.process == null || this.writer == null) {
 				return Mono.error(new IllegalStateException("MCP server '" + this.name + "' is not started"));
 			}
-			target = this.process;
 			stdinWriter = this.writer;
 		}
 		Object id = (message instanceof JSONRPCRequest request) ? request.id() : null;
 		if (id != null) {
-			this.pending.put(id, ((JSONRPCRequest) message).method());
-			reason = this.ended.getNow(null);
-			if (reason != null && this.pending.remove(id) != null) {
-				// The server ended between the first check and now: nothing answers it.
-				return Mono.error(error(reason));
+			ended = this.pending.track(id, ((JSONRPCRequest) message).method());
+			if (ended != null) {
+				return Mono.error(ended);
 			}
 		}
-		return Mono.<Void>fromRunnable(() -> write(target.stdin(), message))
-			.subscribeOn(stdinWriter)
-			.onErrorMap((ex) -> {
-				if (id != null) {
-					this.pending.remove(id);
-				}
-				String why = this.closing ? null : awaitEnd();
-				return (why != null) ? error(why) : ex;
-			});
-	}
-
-	/**
-	 * Wait briefly for the reader of stdout to see the end of a server that a write
-	 * failed on, and return why it ended.
-	 */
-	private @Nullable String awaitEnd() {
-		try {
-			return this.ended.get(EXIT_WAIT.toMillis() * 3, TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return null;
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			return null;
-		}
-	}
-
-	private void write(OutputStream stdin, JSONRPCMessage message) {
-		try {
-			// One message per line: the JSON must hold no raw line break.
-			String json = this.jsonMapper.writeValueAsString(message).replace("\r", "\\r").replace("\n", "\\n");
-			stdin.write(json.getBytes(StandardCharsets.UTF_8));
-			stdin.write('\n');
-			stdin.flush();
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Writing to MCP server '" + this.name + "' failed", ex);
-		}
+		return stdinWriter.write(message).onErrorMap((ex) -> {
+			if (id != null) {
+				this.pending.remove(id);
+			}
+			// Wait for the reader of stdout: it waits for the exit code, then the stderr.
+			McpError why = this.closing ? null : this.pending.awaitEnd(MessageReader.EXIT_WAIT.multipliedBy(3));
+			return (why != null) ? why : ex;
+		});
 	}
 
 	/**
@@ -495,7 +327,7 @@ public final class SandboxedStdioClientTransport implements McpClientTransport {
 
 	private void stopServer() {
 		SandboxedProcess target;
-		Scheduler stdinWriter;
+		MessageWriter stdinWriter;
 		synchronized (this.lock) {
 			target = this.process;
 			stdinWriter = this.writer;

@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
 /**
  * The egress attempts of {@code verify}, run as the main class of a child JVM inside the
  * sandbox (and once outside, as the control). It uses nothing but the JDK, and is one
- * class without nested or anonymous classes, so that {@link VerifyCommand} can write its
+ * class without nested or anonymous classes, so that {@link EgressChild} can write its
  * bytes into the command's working directory and run it with {@code java -cp .}: a
  * JRE-only image has no shell or Python to do this.
  * <p>
