@@ -35,6 +35,7 @@ import dev.cavesandbox.internal.process.StartedProcess;
 import dev.cavesandbox.internal.workspace.FilesystemViews;
 import dev.cavesandbox.internal.workspace.InputFiles;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -746,7 +747,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 					"working directory " + real + ((real.startsWith(secret)) ? " lies in " : " holds ") + secret
 							+ ", a secret that the system view masks; use a directory of its own");
 		}
-		Path home = PrivateDirectories.isOrHoldsAHome(real);
+		Path home = PrivateHome.touchedBy(real);
 		if (home != null) {
 			throw new InvalidExecutionRequestException("working directory " + real
 					+ ((real.startsWith(home)) ? " lies in " : " contains ") + home

@@ -17,7 +17,7 @@ import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import dev.cavesandbox.internal.workspace.FilesystemViewCheck;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,7 +126,7 @@ public final class LinuxProbe {
 		// execution's directory through it (its own directory is bound back).
 		List<Path> alsoHidden = new ArrayList<>();
 		try {
-			alsoHidden.add(PrivateDirectories.home(this.settings.workDirectory()).toRealPath());
+			alsoHidden.add(PrivateHome.of(this.settings.workDirectory()).toRealPath());
 		}
 		catch (IOException ex) {
 			// No private directory can be created there either: executions fail, coded.

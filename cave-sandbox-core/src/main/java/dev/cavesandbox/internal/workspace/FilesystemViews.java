@@ -222,7 +222,7 @@ public final class FilesystemViews {
 		if (secret != null) {
 			return "it lies in " + secret + ", a secret the system view masks (masks stay on whatever is listed)";
 		}
-		Path home = PrivateDirectories.isOrHoldsAHome(real);
+		Path home = PrivateHome.touchedBy(real);
 		if (home != null) {
 			return "it " + ((real.startsWith(home)) ? "lies in " : "holds ") + home
 					+ ", a home of the private working directories and of the launcher, which the sandbox hides";
