@@ -4,7 +4,7 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
 import dev.cavesandbox.internal.probe.LinuxProbe;
 import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -519,9 +519,8 @@ class IsolationBoundaryTests {
 			return;
 		}
 		// Only the home of the private directories and the launcher stays hidden.
-		assertThat(capability.verified())
-			.contains("hidden: " + PrivateDirectories.home(settings.workDirectory()).toRealPath()
-					+ " (private empty tmpfs, 256 MiB each)");
+		assertThat(capability.verified()).contains("hidden: " + PrivateHome.of(settings.workDirectory()).toRealPath()
+				+ " (private empty tmpfs, 256 MiB each)");
 		Path socket = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
 		try (UnixSockets.PathListener listener = new UnixSockets.PathListener(socket);
 				ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {

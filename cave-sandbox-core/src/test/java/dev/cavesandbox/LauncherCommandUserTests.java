@@ -2,7 +2,7 @@ package dev.cavesandbox;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.probe.LinuxProbe;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -168,7 +168,7 @@ class LauncherCommandUserTests {
 			String own = privately.stdoutText().lines().findFirst().orElseThrow();
 			assertThat(privately.stdoutText()).isEqualTo(own + "\n" + own + " 65534 664\n0 65534 770\nhome=unlisted\n");
 			assertThat(SandboxSettings.CommandUserRange.DEFAULT.contains(Long.parseLong(own))).as(own).isTrue();
-			Path home = PrivateDirectories.home(SandboxSettings.builder().build().workDirectory());
+			Path home = PrivateHome.of(SandboxSettings.builder().build().workDirectory());
 			assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS)))
 				.isEqualTo("rwx-----x");
 		}

@@ -2,7 +2,7 @@ package dev.cavesandbox;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -40,7 +40,7 @@ class LauncherHomeBreakInTests {
 		try (ProcessIsolatedExecutor a = LinuxMechanisms.isolated(mechanism, (s) -> s.workDirectory(workA));
 				ProcessIsolatedExecutor b = LinuxMechanisms.isolated(mechanism, (s) -> s.workDirectory(workB))) {
 			assertThat(a.execute("true").exitCode()).isZero();
-			Path launcherDirectory = launcherDirectory(PrivateDirectories.home(workA).toRealPath());
+			Path launcherDirectory = launcherDirectory(PrivateHome.of(workA).toRealPath());
 			Path launcher = launcherDirectory.resolve(LauncherInstallation.BINARY);
 			String original = LauncherInstallation.sha256(launcher);
 			// A script that, run as outer, records the network namespace it runs in.

@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -158,7 +159,7 @@ class PrivateDirectoriesBreakInTests {
 	@Test
 	void homeOpenedToOthersIsRepairedWhileItsEntriesAreDeleted() throws Exception {
 		Path work = Files.createDirectory(this.shared.resolve("work"));
-		Path home = PrivateDirectories.home(work);
+		Path home = PrivateHome.of(work);
 		List<Path> entries = new ArrayList<>();
 		for (int i = 0; i < 4000; i++) {
 			entries.add(Files.createDirectory(home.resolve("cave-sandbox-released-" + i)));
@@ -175,7 +176,7 @@ class PrivateDirectoriesBreakInTests {
 		int repairs = 0;
 		while (!cleaner.isDone()) {
 			Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwxr-xr-x"));
-			assertThat(PrivateDirectories.home(work)).isEqualTo(home);
+			assertThat(PrivateHome.of(work)).isEqualTo(home);
 			assertThat(modeOf(home)).isEqualTo("rwx------");
 			repairs++;
 		}
@@ -326,7 +327,7 @@ class PrivateDirectoriesBreakInTests {
 		Path directory = mine.create();
 		Files.writeString(directory.resolve("in-use"), "x");
 		Path lockFile;
-		try (Stream<Path> files = Files.list(PrivateDirectories.home(this.shared))) {
+		try (Stream<Path> files = Files.list(PrivateHome.of(this.shared))) {
 			lockFile = files.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-lock-"))
 				.findFirst()
 				.orElseThrow();
@@ -499,8 +500,8 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
-	 * Look in root's home directly: {@link PrivateDirectories#home} would repair a home
-	 * that the command opened.
+	 * Look in root's home directly: {@link PrivateHome#of} would repair a home that the
+	 * command opened.
 	 */
 	private static java.util.Optional<Path> readyMarker(Path work) throws IOException {
 		for (Path directory : entries(work.resolve("cave-sandbox-0"))) {
@@ -525,7 +526,7 @@ class PrivateDirectoriesBreakInTests {
 			byte[] ready = jvm.getInputStream().readNBytes("READY\n".length());
 			assertThat(new String(ready, StandardCharsets.UTF_8)).isEqualTo("READY\n");
 			List<Path> left = new ArrayList<>();
-			for (Path path : entries(PrivateDirectories.home(workDirectory))) {
+			for (Path path : entries(PrivateHome.of(workDirectory))) {
 				String name = path.getFileName().toString();
 				if (name.startsWith("cave-sandbox-" + jvm.pid() + "-")
 						|| name.startsWith("cave-sandbox-lock-" + jvm.pid() + "-")) {

@@ -1,17 +1,16 @@
 package dev.cavesandbox;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.workspace.OrphanSweepTests;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import dev.cavesandbox.internal.workspace.PrivateDirectoriesTests;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Run in a child JVM by {@link PrivateDirectoriesTests}: creates private directories in
- * the given work directory as an executor does, leaves a file in each, prints
- * {@code READY} and waits to be killed. With a count of 0 it creates an executor on the
- * work directory (which removes the orphaned directories there), prints {@code DONE} and
- * exits.
+ * Run in a child JVM by {@link OrphanSweepTests}: creates private directories in the
+ * given work directory as an executor does, leaves a file in each, prints {@code READY}
+ * and waits to be killed. With a count of 0 it creates an executor on the work directory
+ * (which removes the orphaned directories there), prints {@code DONE} and exits.
  */
 public final class PrivateDirectoriesHolderMain {
 

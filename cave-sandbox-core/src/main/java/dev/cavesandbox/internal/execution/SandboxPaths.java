@@ -6,7 +6,7 @@ import dev.cavesandbox.InvalidExecutionRequestException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.workspace.FilesystemViews;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -75,7 +75,7 @@ final class SandboxPaths {
 					"working directory " + real + ((real.startsWith(secret)) ? " lies in " : " holds ") + secret
 							+ ", a secret that the system view masks; use a directory of its own");
 		}
-		Path home = PrivateDirectories.isOrHoldsAHome(real);
+		Path home = PrivateHome.touchedBy(real);
 		if (home != null) {
 			throw new InvalidExecutionRequestException("working directory " + real
 					+ ((real.startsWith(home)) ? " lies in " : " contains ") + home

@@ -3,6 +3,7 @@ package dev.cavesandbox.internal.launcher;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -43,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  * <li>with {@link SandboxSettings.Linux#launcherPath()} set, that file: it must exist, be
  * a regular file and executable, and have the recorded SHA-256;</li>
  * <li>otherwise a copy extracted into this user's home in the work directory
- * ({@link PrivateDirectories#home(Path)}, owner-only), as
+ * ({@link PrivateHome#of(Path)}, owner-only), as
  * {@code launcher-<first 16 hex digits of the SHA-256>/cave-sandbox-launcher}, mode
  * {@code r-x------}: written under a temporary name in that directory, verified, then
  * renamed over the final name in one step, so that no other process ever executes a
@@ -309,7 +310,7 @@ public final class LauncherInstallation {
 	private static Path extract(Path workDirectory, Build build) throws UnavailableException {
 		Path directory;
 		try {
-			Path home = PrivateDirectories.home(workDirectory);
+			Path home = PrivateHome.of(workDirectory);
 			directory = home.resolve("launcher-" + build.sha256().substring(0, 16));
 			try {
 				Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));

@@ -13,7 +13,7 @@ import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +103,7 @@ public final class LinuxProbe {
 	private List<Path> alsoHidden() {
 		List<Path> alsoHidden = new ArrayList<>();
 		try {
-			alsoHidden.add(PrivateDirectories.home(this.settings.workDirectory()).toRealPath());
+			alsoHidden.add(PrivateHome.of(this.settings.workDirectory()).toRealPath());
 		}
 		catch (IOException ex) {
 			// No private directory can be created there either: executions fail, coded.

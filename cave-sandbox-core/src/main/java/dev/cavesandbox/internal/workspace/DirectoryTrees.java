@@ -58,8 +58,7 @@ public final class DirectoryTrees {
 						return FileVisitResult.CONTINUE;
 					}
 					if (ex instanceof AccessDeniedException && ownerOnly(file)) {
-						// A directory the child made unreadable: open it up once and walk
-						// it.
+						// Made unreadable by the child: open it up once, then walk it.
 						Files.walkFileTree(file, this);
 						return FileVisitResult.CONTINUE;
 					}

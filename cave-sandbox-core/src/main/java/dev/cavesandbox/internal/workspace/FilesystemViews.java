@@ -1,8 +1,8 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import dev.cavesandbox.InvalidExecutionRequestException;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -13,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
-
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 
 /**
  * Resolves the settings' filesystem view on this host into a {@link FilesystemView}:
@@ -41,57 +39,13 @@ public final class FilesystemViews {
 		for (Path path : filesystem.readablePaths()) {
 			addListed("readable path", path, readable, leftOut);
 		}
-		List<Path> writable = new ArrayList<>();
-		List<Path> programs = programDirectories(settings);
-		for (Path path : filesystem.writablePaths()) {
-			Path normalized = path.toAbsolutePath().normalize();
-			Path program = programs.stream()
-				.filter((directory) -> directory.startsWith(normalized) || normalized.startsWith(directory))
-				.findFirst()
-				.orElse(null);
-			if (program != null) {
-				leftOut.add("writable path " + path + " left out: it "
-						+ (normalized.startsWith(program) ? "lies in " : "holds ") + program
-						+ ", where the sandbox's own programs come from (list it as a readable " + "path instead)");
-			}
-			else {
-				addListed("writable path", path, writable, leftOut);
-			}
-		}
+		List<Path> writable = writablePaths(settings, leftOut);
 		if (filesystem.view() == SandboxSettings.Filesystem.View.HOST) {
 			return new FilesystemView(FilesystemView.Kind.HOST, hidden, settings.readOnlyRoot(), List.of(), Map.of(),
 					List.of(), List.of(), readable, writable);
 		}
-		List<Path> directories = new ArrayList<>();
 		Map<Path, Path> links = new LinkedHashMap<>();
-		List<Path> candidates = new ArrayList<>(FilesystemView.DEFAULT_SYSTEM_PATHS);
-		candidates.add(Path.of(System.getProperty("java.home")));
-		// The unshare rung runs its nested unshare(1) and ip(8) after it has entered the
-		// view: their directories, where they lie outside the system directories.
-		for (Path binary : List.of(settings.linux().unsharePath(), settings.linux().ipPath())) {
-			Path parent = binary.toAbsolutePath().getParent();
-			if (parent != null && parent.getParent() != null) {
-				candidates.add(parent);
-			}
-		}
-		for (Path path : candidates) {
-			try {
-				if (Files.isSymbolicLink(path) && path.getParent() != null && path.getParent().getParent() == null) {
-					// A link at the root (/bin -> usr/bin): recreated as it is; its
-					// target
-					// must be shown too.
-					links.put(path, Files.readSymbolicLink(path));
-				}
-				Path real = path.toRealPath();
-				if (Files.isDirectory(real) && real.getParent() != null) {
-					directories.add(real);
-				}
-			}
-			catch (IOException ex) {
-				// Not on this host.
-			}
-		}
-		directories = FilesystemView.outermost(directories);
+		List<Path> directories = systemDirectories(settings, links);
 		List<Path> maskedFiles = new ArrayList<>();
 		List<Path> maskedDirectories = new ArrayList<>();
 		for (Path secret : FilesystemView.DEFAULT_SECRET_PATHS) {
@@ -113,6 +67,67 @@ public final class FilesystemViews {
 		}
 		return new FilesystemView(FilesystemView.Kind.SYSTEM, hidden, true, directories, links, maskedFiles,
 				maskedDirectories, readable, writable);
+	}
+
+	/**
+	 * The settings' writable paths that can be shown: none that is, holds or lies in a
+	 * directory the sandbox's own programs come from.
+	 */
+	private static List<Path> writablePaths(SandboxSettings settings, List<String> leftOut) {
+		List<Path> writable = new ArrayList<>();
+		List<Path> programs = programDirectories(settings);
+		for (Path path : settings.filesystem().writablePaths()) {
+			Path normalized = path.toAbsolutePath().normalize();
+			Path program = programs.stream()
+				.filter((directory) -> directory.startsWith(normalized) || normalized.startsWith(directory))
+				.findFirst()
+				.orElse(null);
+			if (program != null) {
+				leftOut.add("writable path " + path + " left out: it "
+						+ (normalized.startsWith(program) ? "lies in " : "holds ") + program
+						+ ", where the sandbox's own programs come from (list it as a readable path instead)");
+			}
+			else {
+				addListed("writable path", path, writable, leftOut);
+			}
+		}
+		return writable;
+	}
+
+	/**
+	 * The system directories of the system view that exist on this host, as outermost
+	 * real paths: {@link FilesystemView#DEFAULT_SYSTEM_PATHS}, the JDK's home, and the
+	 * directories of the unshare rung's nested unshare(1) and ip(8), which it runs after
+	 * it has entered the view.
+	 * @param links receives each link at the root ({@code /bin -> usr/bin}) with its
+	 * target, recreated as it is in the view
+	 */
+	private static List<Path> systemDirectories(SandboxSettings settings, Map<Path, Path> links) {
+		List<Path> candidates = new ArrayList<>(FilesystemView.DEFAULT_SYSTEM_PATHS);
+		candidates.add(Path.of(System.getProperty("java.home")));
+		for (Path binary : List.of(settings.linux().unsharePath(), settings.linux().ipPath())) {
+			Path parent = binary.toAbsolutePath().getParent();
+			if (parent != null && parent.getParent() != null) {
+				candidates.add(parent);
+			}
+		}
+		List<Path> directories = new ArrayList<>();
+		for (Path path : candidates) {
+			try {
+				if (Files.isSymbolicLink(path) && path.getParent() != null && path.getParent().getParent() == null) {
+					// A link at the root: its target must be shown too.
+					links.put(path, Files.readSymbolicLink(path));
+				}
+				Path real = path.toRealPath();
+				if (Files.isDirectory(real) && real.getParent() != null) {
+					directories.add(real);
+				}
+			}
+			catch (IOException ex) {
+				// Not on this host.
+			}
+		}
+		return FilesystemView.outermost(directories);
 	}
 
 	/**
@@ -222,7 +237,7 @@ public final class FilesystemViews {
 		if (secret != null) {
 			return "it lies in " + secret + ", a secret the system view masks (masks stay on whatever is listed)";
 		}
-		Path home = PrivateDirectories.isOrHoldsAHome(real);
+		Path home = PrivateHome.touchedBy(real);
 		if (home != null) {
 			return "it " + ((real.startsWith(home)) ? "lies in " : "holds ") + home
 					+ ", a home of the private working directories and of the launcher, which the sandbox hides";

@@ -22,6 +22,7 @@ import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.VisibleDirectories;
 import dev.cavesandbox.WorkDirectoryUnusableException;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -223,15 +224,14 @@ public class ProcessIsolatedExecutorTests {
 				return lines.get(1).equals(used.toString());
 			});
 		}
-		try (var left = Files.list(PrivateDirectories.home(directory))
-			.filter(ProcessIsolatedExecutorTests::notLauncher)) {
+		try (var left = Files.list(PrivateHome.of(directory)).filter(ProcessIsolatedExecutorTests::notLauncher)) {
 			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
 		}
 	}
 
 	@Test
 	void unisolatedPrivateDirectoriesAreNeverReused() throws IOException {
-		Path home = PrivateDirectories.home(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath());
+		Path home = PrivateHome.of(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath());
 		String prefix = "cave-sandbox-" + ProcessHandle.current().pid() + "-";
 		List<Path> used = new ArrayList<>();
 		for (int i = 0; i < 2; i++) {
@@ -774,7 +774,7 @@ public class ProcessIsolatedExecutorTests {
 			// Directories only: the JVM's lock file stays while the executor is open.
 			// Once the cleaner is through what was released.
 			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-				try (var left = Files.list(PrivateDirectories.home(directory))
+				try (var left = Files.list(PrivateHome.of(directory))
 					.filter(Files::isDirectory)
 					.filter(ProcessIsolatedExecutorTests::notLauncher)) {
 					assertThat(left).as("at most one emptied directory per slot is kept")
@@ -792,8 +792,7 @@ public class ProcessIsolatedExecutorTests {
 					.isLessThanOrEqualTo(threadsBefore);
 			});
 		}
-		try (var left = Files.list(PrivateDirectories.home(directory))
-			.filter(ProcessIsolatedExecutorTests::notLauncher)) {
+		try (var left = Files.list(PrivateHome.of(directory)).filter(ProcessIsolatedExecutorTests::notLauncher)) {
 			assertThat(left).as("closing the executor removes the kept directories").isEmpty();
 		}
 	}

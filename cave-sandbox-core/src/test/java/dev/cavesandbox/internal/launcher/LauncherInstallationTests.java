@@ -11,7 +11,7 @@ import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -52,7 +52,7 @@ class LauncherInstallationTests {
 		LauncherInstallation installation = new LauncherInstallation();
 		String recorded = installation.build().sha256();
 		Path launcher = installation.resolve(settings(this.workDirectory));
-		Path home = PrivateDirectories.home(this.workDirectory);
+		Path home = PrivateHome.of(this.workDirectory);
 		assertThat(launcher)
 			.isEqualTo(home.resolve("launcher-" + recorded.substring(0, 16)).resolve("cave-sandbox-launcher"));
 		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(launcher))).isEqualTo("r-x------");
@@ -94,7 +94,7 @@ class LauncherInstallationTests {
 	void launcherPathToAnUnmodifiedExecutableCopyIsUsedAsItIs() throws Exception {
 		Path copy = copy(this.elsewhere.resolve("launcher"), resource(), "r-xr-xr-x");
 		assertThat(new LauncherInstallation().resolve(withLauncher(copy))).isEqualTo(copy);
-		assertThat(PrivateDirectories.home(this.workDirectory)).isEmptyDirectory();
+		assertThat(PrivateHome.of(this.workDirectory)).isEmptyDirectory();
 	}
 
 	@Test

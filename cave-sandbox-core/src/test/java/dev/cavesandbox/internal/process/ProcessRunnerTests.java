@@ -14,7 +14,7 @@ import dev.cavesandbox.SandboxHolderMain;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -131,7 +131,7 @@ public class ProcessRunnerTests {
 			// The killed JVM never removed its private working directories; the next
 			// executor does.
 			String prefix = "cave-sandbox-" + jvm.pid() + "-";
-			Path home = PrivateDirectories.home(workDirectory);
+			Path home = PrivateHome.of(workDirectory);
 			assertThat(privateDirectories(home, prefix)).hasSize(expected);
 			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(workDirectory).build()).close();
 			assertThat(privateDirectories(home, prefix)).isEmpty();

@@ -130,7 +130,7 @@ class FilesystemViewsTests {
 		Path missing = directory.resolve("missing");
 		Path link = Files.createSymbolicLink(directory.resolve("link"), data);
 		Path holder = Files.createDirectory(directory.resolve("holder"));
-		Path home = PrivateDirectories.home(holder);
+		Path home = PrivateHome.of(holder);
 		Path inHome = Files.createDirectory(home.resolve("inside"));
 		List<String> leftOut = new ArrayList<>();
 		FilesystemView view = FilesystemViews.resolve(SandboxSettings.builder()
@@ -174,7 +174,7 @@ class FilesystemViewsTests {
 		Path data = Files.createDirectory(directory.resolve("data"));
 		Path link = Files.createSymbolicLink(directory.resolve("link"), data);
 		Path holder = Files.createDirectory(directory.resolve("holder"));
-		Path home = PrivateDirectories.home(holder);
+		Path home = PrivateHome.of(holder);
 		assertThat(FilesystemViews.checkRequested("readable path", data)).isEqualTo(data);
 		assertInvalid("readable path", directory.resolve("missing"),
 				"readable path " + directory.resolve("missing")

@@ -1,0 +1,111 @@
+package dev.cavesandbox.internal.workspace;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.regex.Pattern;
+
+/**
+ * Removes the private directories that JVMs which no longer run left in this user's
+ * {@link PrivateHome} (a JVM killed by SIGKILL or the OOM killer never reached its
+ * {@code finally}), when an executor is created. A directory is removed only if this JVM
+ * can take the {@link OwnerLock} of its JVM, and only if it and the lock file belong to
+ * this JVM's user; anything else (another user's, a live JVM's, a directory without a
+ * lock file) is left alone, silently. The lock file goes too once none of its directories
+ * is left.
+ * <p>
+ * Not mutated by PIT (cave-sandbox-core's pom, TESTING.md): a mutant of its lock or owner
+ * check deletes the directories of live JVMs in the shared {@code java.io.tmpdir}.
+ */
+final class OrphanSweep {
+
+	private static final Pattern LOCK_NAME = Pattern.compile(Pattern.quote(OwnerLock.LOCK_PREFIX) + "[0-9]+-[0-9a-z]+");
+
+	private OrphanSweep() {
+	}
+
+	/**
+	 * Remove the private directories in a home whose JVM has ended. Never throws; what
+	 * cannot be proven orphaned and this user's is left.
+	 * @param own this JVM's lock on the work directory
+	 */
+	static void removeOrphans(OwnerLock own) {
+		try (DirectoryStream<Path> lockFiles = Files.newDirectoryStream(own.home(), OwnerLock.LOCK_PREFIX + "*")) {
+			for (Path lockFile : lockFiles) {
+				String name = lockFile.getFileName().toString();
+				// Never open a lock file of this JVM: closing any descriptor of a file
+				// releases the process's fcntl(2) locks on it.
+				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
+					removeIfOrphaned(own.home(), lockFile, own.owner());
+				}
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			// unreadable: nothing of ours can be in it
+		}
+	}
+
+	private static boolean ownLockName(String name) {
+		return OwnerLock.held().stream().anyMatch((lock) -> lock.file().getFileName().toString().equals(name));
+	}
+
+	/**
+	 * Whether a file is one of this JVM's lock files under another name (a hard link):
+	 * opening it and closing it again would release this JVM's lock, as any descriptor's
+	 * close does.
+	 */
+	private static boolean ownLockFile(Path file) {
+		try {
+			Object key = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+			return key == null || OwnerLock.held().stream().anyMatch((lock) -> key.equals(lock.fileKey()));
+		}
+		catch (IOException | RuntimeException ex) {
+			return true;
+		}
+	}
+
+	private static void removeIfOrphaned(Path home, Path lockFile, UserPrincipal owner) {
+		try {
+			if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS) || !ownedBy(lockFile, owner)) {
+				return;
+			}
+			try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+					FileLock lock = channel.tryLock()) {
+				if (lock == null) {
+					return; // its JVM runs
+				}
+				String prefix = PrivateHome.PREFIX
+						+ lockFile.getFileName().toString().substring(OwnerLock.LOCK_PREFIX.length()) + "-";
+				boolean left = false;
+				try (DirectoryStream<Path> directories = Files.newDirectoryStream(home, prefix + "*")) {
+					for (Path directory : directories) {
+						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
+							DirectoryTrees.delete(directory);
+						}
+						// Another user's look-alike names do not keep the lock file.
+						left |= Files.exists(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner);
+					}
+				}
+				if (!left) {
+					Files.deleteIfExists(lockFile);
+				}
+			}
+		}
+		catch (IOException | OverlappingFileLockException ex) {
+			// not ours to open or lock: leave it
+		}
+	}
+
+	private static boolean ownedBy(Path file, UserPrincipal owner) throws IOException {
+		return Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).equals(owner);
+	}
+
+}
