@@ -1,7 +1,6 @@
 package dev.cavesandbox.egress;
 
 import dev.cavesandbox.internal.egress.EgressProxy;
-import dev.cavesandbox.internal.egress.RequestTarget;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -29,11 +28,9 @@ public final class EgressAllowList {
 	/** The empty list: nothing is allowed. */
 	public static final EgressAllowList NONE = new EgressAllowList(List.of());
 
-	private static final String FORMS = "accepted forms: host, host:port, *.domain, *.domain:port, [IPv6] or [IPv6]:port";
+	private final List<AllowListEntry> entries;
 
-	private final List<Entry> entries;
-
-	private EgressAllowList(List<Entry> entries) {
+	private EgressAllowList(List<AllowListEntry> entries) {
 		this.entries = entries;
 	}
 
@@ -46,9 +43,9 @@ public final class EgressAllowList {
 	 */
 	public static EgressAllowList of(List<String> entries) {
 		Objects.requireNonNull(entries, "entries");
-		List<Entry> parsed = new ArrayList<>(entries.size());
+		List<AllowListEntry> parsed = new ArrayList<>(entries.size());
 		for (String entry : entries) {
-			parsed.add(Entry.parse(entry));
+			parsed.add(AllowListEntry.parse(entry));
 		}
 		return parsed.isEmpty() ? NONE : new EgressAllowList(List.copyOf(parsed));
 	}
@@ -66,7 +63,7 @@ public final class EgressAllowList {
 	 * @return the entries
 	 */
 	public List<String> entries() {
-		return this.entries.stream().map(Entry::text).toList();
+		return this.entries.stream().map(AllowListEntry::text).toList();
 	}
 
 	/**
@@ -88,7 +85,7 @@ public final class EgressAllowList {
 	 */
 	public @Nullable String matchingEntry(String host, int port) {
 		String normalized = normalizeHost(host);
-		for (Entry entry : this.entries) {
+		for (AllowListEntry entry : this.entries) {
 			if (entry.matches(normalized, port)) {
 				return entry.text();
 			}
@@ -126,130 +123,6 @@ public final class EgressAllowList {
 	@Override
 	public String toString() {
 		return entries().toString();
-	}
-
-	/**
-	 * One parsed entry.
-	 *
-	 * @param text the normalized entry
-	 * @param host the host or, for a wildcard, the domain (without brackets)
-	 * @param wildcard whether it allows the subdomains of {@code host}
-	 * @param port the port, or {@code 0} for 80 and 443
-	 */
-	private record Entry(String text, String host, boolean wildcard, int port) {
-
-		static Entry parse(@Nullable String entry) {
-			if (entry == null || entry.isEmpty()) {
-				throw invalid(entry, "it is empty");
-			}
-			for (int i = 0; i < entry.length(); i++) {
-				char c = entry.charAt(i);
-				if (c > 0x7e) {
-					throw invalid(entry, "it is not ASCII (write an internationalized name in its xn-- form)");
-				}
-				if (c <= ' ') {
-					throw invalid(entry, "it contains white space or a control character");
-				}
-			}
-			if (entry.contains("://")) {
-				throw invalid(entry, "it has a scheme; name the host only");
-			}
-			if (entry.contains("/") || entry.contains("?") || entry.contains("#") || entry.contains("@")) {
-				throw invalid(entry, "it has a path, query or user part; name the host only");
-			}
-			String lower = entry.toLowerCase(Locale.ROOT);
-			String hostPart;
-			String portPart = null;
-			if (lower.startsWith("[")) {
-				int close = lower.indexOf(']');
-				if (close < 0) {
-					throw invalid(entry, "an IPv6 literal lacks its closing bracket");
-				}
-				hostPart = lower.substring(1, close);
-				String rest = lower.substring(close + 1);
-				if (!rest.isEmpty()) {
-					if (!rest.startsWith(":")) {
-						throw invalid(entry, "only :port may follow an IPv6 literal");
-					}
-					portPart = rest.substring(1);
-				}
-				if (hostPart.isEmpty() || !hostPart.chars().allMatch(Entry::isIpv6Character)) {
-					throw invalid(entry, "the text in brackets is not an IPv6 literal");
-				}
-				int port = parsePort(entry, portPart);
-				return new Entry("[" + hostPart + "]" + portText(port), hostPart, false, port);
-			}
-			int colon = lower.indexOf(':');
-			if (colon >= 0 && colon != lower.lastIndexOf(':')) {
-				throw invalid(entry, "an IPv6 literal must be written in brackets");
-			}
-			hostPart = (colon >= 0) ? lower.substring(0, colon) : lower;
-			if (colon >= 0) {
-				portPart = lower.substring(colon + 1);
-			}
-			int port = parsePort(entry, portPart);
-			boolean wildcard = hostPart.startsWith("*.");
-			String host = wildcard ? hostPart.substring(2) : hostPart;
-			if (host.endsWith(".")) {
-				host = host.substring(0, host.length() - 1);
-			}
-			if (host.isEmpty()) {
-				throw invalid(entry, wildcard ? "a wildcard needs a domain after *." : "it names no host");
-			}
-			if (host.contains("*")) {
-				throw invalid(entry, "a wildcard is allowed only as the whole first label (*.domain)");
-			}
-			for (String label : host.split("\\.", -1)) {
-				if (label.isEmpty()) {
-					throw invalid(entry, "it has an empty label");
-				}
-				if (!label.chars().allMatch(Entry::isNameCharacter)) {
-					throw invalid(entry, "'" + label + "' is not a host name label (letters, digits, - and _)");
-				}
-			}
-			return new Entry((wildcard ? "*." : "") + host + portText(port), host, wildcard, port);
-		}
-
-		boolean matches(String normalizedHost, int requestedPort) {
-			boolean portMatches = (this.port == 0) ? (requestedPort == 80 || requestedPort == 443)
-					: requestedPort == this.port;
-			if (!portMatches) {
-				return false;
-			}
-			if (this.wildcard) {
-				return normalizedHost.length() > this.host.length() + 1 && normalizedHost.endsWith("." + this.host);
-			}
-			return normalizedHost.equals(this.host);
-		}
-
-		private static String portText(int port) {
-			return (port != 0) ? ":" + port : "";
-		}
-
-		private static int parsePort(String entry, @Nullable String portPart) {
-			if (portPart == null) {
-				return 0;
-			}
-			int port = RequestTarget.portNumber(portPart);
-			if (port < 0) {
-				throw invalid(entry, "the port is not a number from 1 to 65535");
-			}
-			return port;
-		}
-
-		private static boolean isNameCharacter(int c) {
-			return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-		}
-
-		private static boolean isIpv6Character(int c) {
-			return (c >= 'a' && c <= 'f') || (c >= '0' && c <= '9') || c == ':' || c == '.';
-		}
-
-		private static IllegalArgumentException invalid(@Nullable String entry, String why) {
-			return new IllegalArgumentException(
-					"Egress allow-list entry '" + entry + "' is not valid: " + why + " (" + FORMS + ")");
-		}
-
 	}
 
 }

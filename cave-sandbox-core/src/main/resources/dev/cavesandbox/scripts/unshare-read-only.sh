@@ -1,5 +1,5 @@
 #!/bin/sh
-# The read-only pass of the unshare rung's set-up script (UnshareMechanism), for a
+# The read-only pass of the unshare rung's set-up script (UnshareMountScript), for a
 # read-only root or a system view (there after pivot_root: the new root, its system
 # directories and their submounts, and /dev). Every writable mount becomes read-only,
 # except /proc and /dev/pts, the hidden directories, the working directory and the
@@ -10,7 +10,7 @@
 # command could leave files in it, and fill it. Device nodes stay usable on a read-only
 # mount.
 # @KEPT_PATHS@ stands for the case patterns of the mounts that stay writable, quoted:
-# UnshareMechanism puts them in.
+# UnshareMountScript puts them in.
 while read -r _ _ _ _ m o rest; do
   case "$o" in ro|ro,*) continue ;; esac
   case "$m" in *\\*) m=$(printf '%b' "$m") ;; esac

@@ -21,8 +21,8 @@ import org.jspecify.annotations.Nullable;
 public final class DestinationAddresses {
 
 	private static final List<Block> IPV4 = List.of(
-			// More specific rows first: the first row that contains the address gives the
-			// reason.
+			// More specific rows first: the first row that contains the address
+			// gives the reason.
 			refused("0.0.0.0/8", "unspecified / this network (RFC 1122)"), refused("10.0.0.0/8", "private (RFC 1918)"),
 			refused("100.64.0.0/10",
 					"shared address space, CGNAT (RFC 6598; 100.100.100.200 is a cloud metadata service)"),

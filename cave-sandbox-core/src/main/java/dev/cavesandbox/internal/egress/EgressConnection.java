@@ -1,13 +1,9 @@
 package dev.cavesandbox.internal.egress;
 
 import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.HostResolver;
 import java.io.IOException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
@@ -16,37 +12,21 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpRequestDecoder;
-import io.netty.handler.codec.http.HttpRequestEncoder;
-import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.ReferenceCountUtil;
 import org.jspecify.annotations.Nullable;
 
 import dev.cavesandbox.internal.egress.RequestTarget.BadRequestException;
 
 /**
- * One client connection of an {@link EgressProxy}: its request is read, checked and
- * either refused with a response or connected upstream, then bytes are relayed until both
- * sides are done.
- * <p>
- * A forwarded request's body is decoded by the same Netty decoder as its head and
- * re-encoded by Netty's encoder, rather than relayed raw: the body is framed (by its
- * {@code Content-Length} or its chunks) by the decoder that framed the head, so nothing
- * the client sends after the end of the request reaches the upstream (no second,
- * unchecked request smuggled behind the first), and a body the decoder cannot frame ends
- * the connection. The response is relayed raw: the upstream was told
- * {@code Connection: close}, so its end is the response's end.
+ * One client connection of an {@link EgressProxy}: its request is read, checked
+ * ({@link DestinationCheck}) and either refused with a response ({@link Refusal}) or
+ * connected upstream, then bytes are relayed until both sides are done. A CONNECT is a
+ * raw tunnel; a plain-HTTP request is re-encoded by a {@link RequestCodec} and its
+ * response relayed raw: the upstream was told {@code Connection: close}, so its end is
+ * the response's end.
  */
 final class EgressConnection {
 
@@ -57,15 +37,6 @@ final class EgressConnection {
 	private static final long LINGER_MILLIS = 500;
 
 	private static final int LINGER_BYTES = 64 * 1024;
-
-	/**
-	 * Headers of one connection, never forwarded (RFC 9110 7.6.1, and the proxy's own).
-	 */
-	private static final List<String> HOP_BY_HOP = List.of("connection", "proxy-connection", "keep-alive",
-			"proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade");
-
-	/** Headers that frame the request: kept even when {@code Connection} names them. */
-	private static final List<String> FRAMING = List.of("host", "content-length", "transfer-encoding");
 
 	private final EgressProxy proxy;
 
@@ -114,86 +85,63 @@ final class EgressConnection {
 		abort();
 	}
 
+	/** Read the head, decode it, check the target, connect, then tunnel or forward. */
 	private void serve() throws IOException {
-		RequestHead head;
-		try {
-			head = RequestHead.read(this.client);
-		}
-		catch (RequestHead.TooLargeException ex) {
-			refuse(431, "Request Header Fields Too Large", EgressDecision.BAD_REQUEST, null,
-					"the request head is larger than " + RequestHead.MAX_SIZE + " bytes");
-			return;
-		}
-		catch (RequestHead.IncompleteException ex) {
-			this.proxy.decided(new EgressDecision("", 0, false, EgressDecision.BAD_REQUEST, null), ex.getMessage());
-			return;
-		}
-		if (head == null) {
-			return;
-		}
-		EmbeddedChannel decoder = new EmbeddedChannel(
-				new HttpRequestDecoder(RequestHead.MAX_SIZE, RequestHead.MAX_SIZE, BUFFER_SIZE));
-		try {
-			decoder.writeInbound(Unpooled.wrappedBuffer(head.head()));
-			Object message = decoder.readInbound();
-			if (!(message instanceof HttpRequest request) || request.decoderResult().isFailure()) {
-				ReferenceCountUtil.release(message);
-				refuseBadRequest(null, "not an HTTP/1.x request");
+		try (RequestCodec codec = new RequestCodec()) {
+			RequestHead head = readHead();
+			if (head == null) {
 				return;
 			}
-			// The decoder's request holds no buffer: its body comes as HttpContent
-			// messages.
+			HttpRequest request = codec.decodeHead(head.head());
 			boolean connect = HttpMethod.CONNECT.equals(request.method());
-			RequestTarget target;
-			try {
-				target = connect ? RequestTarget.ofConnect(request.uri()) : RequestTarget.ofAbsoluteForm(request.uri());
-			}
-			catch (BadRequestException ex) {
-				refuseBadRequest(null, ex.getMessage());
-				return;
-			}
-			if (!open(target)) {
-				return;
-			}
+			RequestTarget target = target(request, connect);
+			connect(target, DestinationCheck.addresses(target, this.proxy.policy()));
 			if (connect) {
 				tunnel(head.rest());
 			}
 			else {
-				forward(target, request, decoder, head.rest());
+				forward(target, request, codec, head.rest());
 			}
 		}
-		finally {
-			decoder.finishAndReleaseAll();
+		catch (Refusal refusal) {
+			refuse(refusal);
 		}
 	}
 
 	/**
-	 * Check the target and connect to it, or refuse it with a response.
-	 * @return whether the upstream connection is open
+	 * Read the request's head.
+	 * @return the head, or {@code null} when the client sent none (a head the client
+	 * ended within is recorded as a bad request, without a response)
+	 * @throws Refusal {@code 431} when the head is too large
 	 */
-	private boolean open(RequestTarget target) throws IOException {
-		EgressPolicy policy = this.proxy.policy();
-		if (!policy.allowList().allows(target.host(), target.port())) {
-			refuse(403, "Forbidden", EgressDecision.NOT_ALLOWED, target,
-					target.display() + " is not in the allowed hosts (allowedHosts)");
-			return false;
-		}
-		List<InetAddress> addresses;
+	private @Nullable RequestHead readHead() throws IOException, Refusal {
 		try {
-			addresses = resolve(target, policy.resolver());
+			return RequestHead.read(this.client);
 		}
-		catch (UnknownHostException | RuntimeException ex) {
-			refuse(502, "Bad Gateway", EgressDecision.UNRESOLVED, target, target.host() + " does not resolve");
-			return false;
+		catch (RequestHead.TooLargeException ex) {
+			throw new Refusal(431, "Request Header Fields Too Large", EgressDecision.BAD_REQUEST, null,
+					"the request head is larger than " + RequestHead.MAX_SIZE + " bytes");
 		}
-		InetAddress refused = policy.allowPrivateDestinations() ? null : DestinationAddresses.firstRefused(addresses);
-		if (refused != null) {
-			refuse(403, "Forbidden", EgressDecision.PRIVATE_DESTINATION, target,
-					target.display() + " resolves to " + refused.getHostAddress() + ", "
-							+ DestinationAddresses.refusal(refused)
-							+ "; refused unless private destinations are allowed (allowPrivateDestinations)");
-			return false;
+		catch (RequestHead.IncompleteException ex) {
+			this.proxy.decided(new EgressDecision("", 0, false, EgressDecision.BAD_REQUEST, null), ex.getMessage());
+			return null;
 		}
+	}
+
+	private static RequestTarget target(HttpRequest request, boolean connect) throws Refusal {
+		try {
+			return connect ? RequestTarget.ofConnect(request.uri()) : RequestTarget.ofAbsoluteForm(request.uri());
+		}
+		catch (BadRequestException ex) {
+			throw Refusal.badRequest(ex.getMessage());
+		}
+	}
+
+	/**
+	 * Connect to the first of the checked addresses that accepts, in order.
+	 * @throws Refusal {@code 502} when none does
+	 */
+	private void connect(RequestTarget target, List<InetAddress> addresses) throws IOException, Refusal {
 		List<String> failures = new ArrayList<>();
 		for (InetAddress address : addresses) {
 			SocketChannel channel = SocketChannel.open();
@@ -203,7 +151,7 @@ final class EgressConnection {
 					.connect(channel, new InetSocketAddress(address, target.port()), CONNECT_TIMEOUT_MILLIS);
 				this.proxy.decided(new EgressDecision(target.host(), target.port(), true, EgressDecision.ALLOWED,
 						address.getHostAddress()), "connected to " + address.getHostAddress());
-				return true;
+				return;
 			}
 			catch (IOException ex) {
 				EgressProxy.closeQuietly(channel);
@@ -213,49 +161,8 @@ final class EgressConnection {
 				failures.add(address.getHostAddress() + " (" + ex.getMessage() + ")");
 			}
 		}
-		refuse(502, "Bad Gateway", EgressDecision.CONNECT_FAILED, target,
+		throw Refusal.badGateway(EgressDecision.CONNECT_FAILED, target,
 				"could not connect to " + target.display() + " at " + String.join(", ", failures));
-		return false;
-	}
-
-	/**
-	 * The addresses to check and connect to: an IP literal is parsed, a name resolved
-	 * once.
-	 */
-	private static List<InetAddress> resolve(RequestTarget target, HostResolver resolver) throws UnknownHostException {
-		if (target.ipv6()) {
-			// A bracketed literal is parsed, never looked up.
-			return List.of(InetAddress.getByName("[" + target.host() + "]"));
-		}
-		byte[] ipv4 = ipv4Literal(target.host());
-		if (ipv4 != null) {
-			return List.of(Inet4Address.getByAddress(ipv4));
-		}
-		List<InetAddress> addresses = resolver.resolve(target.host());
-		if (addresses == null || addresses.isEmpty()) {
-			throw new UnknownHostException(target.host());
-		}
-		return List.copyOf(addresses);
-	}
-
-	private static byte @Nullable [] ipv4Literal(String host) {
-		String[] parts = host.split("\\.", -1);
-		if (parts.length != 4) {
-			return null;
-		}
-		byte[] bytes = new byte[4];
-		for (int i = 0; i < 4; i++) {
-			String part = parts[i];
-			if (part.isEmpty() || part.length() > 3 || !part.chars().allMatch((c) -> c >= '0' && c <= '9')) {
-				return null;
-			}
-			int value = Integer.parseInt(part);
-			if (value > 255) {
-				return null;
-			}
-			bytes[i] = (byte) value;
-		}
-		return bytes;
 	}
 
 	private synchronized void upstream(SocketChannel channel) throws IOException {
@@ -289,95 +196,36 @@ final class EgressConnection {
 	}
 
 	/**
-	 * Plain HTTP: the request in origin-form without hop-by-hop headers and with
-	 * {@code Connection: close}, its body re-encoded, the response relayed raw.
+	 * Plain HTTP: the head rewritten and the body re-encoded by the codec, the response
+	 * relayed raw.
 	 */
-	private void forward(RequestTarget target, HttpRequest request, EmbeddedChannel decoder, byte[] rest)
+	private void forward(RequestTarget target, HttpRequest request, RequestCodec codec, byte[] rest)
 			throws IOException {
 		SocketChannel upstream = upstream();
-		request.setUri(target.originForm());
-		removeHopByHopHeaders(request.headers());
-		request.headers().set(HttpHeaderNames.HOST, target.authority());
-		request.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-		EmbeddedChannel encoder = new EmbeddedChannel(new HttpRequestEncoder());
-		try {
-			encoder.writeOutbound(request);
-			send(encoder, upstream);
-			Thread response = this.proxy.startThread(() -> {
-				relay(upstream, this.client);
+		codec.sendHead(request, target, upstream);
+		Thread response = this.proxy.startThread(() -> {
+			relay(upstream, this.client);
+			abort();
+		});
+		if (response == null) {
+			return;
+		}
+		boolean last = codec.sendBody(upstream);
+		if (!last && rest.length > 0) {
+			last = codec.sendBody(Unpooled.wrappedBuffer(rest), upstream);
+		}
+		ByteBuffer buffer = ByteBuffer.allocate(BUFFER_SIZE);
+		while (!last) {
+			buffer.clear();
+			if (this.client.read(buffer) < 0) {
+				// The client ended within the body: the upstream must not take
+				// it as whole.
 				abort();
-			});
-			if (response == null) {
-				return;
+				break;
 			}
-			boolean last = sendBody(decoder, encoder, upstream);
-			if (!last && rest.length > 0) {
-				decoder.writeInbound(Unpooled.wrappedBuffer(rest));
-				last = sendBody(decoder, encoder, upstream);
-			}
-			ByteBuffer buffer = ByteBuffer.allocate(BUFFER_SIZE);
-			while (!last) {
-				buffer.clear();
-				if (this.client.read(buffer) < 0) {
-					// The client ended within the body: the upstream must not take it as
-					// whole.
-					abort();
-					break;
-				}
-				decoder.writeInbound(Unpooled.copiedBuffer(buffer.flip()));
-				last = sendBody(decoder, encoder, upstream);
-			}
-			join(response);
+			last = codec.sendBody(Unpooled.copiedBuffer(buffer.flip()), upstream);
 		}
-		finally {
-			encoder.finishAndReleaseAll();
-		}
-	}
-
-	/**
-	 * Pass the body content the decoder has framed so far to the upstream.
-	 * @return whether the request's end was sent
-	 */
-	private static boolean sendBody(EmbeddedChannel decoder, EmbeddedChannel encoder, SocketChannel upstream)
-			throws IOException {
-		Object message;
-		while ((message = decoder.readInbound()) != null) {
-			if (!(message instanceof HttpContent content) || content.decoderResult().isFailure()) {
-				ReferenceCountUtil.release(message);
-				throw new IOException("The request's body could not be decoded");
-			}
-			boolean last = content instanceof LastHttpContent;
-			encoder.writeOutbound(content);
-			send(encoder, upstream);
-			if (last) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static void send(EmbeddedChannel encoder, SocketChannel upstream) throws IOException {
-		ByteBuf encoded;
-		while ((encoded = encoder.readOutbound()) != null) {
-			try {
-				writeFully(upstream, encoded.nioBuffer());
-			}
-			finally {
-				encoded.release();
-			}
-		}
-	}
-
-	static void removeHopByHopHeaders(HttpHeaders headers) {
-		for (String connection : headers.getAll(HttpHeaderNames.CONNECTION)) {
-			for (String token : connection.split(",")) {
-				String name = token.trim().toLowerCase(Locale.ROOT);
-				if (!name.isEmpty() && !FRAMING.contains(name)) {
-					headers.remove(name);
-				}
-			}
-		}
-		HOP_BY_HOP.forEach(headers::remove);
+		join(response);
 	}
 
 	/**
@@ -397,17 +245,10 @@ final class EgressConnection {
 		}
 	}
 
-	private void refuseBadRequest(@Nullable RequestTarget target, String why) throws IOException {
-		refuse(400, "Bad Request", EgressDecision.BAD_REQUEST, target, "bad request: " + why);
-	}
-
 	/** Record a refusal, answer it with one line naming it, and close. */
-	private void refuse(int status, String statusText, String reason, @Nullable RequestTarget target, String why)
-			throws IOException {
-		String host = (target != null) ? target.host() : "";
-		int port = (target != null) ? target.port() : 0;
-		this.proxy.decided(new EgressDecision(host, port, false, reason, null), why);
-		respond(status, statusText, "cave-sandbox egress: " + why);
+	private void refuse(Refusal refusal) throws IOException {
+		this.proxy.decided(refusal.decision(), refusal.why());
+		respond(refusal.status(), refusal.statusText(), "cave-sandbox egress: " + refusal.why());
 		this.client.shutdownOutput();
 		lingerBriefly();
 	}
@@ -451,7 +292,7 @@ final class EgressConnection {
 		}
 	}
 
-	private static void writeFully(SocketChannel channel, ByteBuffer buffer) throws IOException {
+	static void writeFully(SocketChannel channel, ByteBuffer buffer) throws IOException {
 		while (buffer.hasRemaining()) {
 			channel.write(buffer);
 		}

@@ -1,24 +1,15 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.HostResolver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -32,45 +23,31 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The egress proxy of one execution: an HTTP proxy served on a unix socket, which a
- * bridge inside the sandbox connects each of the command's proxy connections to. It
- * speaks HTTP CONNECT (a raw tunnel after {@code 200 Connection established}) and
- * plain-HTTP forwarding of requests in absolute form ({@code GET http://host/path}), one
- * request per client connection.
+ * The egress proxy of one execution: an HTTP proxy served on a unix socket
+ * ({@link ProxySocket}), which a bridge inside the sandbox connects each of the command's
+ * proxy connections to. It speaks HTTP CONNECT (a raw tunnel after
+ * {@code 200 Connection established}) and plain-HTTP forwarding of requests in absolute
+ * form ({@code GET http://host/path}), one request per client connection
+ * ({@link EgressConnection}).
  * <p>
- * For each connection it checks, in this order, and before anything is sent anywhere: the
- * requested host and port against the {@link EgressAllowList} (the host as the client
- * named it); the name's addresses, resolved once by the policy's {@link HostResolver} (IP
- * literals are parsed, not resolved); unless private destinations are allowed, that no
- * address is refused by {@link DestinationAddresses} (one refused address refuses them
- * all: a name that answers both a public and a private address is refused). It then
- * connects to the addresses it checked, in order, never resolving the name again. Each
- * decision is logged at DEBUG, recorded ({@link #decisions()}) and passed to the
- * {@link EgressListener}.
+ * Each target is checked before anything is sent anywhere ({@link DestinationCheck}: the
+ * allow-list, the name resolved once, no private destination) and the proxy connects to
+ * the addresses it checked. Each decision is logged at DEBUG, recorded
+ * ({@link #decisions()}) and passed to the {@link EgressListener}.
  * <p>
- * Requests are framed by hand only as far as the end of their head (at most
- * {@value RequestHead#MAX_SIZE} bytes, else {@code 431}); the head, and a forwarded
- * request's body, are decoded by Netty's HTTP codec. A refused request gets {@code 403}
- * with a line that names the reason, a malformed or unsupported one {@code 400}, a name
- * that does not resolve or a destination that cannot be reached {@code 502}. At most
- * {@value #MAX_CONNECTIONS} connections are served at once; more get {@code 503}.
+ * Responses: {@code 403} for a refused target, with a line that names the reason;
+ * {@code 400} for a malformed or unsupported request; {@code 431} for a head over
+ * {@value RequestHead#MAX_SIZE} bytes; {@code 502} for a name that does not resolve or a
+ * destination that cannot be reached; {@code 503} beyond {@value #MAX_CONNECTIONS}
+ * connections at once.
  * <p>
  * Blocking I/O, with a daemon thread per connection (two while bytes flow both ways),
  * named {@code cave-sandbox-egress-N}. {@link #close()} ends them all.
  */
 public final class EgressProxy implements AutoCloseable {
 
-	/** The longest path of a unix socket, in bytes, without its NUL (unix(7)). */
-	static final int MAX_SOCKET_PATH = 107;
-
 	/** The most connections served at once by one proxy. */
 	static final int MAX_CONNECTIONS = 64;
-
-	/**
-	 * The most decisions kept for {@link #decisions()}; later ones are still logged and
-	 * told.
-	 */
-	static final int MAX_DECISIONS = 10_000;
 
 	private static final long CLOSE_WAIT_MILLIS = 5_000;
 
@@ -82,7 +59,7 @@ public final class EgressProxy implements AutoCloseable {
 
 	private final EgressPolicy policy;
 
-	private final EgressListener listener;
+	private final DecisionLog decisions;
 
 	private final ServerSocketChannel server;
 
@@ -92,8 +69,6 @@ public final class EgressProxy implements AutoCloseable {
 
 	private final Set<Thread> threads = new HashSet<>();
 
-	private final List<EgressDecision> decisions = new ArrayList<>();
-
 	private boolean closed;
 
 	private final Connector connector;
@@ -102,7 +77,7 @@ public final class EgressProxy implements AutoCloseable {
 			Connector connector) {
 		this.socketPath = socketPath;
 		this.policy = policy;
-		this.listener = listener;
+		this.decisions = new DecisionLog(listener);
 		this.server = server;
 		this.connector = connector;
 	}
@@ -140,68 +115,12 @@ public final class EgressProxy implements AutoCloseable {
 		Objects.requireNonNull(socketPath, "socketPath");
 		Objects.requireNonNull(policy, "policy");
 		Objects.requireNonNull(listener, "listener");
-		if (Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
-			throw new FileAlreadyExistsException(socketPath.toString(), null, "the proxy's socket must be new");
-		}
-		ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-		boolean bound = false;
-		try {
-			bind(server, socketPath);
-			bound = true;
-			Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw-rw-"));
-		}
-		catch (IOException | RuntimeException ex) {
-			server.close();
-			if (bound) {
-				// Only the socket this proxy created: a path that was taken is left
-				// alone.
-				Files.deleteIfExists(socketPath);
-			}
-			throw ex;
-		}
+		ServerSocketChannel server = ProxySocket.bind(socketPath);
 		EgressProxy proxy = new EgressProxy(socketPath, policy, listener, server, connector);
 		proxy.startThread(proxy::accept);
 		logger.debug("Egress proxy listening on {}, allowing {}{}", socketPath, policy.allowList(),
 				policy.allowPrivateDestinations() ? " (private destinations too)" : "");
 		return proxy;
-	}
-
-	/**
-	 * Bind the server to the path. A unix socket's path holds at most
-	 * {@value #MAX_SOCKET_PATH} bytes (unix(7)), which a work directory of some length
-	 * and the private directories' names in it exceed: a longer path is bound through a
-	 * descriptor of its directory that this JVM holds open for the call, as
-	 * {@code /proc/self/fd/N/NAME} (proc(5): the kernel resolves the directory through
-	 * the descriptor and creates the socket in it). The descriptor is found by its link
-	 * in {@code /proc/self/fd}; that the socket then exists at the path is checked.
-	 */
-	private static void bind(ServerSocketChannel server, Path socketPath) throws IOException {
-		if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length <= MAX_SOCKET_PATH) {
-			server.bind(UnixDomainSocketAddress.of(socketPath));
-			return;
-		}
-		Path directory = socketPath.getParent().toRealPath();
-		try (DirectoryStream<Path> held = Files.newDirectoryStream(directory);
-				DirectoryStream<Path> descriptors = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
-			for (Path descriptor : descriptors) {
-				Path target;
-				try {
-					target = Files.readSymbolicLink(descriptor);
-				}
-				catch (IOException ex) {
-					continue;
-				}
-				if (target.equals(directory)) {
-					server.bind(UnixDomainSocketAddress.of(descriptor.resolve(socketPath.getFileName())));
-					if (!Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
-						throw new IOException("the egress socket was not created at " + socketPath);
-					}
-					return;
-				}
-			}
-		}
-		throw new IOException("cannot bind the egress socket " + socketPath + ": its path is longer than "
-				+ MAX_SOCKET_PATH + " bytes (unix(7)) and no descriptor of its directory was found in /proc/self/fd");
 	}
 
 	/**
@@ -213,13 +132,11 @@ public final class EgressProxy implements AutoCloseable {
 	}
 
 	/**
-	 * The decisions made so far, in order (the first {@value #MAX_DECISIONS}).
+	 * The decisions made so far, in order (the first {@value DecisionLog#MAX_DECISIONS}).
 	 * @return a snapshot
 	 */
 	public List<EgressDecision> decisions() {
-		synchronized (this.lock) {
-			return List.copyOf(this.decisions);
-		}
+		return this.decisions.decisions();
 	}
 
 	/**
@@ -337,8 +254,8 @@ public final class EgressProxy implements AutoCloseable {
 			if (this.closed) {
 				return null;
 			}
-			// Threads are joined by close() until they have terminated, then forgotten
-			// here.
+			// Threads are joined by close() until they have terminated, then
+			// forgotten here.
 			this.threads.removeIf((started) -> !started.isAlive());
 			this.threads.add(thread);
 			thread.start();
@@ -376,20 +293,7 @@ public final class EgressProxy implements AutoCloseable {
 	 * @param detail what the log line adds (the refusal's reason, the address)
 	 */
 	void decided(EgressDecision decision, String detail) {
-		logger.debug("Egress {} {}: {}",
-				decision.host().isEmpty() ? "request" : decision.host() + ":" + decision.port(),
-				decision.allowed() ? "allowed" : "refused (" + decision.reason() + ")", detail);
-		synchronized (this.lock) {
-			if (this.decisions.size() < MAX_DECISIONS) {
-				this.decisions.add(decision);
-			}
-		}
-		try {
-			this.listener.decided(decision);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Egress listener failed on {}", decision, ex);
-		}
+		this.decisions.decided(decision, detail);
 	}
 
 	private static void pause() {

@@ -459,7 +459,7 @@ class EgressProxyTests {
 	void socketWhosePathIsLongerThanAUnixSocketsIsBoundInItsDirectory() throws Exception {
 		Path deep = Files.createDirectories(this.directory.resolve("d".repeat(60)).resolve("e".repeat(60)));
 		Path socket = deep.resolve("egress.sock");
-		assertThat(socket.toString().length()).isGreaterThan(EgressProxy.MAX_SOCKET_PATH);
+		assertThat(socket.toString().length()).isGreaterThan(ProxySocket.MAX_SOCKET_PATH);
 		EgressProxy proxy = EgressProxy.start(socket, policy(true, "localhost:" + this.port), EgressListener.NONE);
 		this.proxies.add(proxy);
 		assertThat(proxy.socketPath()).isEqualTo(socket);
