@@ -15,9 +15,9 @@ import dev.cavesandbox.egress.EgressAllowList;
  * Executor-wide settings. Immutable; create them with {@link #builder()}. The Spring Boot
  * starter binds them from {@code cave.sandbox.*} with the same defaults. Two kinds:
  * <ul>
- * <li>what the isolation probe verifies: the mode, the mechanism and its host paths, the
- * loopback, the filesystem view, the work directory and the limits; an executor must run
- * with what its capability was probed with;</li>
+ * <li>what the isolation probe verifies, {@link #probed()}: the mode, the mechanism and
+ * its host paths, the loopback, the filesystem view, the work directory and the limits;
+ * an executor must run with what its capability was probed with;</li>
  * <li>the defaults of every execution (timeout, output cap, environment, egress) and the
  * executor's own bounds (concurrency, queue, grace period, probe timeout).</li>
  * </ul>
@@ -156,6 +156,15 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			Macos macos, ResourceLimits limits) {
 		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
 				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, Filesystem.DEFAULT);
+	}
+
+	/**
+	 * Return what the isolation probe verifies of these settings.
+	 * @return the probed settings
+	 */
+	public ProbedSettings probed() {
+		return new ProbedSettings(this.mode, this.mechanism, this.linux, this.macos, this.loopback, this.readOnlyRoot,
+				this.hiddenDirectories, this.filesystem, this.workDirectory, this.limits);
 	}
 
 	/**
