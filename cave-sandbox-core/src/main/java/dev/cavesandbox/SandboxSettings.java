@@ -103,24 +103,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Create the settings without egress ({@link Egress#NONE}).
-	 * @param mode what to do when isolation is unavailable
-	 * @param timeout the default timeout of an execution
-	 * @param maxOutputBytes the default cap of each output stream, in bytes
-	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
-	 * @param probeTimeout the time limit of the isolation probe
-	 * @param maxConcurrent how many executions may run at once
-	 * @param queueTimeout how long an execution waits for a free slot
-	 * @param workDirectory where the private working directories are created
-	 * @param env the environment of every child
-	 * @param linux the host paths of the Linux mechanisms
-	 * @param mechanism which mechanism isolates the commands
-	 * @param loopback whether commands get a private loopback interface
-	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
-	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
-	 * @param macos the host paths of the macOS mechanism
-	 * @param limits the resource limits of every command
-	 * @param filesystem what of the host's filesystem every command sees
+	 * Create the settings without egress ({@link Egress#NONE}); the parameters are the
+	 * components of the same names.
 	 */
 	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -132,23 +116,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Create the settings without egress and with {@link Filesystem#DEFAULT}.
-	 * @param mode what to do when isolation is unavailable
-	 * @param timeout the default timeout of an execution
-	 * @param maxOutputBytes the default cap of each output stream, in bytes
-	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
-	 * @param probeTimeout the time limit of the isolation probe
-	 * @param maxConcurrent how many executions may run at once
-	 * @param queueTimeout how long an execution waits for a free slot
-	 * @param workDirectory where the private working directories are created
-	 * @param env the environment of every child
-	 * @param linux the host paths of the Linux mechanisms
-	 * @param mechanism which mechanism isolates the commands
-	 * @param loopback whether commands get a private loopback interface
-	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
-	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
-	 * @param macos the host paths of the macOS mechanism
-	 * @param limits the resource limits of every command
+	 * Create the settings without egress and with {@link Filesystem#DEFAULT}; the
+	 * parameters are the components of the same names.
 	 */
 	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -314,16 +283,18 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
 	 * host's root run as on the rungs with a user namespace (bwrap, unshare, namespaces),
 	 * so that the process limit holds: the kernel never applies {@code RLIMIT_NPROC} to
-	 * that root (kernel/fork.c). On the seccomp rung, the gid of every execution.
-	 * {@code 0} keeps a root JVM's commands root on every rung, without a process limit.
-	 * Default {@value #DEFAULT_COMMAND_USER} ({@code nobody}); ignored for a JVM of
-	 * another user
+	 * that root (kernel/fork.c). On the seccomp rung only its gid is used: every
+	 * execution's, given the working directory's group; the uids come from
+	 * {@code commandUserRange}. {@code 0} keeps a root JVM's commands root on every rung,
+	 * without a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody});
+	 * ignored for a JVM of another user
 	 * @param commandUserRange the uids that a root JVM's commands run as on the seccomp
 	 * rung, which has no user namespace: each running execution holds one of its own
 	 * until its process tree has ended, so that executions neither share one
-	 * {@code RLIMIT_NPROC} count nor signal or ptrace each other. At least
-	 * {@code maxConcurrent} uids (default {@link CommandUserRange#DEFAULT}); unused where
-	 * {@code commandUser} is {@code 0} and for a JVM of another user
+	 * {@code RLIMIT_NPROC} count nor signal or ptrace each other. Their gid,
+	 * {@code commandUser}'s, is shared: what one makes group-accessible the others reach.
+	 * At least {@code maxConcurrent} uids (default {@link CommandUserRange#DEFAULT});
+	 * unused where {@code commandUser} is {@code 0} and for a JVM of another user
 	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
@@ -345,14 +316,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
-		 * Create the Linux settings with {@link CommandUserRange#DEFAULT}.
-		 * @param unsharePath the util-linux {@code unshare} binary
-		 * @param setprivPath the util-linux {@code setpriv} binary
-		 * @param bwrapPath the bubblewrap binary
-		 * @param ipPath the iproute2 {@code ip} binary
-		 * @param launcherPath an installed copy of the native launcher, or {@code null}
-		 * @param userNamespaces whether the command may create user namespaces of its own
-		 * @param commandUser the command user of the rungs with a user namespace
+		 * Create the Linux settings with {@link CommandUserRange#DEFAULT}; the parameters
+		 * are the components of the same names.
 		 */
 		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 				boolean userNamespaces, int commandUser) {
@@ -362,13 +327,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		/**
 		 * Create the Linux settings with {@link #DEFAULT_COMMAND_USER} and
-		 * {@link CommandUserRange#DEFAULT}.
-		 * @param unsharePath the util-linux {@code unshare} binary
-		 * @param setprivPath the util-linux {@code setpriv} binary
-		 * @param bwrapPath the bubblewrap binary
-		 * @param ipPath the iproute2 {@code ip} binary
-		 * @param launcherPath an installed copy of the native launcher, or {@code null}
-		 * @param userNamespaces whether the command may create user namespaces of its own
+		 * {@link CommandUserRange#DEFAULT}; the parameters are the components of the same
+		 * names.
 		 */
 		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 				boolean userNamespaces) {
