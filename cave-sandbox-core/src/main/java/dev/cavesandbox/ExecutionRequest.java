@@ -1,18 +1,15 @@
 package dev.cavesandbox;
 
-import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -62,7 +59,7 @@ public final class ExecutionRequest {
 
 	private final Map<String, byte[]> inputFiles;
 
-	private ExecutionRequest(Builder builder) {
+	ExecutionRequest(ExecutionRequestBuilder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
 		this.environment = Collections.unmodifiableMap(new LinkedHashMap<>(builder.environment));
@@ -97,7 +94,7 @@ public final class ExecutionRequest {
 	 * @return a builder
 	 */
 	public static Builder builder(List<String> argv) {
-		return new Builder(argv);
+		return new ExecutionRequestBuilder(argv);
 	}
 
 	/**
@@ -106,7 +103,7 @@ public final class ExecutionRequest {
 	 * @return a builder
 	 */
 	public static Builder builder(String... argv) {
-		return new Builder(Arrays.asList(argv));
+		return new ExecutionRequestBuilder(Arrays.asList(argv));
 	}
 
 	/**
@@ -118,16 +115,16 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the working directory, or {@code null} for a fresh private directory that is
-	 * created for the execution and removed after it.
-	 * @return the working directory or {@code null}
+	 * Return the working directory ({@link Builder#workingDirectory(Path)}).
+	 * @return the directory, or {@code null} for a private one created for the execution
+	 * and removed after it
 	 */
 	public @Nullable Path workingDirectory() {
 		return this.workingDirectory;
 	}
 
 	/**
-	 * Return the variables to set in the child, on top of the baseline environment.
+	 * Return the variables set in the child, on top of the baseline environment.
 	 * @return the variables, possibly empty
 	 */
 	public Map<String, String> environment() {
@@ -135,8 +132,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the names of parent variables to pass to the child, in addition to
-	 * {@link SandboxSettings#passEnvironment()}.
+	 * Return the names of parent variables passed to the child, besides the settings'
+	 * ({@link SandboxSettings.Env#pass()}).
 	 * @return the names, possibly empty
 	 */
 	public Set<String> passEnvironment() {
@@ -144,61 +141,60 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the supplier of the child's stdin, or {@code null} for an empty stdin.
-	 * @return the stdin supplier or {@code null}
+	 * Return the supplier of the child's stdin.
+	 * @return the supplier, or {@code null} for an empty stdin
 	 */
 	public @Nullable Supplier<InputStream> stdin() {
 		return this.stdin;
 	}
 
 	/**
-	 * Return the timeout, or {@code null} for the executor's default
-	 * ({@link SandboxSettings#timeout()}).
-	 * @return the timeout or {@code null}
+	 * Return the timeout.
+	 * @return the timeout, or {@code null} for the settings'
+	 * {@link SandboxSettings#timeout()}
 	 */
 	public @Nullable Duration timeout() {
 		return this.timeout;
 	}
 
 	/**
-	 * Return the cap of each output stream in bytes, or {@code null} for the executor's
-	 * default ({@link SandboxSettings#maxOutputBytes()}).
-	 * @return the cap in bytes or {@code null}
+	 * Return the cap of each output stream in bytes.
+	 * @return the cap, or {@code null} for the settings'
+	 * {@link SandboxSettings#maxOutputBytes()}
 	 */
 	public @Nullable Long maxOutputBytes() {
 		return this.maxOutputBytes;
 	}
 
 	/**
-	 * Return where stdout is streamed to instead of being buffered, or {@code null}.
-	 * @return the sink or {@code null}
+	 * Return where stdout is streamed to instead of being buffered.
+	 * @return the sink, or {@code null} to buffer it
 	 */
 	public @Nullable OutputStream stdoutSink() {
 		return this.stdoutSink;
 	}
 
 	/**
-	 * Return where stderr is streamed to instead of being buffered, or {@code null}.
-	 * @return the sink or {@code null}
+	 * Return where stderr is streamed to instead of being buffered.
+	 * @return the sink, or {@code null} to buffer it
 	 */
 	public @Nullable OutputStream stderrSink() {
 		return this.stderrSink;
 	}
 
 	/**
-	 * Return whether the command gets a private loopback interface that is up (a server
-	 * it starts on {@code 127.0.0.1} is reachable from inside the sandbox, the host's
-	 * loopback still is not), or {@code null} for the executor's default
-	 * ({@link SandboxSettings#loopback()}).
-	 * @return whether to bring up a private loopback, or {@code null}
+	 * Return whether the command gets a private loopback that is up
+	 * ({@link Builder#loopback(boolean)}).
+	 * @return whether it does, or {@code null} for the settings'
+	 * {@link SandboxSettings#loopback()}
 	 */
 	public @Nullable Boolean loopback() {
 		return this.loopback;
 	}
 
 	/**
-	 * Return the resource limits set for this request; each value that is set overrides
-	 * the executor's ({@link SandboxSettings#limits()}).
+	 * Return the resource limits of this request; each one set overrides the settings'
+	 * ({@link SandboxSettings#limits()}).
 	 * @return the limits, {@link ResourceLimits#NONE} when none is set
 	 */
 	public ResourceLimits limits() {
@@ -206,8 +202,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the host paths this command sees read-only, besides the executor's view and
-	 * its {@linkplain SandboxSettings.Filesystem#readablePaths() readable paths}.
+	 * Return the host paths the command sees read-only, besides the settings'
+	 * ({@link SandboxSettings.Filesystem#readablePaths()}).
 	 * @return absolute paths, none by default
 	 */
 	public List<Path> readablePaths() {
@@ -215,8 +211,8 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the host paths this command sees and may write, besides the executor's
-	 * {@linkplain SandboxSettings.Filesystem#writablePaths() writable paths}.
+	 * Return the host paths the command sees and may write, besides the settings'
+	 * ({@link SandboxSettings.Filesystem#writablePaths()}).
 	 * @return absolute paths, none by default
 	 */
 	public List<Path> writablePaths() {
@@ -224,20 +220,20 @@ public final class ExecutionRequest {
 	}
 
 	/**
-	 * Return the hosts this command may reach through the egress proxy, in place of the
-	 * executor's {@linkplain SandboxSettings.Egress#allowedHosts() allowed hosts}.
+	 * Return the hosts the command may reach through the egress proxy, in place of the
+	 * settings' ({@link SandboxSettings.Egress#allowedHosts()}).
 	 * @return normalized entries ({@link EgressAllowList}), empty for no egress at all,
-	 * or {@code null} for the executor's
+	 * or {@code null} for the settings'
 	 */
 	public @Nullable List<String> allowedHosts() {
 		return this.allowedHosts;
 	}
 
 	/**
-	 * Return the files written into the private working directory before the command
-	 * runs.
-	 * @return their content (copies) by path relative to the working directory, in the
-	 * order given; empty by default
+	 * Return the files written into the private working directory before the command runs
+	 * ({@link Builder#inputFile(String, byte[])}).
+	 * @return copies of their content by relative path, in the order given; empty by
+	 * default
 	 */
 	public Map<String, byte[]> inputFiles() {
 		Map<String, byte[]> copies = new LinkedHashMap<>();
@@ -254,57 +250,7 @@ public final class ExecutionRequest {
 	 * Builder of {@link ExecutionRequest}. Each setter validates its value and throws
 	 * {@link InvalidExecutionRequestException} when it is invalid.
 	 */
-	public static final class Builder {
-
-		/** The longest name of a file that Linux file systems store (NAME_MAX). */
-		private static final int MAX_NAME_BYTES = 255;
-
-		private final List<String> argv;
-
-		private @Nullable Path workingDirectory;
-
-		private final Map<String, String> environment = new LinkedHashMap<>();
-
-		private final Set<String> passEnvironment = new LinkedHashSet<>();
-
-		private @Nullable Supplier<InputStream> stdin;
-
-		private @Nullable Duration timeout;
-
-		private @Nullable Long maxOutputBytes;
-
-		private @Nullable OutputStream stdoutSink;
-
-		private @Nullable OutputStream stderrSink;
-
-		private @Nullable Boolean loopback;
-
-		private ResourceLimits limits = ResourceLimits.NONE;
-
-		private final List<Path> readablePaths = new ArrayList<>();
-
-		private final List<Path> writablePaths = new ArrayList<>();
-
-		private @Nullable List<String> allowedHosts;
-
-		private final Map<String, byte[]> inputFiles = new LinkedHashMap<>();
-
-		private Builder(List<String> argv) {
-			if (argv == null || argv.isEmpty()) {
-				throw new InvalidExecutionRequestException("argv must name a command: it is empty");
-			}
-			for (int i = 0; i < argv.size(); i++) {
-				String arg = argv.get(i);
-				if (arg == null) {
-					throw new InvalidExecutionRequestException("argv[" + i + "] is null");
-				}
-				checkNoNul("argv[" + i + "]", arg);
-			}
-			if (argv.get(0).isEmpty()) {
-				throw new InvalidExecutionRequestException("argv[0] must name a command: it is an empty string");
-			}
-			this.argv = new ArrayList<>(argv);
-		}
+	public interface Builder {
 
 		/**
 		 * Run in the given directory, which must exist when the request is executed. It
@@ -312,10 +258,7 @@ public final class ExecutionRequest {
 		 * @param directory the working directory
 		 * @return this builder
 		 */
-		public Builder workingDirectory(Path directory) {
-			this.workingDirectory = Objects.requireNonNull(directory, "directory must not be null");
-			return this;
-		}
+		Builder workingDirectory(Path directory);
 
 		/**
 		 * Set a variable in the child's environment.
@@ -323,12 +266,7 @@ public final class ExecutionRequest {
 		 * @param value the value
 		 * @return this builder
 		 */
-		public Builder environment(String name, String value) {
-			checkVariableName(name);
-			checkNoNul("environment value of " + name, Objects.requireNonNull(value, "value must not be null"));
-			this.environment.put(name, value);
-			return this;
-		}
+		Builder environment(String name, String value);
 
 		/**
 		 * Pass the named variables of the parent (this JVM) to the child, where they are
@@ -336,24 +274,14 @@ public final class ExecutionRequest {
 		 * @param names the variable names
 		 * @return this builder
 		 */
-		public Builder passEnvironment(String... names) {
-			for (String name : names) {
-				checkVariableName(name);
-				this.passEnvironment.add(name);
-			}
-			return this;
-		}
+		Builder passEnvironment(String... names);
 
 		/**
 		 * Feed the given bytes to the child's stdin, then close it.
 		 * @param bytes the bytes (copied)
 		 * @return this builder
 		 */
-		public Builder stdin(byte[] bytes) {
-			byte[] copy = bytes.clone();
-			this.stdin = () -> new ByteArrayInputStream(copy);
-			return this;
-		}
+		Builder stdin(byte[] bytes);
 
 		/**
 		 * Feed the stream returned by the supplier to the child's stdin, then close both.
@@ -362,23 +290,14 @@ public final class ExecutionRequest {
 		 * @param stream the supplier of the stream
 		 * @return this builder
 		 */
-		public Builder stdin(Supplier<InputStream> stream) {
-			this.stdin = Objects.requireNonNull(stream, "stream must not be null");
-			return this;
-		}
+		Builder stdin(Supplier<InputStream> stream);
 
 		/**
 		 * Set the timeout after which the whole process tree is terminated.
 		 * @param timeout a positive duration
 		 * @return this builder
 		 */
-		public Builder timeout(Duration timeout) {
-			if (timeout == null || timeout.isZero() || timeout.isNegative()) {
-				throw new InvalidExecutionRequestException("timeout must be positive, but was " + timeout);
-			}
-			this.timeout = timeout;
-			return this;
-		}
+		Builder timeout(Duration timeout);
 
 		/**
 		 * Set the cap of each output stream (stdout and stderr separately); bytes beyond
@@ -386,13 +305,7 @@ public final class ExecutionRequest {
 		 * @param bytes a positive number of bytes
 		 * @return this builder
 		 */
-		public Builder maxOutputBytes(long bytes) {
-			if (bytes <= 0) {
-				throw new InvalidExecutionRequestException("maxOutputBytes must be positive, but was " + bytes);
-			}
-			this.maxOutputBytes = bytes;
-			return this;
-		}
+		Builder maxOutputBytes(long bytes);
 
 		/**
 		 * Stream stdout to the given sink as it arrives instead of buffering it; the cap
@@ -400,10 +313,7 @@ public final class ExecutionRequest {
 		 * @param sink the sink
 		 * @return this builder
 		 */
-		public Builder stdoutSink(OutputStream sink) {
-			this.stdoutSink = Objects.requireNonNull(sink, "sink must not be null");
-			return this;
-		}
+		Builder stdoutSink(OutputStream sink);
 
 		/**
 		 * Stream stderr to the given sink as it arrives instead of buffering it; the cap
@@ -411,24 +321,18 @@ public final class ExecutionRequest {
 		 * @param sink the sink
 		 * @return this builder
 		 */
-		public Builder stderrSink(OutputStream sink) {
-			this.stderrSink = Objects.requireNonNull(sink, "sink must not be null");
-			return this;
-		}
+		Builder stderrSink(OutputStream sink);
 
 		/**
-		 * Give the command a private loopback interface that is up ({@code true}), or
-		 * leave loopback as the mechanism has it ({@code false}: down with unshare;
-		 * bubblewrap always brings it up, private either way). The host's loopback stays
-		 * unreachable in both cases. An executor whose mechanism cannot provide a private
-		 * loopback rejects {@code true} with {@link InvalidExecutionRequestException}.
+		 * Give the command a private loopback interface that is up ({@code true}: a
+		 * server it starts on {@code 127.0.0.1} is reachable inside), or leave it as the
+		 * mechanism has it ({@code false}: down with unshare, up with bubblewrap). The
+		 * host's loopback stays unreachable either way. A mechanism without a private
+		 * loopback rejects {@code true} ({@link InvalidExecutionRequestException}).
 		 * @param loopback whether to bring up a private loopback
 		 * @return this builder
 		 */
-		public Builder loopback(boolean loopback) {
-			this.loopback = loopback;
-			return this;
-		}
+		Builder loopback(boolean loopback);
 
 		/**
 		 * Set resource limits of this execution: each value that is set overrides the
@@ -437,10 +341,7 @@ public final class ExecutionRequest {
 		 * @param limits the limits
 		 * @return this builder
 		 */
-		public Builder limits(ResourceLimits limits) {
-			this.limits = Objects.requireNonNull(limits, "limits must not be null");
-			return this;
-		}
+		Builder limits(ResourceLimits limits);
 
 		/**
 		 * Show the command these host paths read-only, besides the executor's view. Each
@@ -452,12 +353,7 @@ public final class ExecutionRequest {
 		 * @throws InvalidExecutionRequestException if a path is not absolute or is
 		 * {@code /}
 		 */
-		public Builder readablePaths(Path... paths) {
-			for (Path path : paths) {
-				this.readablePaths.add(checkListed("readable path", path));
-			}
-			return this;
-		}
+		Builder readablePaths(Path... paths);
 
 		/**
 		 * Show the command these host paths and let it write them, besides the executor's
@@ -467,12 +363,7 @@ public final class ExecutionRequest {
 		 * @throws InvalidExecutionRequestException if a path is not absolute or is
 		 * {@code /}
 		 */
-		public Builder writablePaths(Path... paths) {
-			for (Path path : paths) {
-				this.writablePaths.add(checkListed("writable path", path));
-			}
-			return this;
-		}
+		Builder writablePaths(Path... paths);
 
 		/**
 		 * Let the command reach these hosts, and only these, through the egress proxy, in
@@ -484,26 +375,14 @@ public final class ExecutionRequest {
 		 * @return this builder
 		 * @throws InvalidExecutionRequestException if an entry has none of those forms
 		 */
-		public Builder allowedHosts(String... entries) {
-			try {
-				this.allowedHosts = EgressAllowList.of(Arrays.asList(entries)).entries();
-			}
-			catch (IllegalArgumentException ex) {
-				throw new InvalidExecutionRequestException(ex.getMessage());
-			}
-			return this;
-		}
+		Builder allowedHosts(String... entries);
 
 		/**
-		 * Write a file into the private working directory before the command runs (for
-		 * {@link IsolatedExecutor#execute(ExecutionRequest)} and
-		 * {@link IsolatedExecutor#start(ExecutionRequest)} alike): a script, a source
-		 * file or data the command reads, for example
-		 * {@code inputFile("src/main.py", code.getBytes(UTF_8))} with the argv
-		 * {@code python3 src/main.py}. Directories on the path are created. The command
-		 * may read and write them (a root JVM's command user too, on every rung); they
-		 * are removed with the private directory afterwards. Only with a private working
-		 * directory: {@link #build()} refuses input files together with
+		 * Write a file into the private working directory before the command runs, for
+		 * example {@code inputFile("src/main.py", code.getBytes(UTF_8))} with the argv
+		 * {@code python3 src/main.py}. Directories on the path are created; the command
+		 * may read and write them (a root JVM's command user too); they are removed with
+		 * the private directory. {@link #build()} refuses input files together with
 		 * {@link #workingDirectory(Path)}.
 		 * @param relativePath a path relative to the working directory, with {@code /}
 		 * between its names: not empty, not absolute, without empty, {@code .} or
@@ -513,55 +392,7 @@ public final class ExecutionRequest {
 		 * @return this builder
 		 * @throws InvalidExecutionRequestException if the path breaks one of these rules
 		 */
-		public Builder inputFile(String relativePath, byte[] content) {
-			Objects.requireNonNull(content, "content must not be null");
-			if (relativePath == null || relativePath.isEmpty()) {
-				throw new InvalidExecutionRequestException(
-						"input file path must name a file relative to the working directory, but was '" + relativePath
-								+ "'");
-			}
-			checkNoNul("input file path", relativePath);
-			if (!java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(relativePath)) {
-				throw new InvalidExecutionRequestException("input file path " + relativePath.replaceAll("\\p{Cs}", "?")
-						+ " is not valid Unicode (it holds a lone surrogate, shown as ?), so it names no file; give a "
-						+ "name of whole characters");
-			}
-			if (relativePath.startsWith("/")) {
-				throw new InvalidExecutionRequestException("input file path " + relativePath
-						+ " is absolute; give it relative to the working directory, for example "
-						+ relativePath.replaceFirst("^/+", ""));
-			}
-			for (String name : relativePath.split("/", -1)) {
-				if (name.isEmpty() || name.equals(".") || name.equals("..")) {
-					throw new InvalidExecutionRequestException("input file path " + relativePath
-							+ " has an empty, '.' or '..' name; give the plain path below the working directory, "
-							+ "such as dir/file.txt");
-				}
-				if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-					throw new InvalidExecutionRequestException("input file path " + relativePath + " has a name of "
-							+ "more than " + MAX_NAME_BYTES + " bytes, which no Linux file system stores; shorten it");
-				}
-			}
-			for (String other : this.inputFiles.keySet()) {
-				if (other.equals(relativePath) || other.startsWith(relativePath + "/")
-						|| relativePath.startsWith(other + "/")) {
-					throw new InvalidExecutionRequestException("input file path " + relativePath + " collides with "
-							+ other + ", given before: each path may name one file, and no file may be another's "
-							+ "directory; give each file once");
-				}
-			}
-			this.inputFiles.put(relativePath, content.clone());
-			return this;
-		}
-
-		private static Path checkListed(String what, @Nullable Path path) {
-			if (path == null || !path.isAbsolute() || path.getParent() == null) {
-				throw new InvalidExecutionRequestException(
-						what + " must be an absolute path other than /, but was " + path);
-			}
-			checkNoNul(what, path.toString());
-			return path.normalize();
-		}
+		Builder inputFile(String relativePath, byte[] content);
 
 		/**
 		 * Build the request.
@@ -569,30 +400,7 @@ public final class ExecutionRequest {
 		 * @throws InvalidExecutionRequestException if it has input files and a working
 		 * directory
 		 */
-		public ExecutionRequest build() {
-			if (!this.inputFiles.isEmpty() && this.workingDirectory != null) {
-				throw new InvalidExecutionRequestException(
-						"input files are written into the private working directory, "
-								+ "but the request names the working directory " + this.workingDirectory
-								+ "; leave the working directory unset, or write the files into it yourself");
-			}
-			return new ExecutionRequest(this);
-		}
-
-		private static void checkVariableName(@Nullable String name) {
-			if (name == null || name.isEmpty() || name.indexOf('=') >= 0) {
-				throw new InvalidExecutionRequestException(
-						"environment variable name must be non-empty and contain no '=', but was '" + name + "'");
-			}
-			checkNoNul("environment variable name", name);
-		}
-
-		private static void checkNoNul(String what, String value) {
-			if (value.indexOf('\0') >= 0) {
-				throw new InvalidExecutionRequestException(
-						what + " contains a NUL byte, which cannot be passed to a process (execve(2))");
-			}
-		}
+		ExecutionRequest build();
 
 	}
 

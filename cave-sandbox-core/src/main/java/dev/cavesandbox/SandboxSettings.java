@@ -2,9 +2,6 @@ package dev.cavesandbox;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -12,13 +9,20 @@ import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.cavesandbox.internal.egress.DestinationAddresses;
 import dev.cavesandbox.egress.EgressAllowList;
 
 /**
- * Executor-wide settings: the defaults of every request, the mechanism and its host
- * paths. Immutable; create it with {@link #builder()}. The Spring Boot starter binds them
- * from {@code cave.sandbox.*}; the defaults here are the same as those of the properties.
+ * Executor-wide settings. Immutable; create them with {@link #builder()}. The Spring Boot
+ * starter binds them from {@code cave.sandbox.*} with the same defaults. Two kinds:
+ * <ul>
+ * <li>what the isolation probe verifies, {@link #probed()}: the mode, the mechanism and
+ * its host paths, the loopback, the filesystem view, the work directory and the limits;
+ * an executor must run with what its capability was probed with;</li>
+ * <li>the defaults of every execution (timeout, output cap, environment, egress) and the
+ * executor's own bounds (concurrency, queue, grace period, probe timeout).</li>
+ * </ul>
+ * Invalid values fail with {@link IllegalArgumentException} (a {@code null} with
+ * {@link NullPointerException}) naming the value.
  *
  * @param mode what to do when isolation is unavailable (default
  * {@link SandboxMode#STRICT})
@@ -35,21 +39,22 @@ import dev.cavesandbox.egress.EgressAllowList;
  * @param env the environment of every child
  * @param linux the host paths of the Linux mechanisms
  * @param mechanism which mechanism isolates the commands (default
- * {@link MechanismChoice#AUTO})
+ * {@link MechanismChoice#AUTO}); {@link MechanismChoice#NONE} only with
+ * {@link SandboxMode#FALLBACK}
  * @param loopback whether commands get a private loopback interface that is up, unless a
  * request says otherwise (default {@code false})
  * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox, except
  * the working directory and the hidden directories (default {@code true})
- * @param hiddenDirectories the host directories replaced by private, empty, writable
- * tmpfs mounts in the sandbox, so that the host's unix sockets in them cannot be reached
- * (default {@link #DEFAULT_HIDDEN_DIRECTORIES}); absolute paths other than {@code /}
+ * @param hiddenDirectories host directories replaced by private, empty, writable tmpfs
+ * mounts, so that the host's unix sockets in them cannot be reached: absolute paths other
+ * than {@code /} (default {@link #DEFAULT_HIDDEN_DIRECTORIES})
  * @param macos the host paths of the macOS mechanism
  * @param limits the resource limits of every command, unless a request overrides them
  * (default {@link ResourceLimits#defaults()})
- * @param filesystem what of the host's filesystem every command sees (default: the
- * {@linkplain Filesystem.View#SYSTEM system} view, no listed paths)
+ * @param filesystem what of the host's filesystem every command sees (default
+ * {@link Filesystem#DEFAULT})
  * @param egress which hosts commands may reach through the egress proxy (default
- * {@link Egress#NONE}: no egress at all)
+ * {@link Egress#NONE})
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -70,37 +75,27 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 	public SandboxSettings {
 		Objects.requireNonNull(mode, "mode must not be null");
-		requirePositive("timeout", timeout);
-		requirePositive("killGracePeriod", killGracePeriod);
-		requirePositive("probeTimeout", probeTimeout);
-		requirePositive("queueTimeout", queueTimeout);
-		if (maxOutputBytes <= 0) {
-			throw new IllegalArgumentException("maxOutputBytes must be positive, but was " + maxOutputBytes);
-		}
-		if (maxConcurrent <= 0) {
-			throw new IllegalArgumentException("maxConcurrent must be positive, but was " + maxConcurrent);
-		}
+		PositiveAmounts.require("timeout", timeout, IllegalArgumentException::new);
+		PositiveAmounts.require("killGracePeriod", killGracePeriod, IllegalArgumentException::new);
+		PositiveAmounts.require("probeTimeout", probeTimeout, IllegalArgumentException::new);
+		PositiveAmounts.require("queueTimeout", queueTimeout, IllegalArgumentException::new);
+		PositiveAmounts.require("maxOutputBytes", maxOutputBytes, IllegalArgumentException::new);
+		PositiveAmounts.require("maxConcurrent", maxConcurrent, IllegalArgumentException::new);
 		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
 		Objects.requireNonNull(env, "env must not be null");
 		Objects.requireNonNull(linux, "linux must not be null");
-		if (linux.commandUserRange().size() < maxConcurrent) {
-			throw new IllegalArgumentException("commandUserRange " + linux.commandUserRange() + " holds "
-					+ linux.commandUserRange().size() + " uids, fewer than maxConcurrent (" + maxConcurrent
-					+ "): each execution of a root JVM on the seccomp rung runs as a uid of its own; widen the range "
-					+ "or lower maxConcurrent");
+		CommandUserRange range = linux.commandUserRange();
+		if (range.size() < maxConcurrent) {
+			throw new IllegalArgumentException("commandUserRange " + range + " holds " + range.size()
+					+ " uids, fewer than maxConcurrent (" + maxConcurrent + "): each execution of a root JVM on the "
+					+ "seccomp rung runs as a uid of its own; widen the range or lower maxConcurrent");
 		}
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
 			throw new IllegalArgumentException(
-					"mechanism NONE runs commands without isolation and is only allowed with " + "mode FALLBACK");
+					"mechanism NONE runs commands without isolation and is only allowed with mode FALLBACK");
 		}
-		hiddenDirectories = List.copyOf(hiddenDirectories);
-		for (Path directory : hiddenDirectories) {
-			if (!directory.isAbsolute() || directory.getParent() == null) {
-				throw new IllegalArgumentException(
-						"a hidden directory must be an absolute path other than /, but was " + directory);
-			}
-		}
+		hiddenDirectories = ListedPaths.requireAll("a hidden directory", hiddenDirectories);
 		Objects.requireNonNull(macos, "macos must not be null");
 		Objects.requireNonNull(limits, "limits must not be null");
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
@@ -108,24 +103,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Create the settings without egress.
-	 * @param mode what to do when isolation is unavailable
-	 * @param timeout the default timeout of an execution
-	 * @param maxOutputBytes the default cap of each output stream, in bytes
-	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
-	 * @param probeTimeout the time limit of the isolation probe
-	 * @param maxConcurrent how many executions may run at once
-	 * @param queueTimeout how long an execution waits for a free slot
-	 * @param workDirectory where the private working directories are created
-	 * @param env the environment of every child
-	 * @param linux the host paths of the Linux mechanisms
-	 * @param mechanism which mechanism isolates the commands
-	 * @param loopback whether commands get a private loopback interface
-	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
-	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
-	 * @param macos the host paths of the macOS mechanism
-	 * @param limits the resource limits of every command
-	 * @param filesystem what of the host's filesystem every command sees
+	 * Create the settings without egress ({@link Egress#NONE}); the parameters are the
+	 * components of the same names.
 	 */
 	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -137,23 +116,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Create the settings with the default filesystem view.
-	 * @param mode what to do when isolation is unavailable
-	 * @param timeout the default timeout of an execution
-	 * @param maxOutputBytes the default cap of each output stream, in bytes
-	 * @param killGracePeriod the grace period between SIGTERM and SIGKILL
-	 * @param probeTimeout the time limit of the isolation probe
-	 * @param maxConcurrent how many executions may run at once
-	 * @param queueTimeout how long an execution waits for a free slot
-	 * @param workDirectory where the private working directories are created
-	 * @param env the environment of every child
-	 * @param linux the host paths of the Linux mechanisms
-	 * @param mechanism which mechanism isolates the commands
-	 * @param loopback whether commands get a private loopback interface
-	 * @param readOnlyRoot whether the host's filesystem is read-only in the sandbox
-	 * @param hiddenDirectories the host directories replaced by private tmpfs mounts
-	 * @param macos the host paths of the macOS mechanism
-	 * @param limits the resource limits of every command
+	 * Create the settings without egress and with {@link Filesystem#DEFAULT}; the
+	 * parameters are the components of the same names.
 	 */
 	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -164,20 +128,53 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Which hosts commands may reach through the egress proxy: where the list is not
+	 * Return what the isolation probe verifies of these settings.
+	 * @return the probed settings
+	 */
+	public ProbedSettings probed() {
+		return new ProbedSettings(this.mode, this.mechanism, this.linux, this.macos, this.loopback, this.readOnlyRoot,
+				this.hiddenDirectories, this.filesystem, this.workDirectory, this.limits);
+	}
+
+	/**
+	 * Return whether a process environment can hold a variable of this name (environ(7)):
+	 * not empty, no {@code '='} and no NUL byte.
+	 * @param name the name
+	 * @return whether it is valid
+	 */
+	public static boolean isValidVariableName(String name) {
+		return ProcessStrings.isVariableName(name);
+	}
+
+	/**
+	 * Return a builder with every value at its default.
+	 * @return the builder
+	 */
+	public static Builder builder() {
+		return new SandboxSettingsBuilder();
+	}
+
+	/**
+	 * Return the default settings.
+	 * @return the settings
+	 */
+	public static SandboxSettings defaults() {
+		return builder().build();
+	}
+
+	/**
+	 * Which hosts commands may reach through the egress proxy. Where the list is not
 	 * empty, each execution's network namespace gets a bridge on
-	 * {@code 127.0.0.1:}{@value #PROXY_PORT} to a proxy that the JVM serves on a unix
-	 * socket, the command's environment points {@code HTTP_PROXY} and the others at it,
-	 * and the proxy resolves and checks every destination ({@link EgressAllowList}). Only
-	 * the rungs with a network namespace of their own (bwrap, unshare, namespaces) can
+	 * {@code 127.0.0.1:}{@value #PROXY_PORT} to a proxy in the JVM, {@code HTTP_PROXY}
+	 * and the others point at it, and the proxy resolves and checks every destination.
+	 * Only the rungs with a network namespace of their own (bwrap, unshare, namespaces)
 	 * offer it; elsewhere an execution with an allow-list fails with
 	 * {@link EgressUnavailableException} ({@code cave_sandbox_egress_unavailable}).
 	 *
 	 * @param allowedHosts {@code host}, {@code *.domain} or {@code host:port} entries
 	 * ({@link EgressAllowList#of(List)}); empty (the default): no egress at all
 	 * @param allowPrivateDestinations whether the proxy may connect to loopback, private,
-	 * link-local, CGNAT, multicast and other non-global addresses
-	 * ({@link DestinationAddresses}; default {@code false})
+	 * link-local, CGNAT, multicast and other non-global addresses (default {@code false})
 	 */
 	public record Egress(List<String> allowedHosts, boolean allowPrivateDestinations) {
 
@@ -218,20 +215,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 		public Filesystem {
 			Objects.requireNonNull(view, "view must not be null");
-			readablePaths = List.copyOf(readablePaths);
-			writablePaths = List.copyOf(writablePaths);
-			for (Path path : readablePaths) {
-				requireListable("a readable path", path);
-			}
-			for (Path path : writablePaths) {
-				requireListable("a writable path", path);
-			}
-		}
-
-		private static void requireListable(String what, Path path) {
-			if (!path.isAbsolute() || path.getParent() == null) {
-				throw new IllegalArgumentException(what + " must be an absolute path other than /, but was " + path);
-			}
+			readablePaths = ListedPaths.requireAll("a readable path", readablePaths);
+			writablePaths = ListedPaths.requireAll("a writable path", writablePaths);
 		}
 
 		/**
@@ -244,15 +229,14 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			 * {@code /bin}, {@code /sbin}, {@code /lib*}, {@code /etc} without its secret
 			 * files, the JVM's {@code java.home}), a new {@code /dev} and {@code /proc},
 			 * the hidden directories (empty), the working directory and the listed paths.
-			 * On the rungs with a mount namespace everything else does not exist inside;
-			 * on those without one (Landlock) it cannot be read, listed or executed.
+			 * On the rungs with a mount namespace nothing else exists inside; on those
+			 * without one (Landlock) nothing else can be read, listed or executed.
 			 */
 			SYSTEM,
 
 			/**
-			 * The host's whole filesystem, read-only unless
-			 * {@link SandboxSettings#readOnlyRoot()} is false, without the hidden
-			 * directories.
+			 * The host's whole filesystem without the hidden directories, read-only
+			 * unless {@link SandboxSettings#readOnlyRoot()} is false.
 			 */
 			HOST
 
@@ -263,34 +247,22 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	/**
 	 * The environment of every child, on top of the baseline.
 	 *
-	 * @param pass names of parent variables passed to every child (default none); the
-	 * builder sets them with {@link Builder#passEnvironment(Iterable)}
-	 * @param set variables set in every child, on top of the baseline (default none); the
-	 * builder sets them with {@link Builder#environment(Map)}
+	 * @param pass names of parent variables passed to every child (default none)
+	 * @param set variables set in every child (default none): names not empty, without
+	 * {@code '='}; no NUL byte in names or values
 	 */
 	public record Env(Set<String> pass, Map<String, String> set) {
 
 		public Env {
 			pass = Set.copyOf(pass);
 			set = Map.copyOf(set);
-			set.forEach((name, value) -> {
-				if (!isValidVariableName(name) || value.indexOf('\0') >= 0) {
-					throw new IllegalArgumentException("environment variable '" + name.replace('\0', '?')
-							+ "' must have a non-empty name without '=' and no NUL byte in its name or value");
-				}
-			});
-			pass.forEach((name) -> {
-				if (!isValidVariableName(name)) {
-					throw new IllegalArgumentException(
-							"variable name '" + name.replace('\0', '?') + "' to pass is not valid");
-				}
-			});
+			ProcessStrings.requireEnvironment(pass, set);
 		}
 
 	}
 
 	/**
-	 * The host paths of the Linux mechanisms.
+	 * The host paths and users of the Linux mechanisms.
 	 *
 	 * @param unsharePath the util-linux {@code unshare} binary (default
 	 * {@code /usr/bin/unshare})
@@ -299,35 +271,30 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
 	 * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism
 	 * brings up a private loopback (default {@code /sbin/ip})
-	 * @param launcherPath an installed copy of cave-sandbox's native launcher, used
-	 * instead of the copy extracted from the jar into the work directory (for a work
-	 * directory mounted {@code noexec} or read-only); it must be the very build of this
-	 * jar (its SHA-256 is checked). Default {@code null}: the extracted copy
+	 * @param launcherPath an installed copy of the native launcher, used instead of the
+	 * copy extracted into the work directory (for a work directory mounted {@code noexec}
+	 * or read-only); it must be the very build of this jar (its SHA-256 is checked).
+	 * Default {@code null}: the extracted copy
 	 * @param userNamespaces whether the command may create user namespaces of its own
-	 * (nested containers, {@code unshare --user}, a browser's own sandbox); the
+	 * (nested containers, {@code unshare --user}, a browser's sandbox); otherwise the
 	 * launcher's seccomp filter refuses {@code unshare(2)} and {@code clone(2)} with
-	 * {@code CLONE_NEWUSER}, and {@code clone3(2)}, unless this is set (default
-	 * {@code false}: a new user namespace would give the command every capability over
-	 * new namespaces of its own, which is kernel attack surface)
+	 * {@code CLONE_NEWUSER}, and {@code clone3(2)} (default {@code false}: new namespaces
+	 * are kernel attack surface)
 	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
-	 * host's root (uid 0 of the initial user namespace) run as on the rungs with a user
-	 * namespace (bwrap, unshare, namespaces), so that the process limit holds (the kernel
-	 * never applies {@code RLIMIT_NPROC} to that root, kernel/fork.c): each sandbox's
-	 * namespace counts it apart (the kernel's ucounts are per user namespace). On the
-	 * seccomp rung its gid is the gid of every execution, whose uid comes from
-	 * {@code commandUserRange}; the working directory's group is given to it for the
-	 * execution. {@code 0} keeps a root JVM's commands root on every rung, the seccomp
-	 * rung included, without a process limit. Default {@value #DEFAULT_COMMAND_USER}
-	 * ({@code nobody}). Ignored for a JVM of another user
-	 * @param commandUserRange the uids that the commands of a JVM running as the host's
-	 * root run as on the seccomp rung, which has no user namespace: each running
-	 * execution holds one of its own, as a uid of the host without capabilities, from its
-	 * spawn until its process tree has ended, so that executions do not share one
-	 * {@code RLIMIT_NPROC} count and cannot signal or ptrace each other. Their gid is
-	 * {@code commandUser}'s, shared by all of them (files and IPC objects made
-	 * group-accessible stay reachable to the others). At least {@code maxConcurrent}
-	 * uids. Default {@link CommandUserRange#DEFAULT}. Unused where {@code commandUser} is
-	 * {@code 0} and for a JVM of another user
+	 * host's root run as on the rungs with a user namespace (bwrap, unshare, namespaces),
+	 * so that the process limit holds: the kernel never applies {@code RLIMIT_NPROC} to
+	 * that root (kernel/fork.c). On the seccomp rung only its gid is used: every
+	 * execution's, given the working directory's group; the uids come from
+	 * {@code commandUserRange}. {@code 0} keeps a root JVM's commands root on every rung,
+	 * without a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody});
+	 * ignored for a JVM of another user
+	 * @param commandUserRange the uids that a root JVM's commands run as on the seccomp
+	 * rung, which has no user namespace: each running execution holds one of its own
+	 * until its process tree has ended, so that executions neither share one
+	 * {@code RLIMIT_NPROC} count nor signal or ptrace each other. Their gid,
+	 * {@code commandUser}'s, is shared: what one makes group-accessible the others reach.
+	 * At least {@code maxConcurrent} uids (default {@link CommandUserRange#DEFAULT});
+	 * unused where {@code commandUser} is {@code 0} and for a JVM of another user
 	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
@@ -349,14 +316,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
-		 * Create the Linux settings with the default range of command users.
-		 * @param unsharePath the util-linux {@code unshare} binary
-		 * @param setprivPath the util-linux {@code setpriv} binary
-		 * @param bwrapPath the bubblewrap binary
-		 * @param ipPath the iproute2 {@code ip} binary
-		 * @param launcherPath an installed copy of the native launcher, or {@code null}
-		 * @param userNamespaces whether the command may create user namespaces of its own
-		 * @param commandUser the command user of the rungs with a user namespace
+		 * Create the Linux settings with {@link CommandUserRange#DEFAULT}; the parameters
+		 * are the components of the same names.
 		 */
 		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 				boolean userNamespaces, int commandUser) {
@@ -365,13 +326,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		}
 
 		/**
-		 * Create the Linux settings with the default command user.
-		 * @param unsharePath the util-linux {@code unshare} binary
-		 * @param setprivPath the util-linux {@code setpriv} binary
-		 * @param bwrapPath the bubblewrap binary
-		 * @param ipPath the iproute2 {@code ip} binary
-		 * @param launcherPath an installed copy of the native launcher, or {@code null}
-		 * @param userNamespaces whether the command may create user namespaces of its own
+		 * Create the Linux settings with {@link #DEFAULT_COMMAND_USER} and
+		 * {@link CommandUserRange#DEFAULT}; the parameters are the components of the same
+		 * names.
 		 */
 		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 				boolean userNamespaces) {
@@ -382,24 +339,20 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 
 	/**
 	 * A range of uids from which a root JVM's executions on the seccomp rung each take a
-	 * command user of their own ({@link Linux#commandUserRange()}); their gid is the
-	 * command user's ({@link Linux#commandUser()}).
+	 * command user of their own ({@link Linux#commandUserRange()}).
 	 * <p>
-	 * The default, {@value #DEFAULT_TEXT}, lies in the range 65536…524287 that "Users,
-	 * Groups, UIDs and GIDs on systemd Systems" (systemd.io/UIDS-GIDS, its summary table)
-	 * lists as unused: above the regular users (1000…60000), systemd's homed, nspawn and
-	 * dynamic service users (60001…65519) and {@code nobody} (65534), and below both the
-	 * subordinate ids that shadow's {@code useradd} hands out from 100000
-	 * ({@code SUB_UID_MIN}, login.defs(5)) and systemd's container ranges (from 524288).
-	 * "Unused" there means no pre-defined purpose, not a guarantee: choose a range that
-	 * no account, {@code /etc/subuid} entry, container runtime or other program on the
-	 * host uses, since each uid's processes count against, and may signal, the execution
-	 * that holds it.
+	 * The default, {@value #DEFAULT_TEXT}, lies in 65536…524287, which systemd's "Users,
+	 * Groups, UIDs and GIDs on systemd Systems" (systemd.io/UIDS-GIDS) lists as unused:
+	 * above the regular, systemd's dynamic and {@code nobody} users, below the
+	 * subordinate ids of {@code useradd} (from 100000, {@code SUB_UID_MIN} in
+	 * login.defs(5)) and systemd's container ranges. Unused is no guarantee: choose a
+	 * range that no account, {@code /etc/subuid} entry or container runtime on the host
+	 * uses, since each uid's processes count against, and may signal, the execution that
+	 * holds it.
 	 *
 	 * @param first the first uid, at least 1
-	 * @param last the last uid, at least {@code first} and at most 2147483647 (systemd's
-	 * page advises against uids from 2^31 on, which some kernel interfaces and programs
-	 * read as negative)
+	 * @param last the last uid, at least {@code first} and at most {@value #MAX_UID}
+	 * (from 2^31 on some kernel interfaces and programs read uids as negative)
 	 */
 	public record CommandUserRange(long first, long last) {
 
@@ -484,335 +437,88 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * Return whether a process environment can hold a variable of this name (environ(7)):
-	 * not empty, no {@code '='} and no NUL byte.
-	 * @param name the name
-	 * @return whether it is valid
+	 * Builder of {@link SandboxSettings}, from {@link #builder()} with every value at its
+	 * default. Each setter sets the component of its name (of the record or of
+	 * {@link Linux}, {@link Macos}, {@link Filesystem} or {@link Egress}; the default is
+	 * documented there). The setters of lists replace what was set before;
+	 * {@link #passEnvironment(Iterable)} and {@link #environment(Map)} add to it. Values
+	 * are checked by {@link #build()}.
 	 */
-	public static boolean isValidVariableName(String name) {
-		return !name.isEmpty() && name.indexOf('=') < 0 && name.indexOf('\0') < 0;
-	}
+	public interface Builder {
 
-	private static void requirePositive(String name, @Nullable Duration value) {
-		if (value == null || value.isZero() || value.isNegative()) {
-			throw new IllegalArgumentException(name + " must be positive, but was " + value);
-		}
-	}
+		Builder mode(SandboxMode mode);
 
-	/**
-	 * Return a builder with every value at its default.
-	 * @return the builder
-	 */
-	public static Builder builder() {
-		return new Builder();
-	}
+		Builder timeout(Duration timeout);
 
-	/**
-	 * Return the default settings.
-	 * @return the settings
-	 */
-	public static SandboxSettings defaults() {
-		return builder().build();
-	}
+		Builder maxOutputBytes(long maxOutputBytes);
 
-	/**
-	 * Builder of {@link SandboxSettings}.
-	 */
-	public static final class Builder {
+		Builder killGracePeriod(Duration killGracePeriod);
 
-		private SandboxMode mode = SandboxMode.STRICT;
+		Builder probeTimeout(Duration probeTimeout);
 
-		private Duration timeout = Duration.ofSeconds(30);
+		Builder maxConcurrent(int maxConcurrent);
 
-		private long maxOutputBytes = 1024 * 1024;
+		Builder queueTimeout(Duration queueTimeout);
 
-		private Duration killGracePeriod = Duration.ofSeconds(1);
+		Builder workDirectory(Path workDirectory);
 
-		private Duration probeTimeout = Duration.ofSeconds(10);
+		Builder passEnvironment(Iterable<String> names);
 
-		private int maxConcurrent = 16;
+		Builder environment(Map<String, String> variables);
 
-		private Duration queueTimeout = Duration.ofSeconds(30);
+		Builder unsharePath(Path unsharePath);
 
-		private Path workDirectory = Path.of(System.getProperty("java.io.tmpdir"));
+		Builder setprivPath(Path setprivPath);
 
-		private final Set<String> passEnvironment = new LinkedHashSet<>();
+		Builder mechanism(MechanismChoice mechanism);
 
-		private final Map<String, String> environment = new LinkedHashMap<>();
+		Builder loopback(boolean loopback);
 
-		private Path unsharePath = Path.of("/usr/bin/unshare");
+		Builder readOnlyRoot(boolean readOnlyRoot);
 
-		private Path setprivPath = Path.of("/usr/bin/setpriv");
+		Builder hiddenDirectories(Iterable<Path> directories);
 
-		private MechanismChoice mechanism = MechanismChoice.AUTO;
+		Builder bwrapPath(Path bwrapPath);
 
-		private boolean loopback;
+		Builder ipPath(Path ipPath);
 
-		private boolean readOnlyRoot = true;
+		Builder launcherPath(@Nullable Path launcherPath);
 
-		private List<Path> hiddenDirectories = new ArrayList<>(DEFAULT_HIDDEN_DIRECTORIES);
+		Builder userNamespaces(boolean userNamespaces);
 
-		private Path bwrapPath = Path.of("/usr/bin/bwrap");
+		Builder commandUser(int commandUser);
 
-		private Path ipPath = Path.of("/sbin/ip");
+		Builder commandUserRange(CommandUserRange commandUserRange);
 
-		private @Nullable Path launcherPath;
-
-		private boolean userNamespaces;
-
-		private int commandUser = Linux.DEFAULT_COMMAND_USER;
-
-		private CommandUserRange commandUserRange = CommandUserRange.DEFAULT;
-
-		private Path sandboxExecPath = Path.of("/usr/bin/sandbox-exec");
-
-		private ResourceLimits limits = ResourceLimits.defaults();
-
-		private Filesystem.View filesystemView = Filesystem.View.SYSTEM;
-
-		private List<Path> readablePaths = new ArrayList<>();
-
-		private List<Path> writablePaths = new ArrayList<>();
-
-		private List<String> allowedHosts = new ArrayList<>();
-
-		private boolean allowPrivateDestinations;
-
-		private Builder() {
-		}
-
-		public Builder mode(SandboxMode mode) {
-			this.mode = mode;
-			return this;
-		}
-
-		public Builder timeout(Duration timeout) {
-			this.timeout = timeout;
-			return this;
-		}
-
-		public Builder maxOutputBytes(long maxOutputBytes) {
-			this.maxOutputBytes = maxOutputBytes;
-			return this;
-		}
-
-		public Builder killGracePeriod(Duration killGracePeriod) {
-			this.killGracePeriod = killGracePeriod;
-			return this;
-		}
-
-		public Builder probeTimeout(Duration probeTimeout) {
-			this.probeTimeout = probeTimeout;
-			return this;
-		}
-
-		public Builder maxConcurrent(int maxConcurrent) {
-			this.maxConcurrent = maxConcurrent;
-			return this;
-		}
-
-		public Builder queueTimeout(Duration queueTimeout) {
-			this.queueTimeout = queueTimeout;
-			return this;
-		}
-
-		public Builder workDirectory(Path workDirectory) {
-			this.workDirectory = workDirectory;
-			return this;
-		}
-
-		public Builder passEnvironment(Iterable<String> names) {
-			names.forEach(this.passEnvironment::add);
-			return this;
-		}
-
-		public Builder environment(Map<String, String> variables) {
-			this.environment.putAll(variables);
-			return this;
-		}
-
-		public Builder unsharePath(Path unsharePath) {
-			this.unsharePath = unsharePath;
-			return this;
-		}
-
-		public Builder setprivPath(Path setprivPath) {
-			this.setprivPath = setprivPath;
-			return this;
-		}
-
-		public Builder mechanism(MechanismChoice mechanism) {
-			this.mechanism = mechanism;
-			return this;
-		}
-
-		public Builder loopback(boolean loopback) {
-			this.loopback = loopback;
-			return this;
-		}
-
-		public Builder readOnlyRoot(boolean readOnlyRoot) {
-			this.readOnlyRoot = readOnlyRoot;
-			return this;
-		}
+		Builder sandboxExecPath(Path sandboxExecPath);
 
 		/**
-		 * Replace the hidden directories (by default
-		 * {@link #DEFAULT_HIDDEN_DIRECTORIES}).
-		 * @param directories the directories to hide
+		 * Set the resource limits of every command; a request's set values override them.
+		 * They replace the defaults as a whole (a value left unset is no limit): to
+		 * change one, start from {@code ResourceLimits.defaults().toBuilder()}.
+		 * @param limits the limits (default {@link ResourceLimits#defaults()})
 		 * @return this builder
 		 */
-		public Builder hiddenDirectories(Iterable<Path> directories) {
-			this.hiddenDirectories = new ArrayList<>();
-			directories.forEach(this.hiddenDirectories::add);
-			return this;
-		}
+		Builder limits(ResourceLimits limits);
 
-		public Builder bwrapPath(Path bwrapPath) {
-			this.bwrapPath = bwrapPath;
-			return this;
-		}
+		Builder filesystemView(Filesystem.View view);
 
-		public Builder ipPath(Path ipPath) {
-			this.ipPath = ipPath;
-			return this;
-		}
+		Builder readablePaths(Iterable<Path> paths);
 
-		/**
-		 * Use an installed copy of the native launcher instead of extracting it into the
-		 * work directory.
-		 * @param launcherPath the copy, or {@code null} to extract it (the default)
-		 * @return this builder
-		 */
-		public Builder launcherPath(@Nullable Path launcherPath) {
-			this.launcherPath = launcherPath;
-			return this;
-		}
+		Builder writablePaths(Iterable<Path> paths);
 
-		/**
-		 * Let the command create user namespaces of its own.
-		 * @param userNamespaces whether the launcher's filter allows new user namespaces
-		 * (default {@code false})
-		 * @return this builder
-		 */
-		public Builder userNamespaces(boolean userNamespaces) {
-			this.userNamespaces = userNamespaces;
-			return this;
-		}
+		Builder allowedHosts(Iterable<String> entries);
 
-		/**
-		 * Set the uid (and gid) that a root JVM's commands run as, so that the process
-		 * limit holds; see {@link Linux#commandUser()}.
-		 * @param commandUser the uid, or {@code 0} to keep them root (default
-		 * {@value Linux#DEFAULT_COMMAND_USER})
-		 * @return this builder
-		 */
-		public Builder commandUser(int commandUser) {
-			this.commandUser = commandUser;
-			return this;
-		}
-
-		/**
-		 * Set the uids that a root JVM's executions on the seccomp rung each take one of;
-		 * see {@link Linux#commandUserRange()}.
-		 * @param commandUserRange the range (default {@link CommandUserRange#DEFAULT})
-		 * @return this builder
-		 */
-		public Builder commandUserRange(CommandUserRange commandUserRange) {
-			this.commandUserRange = Objects.requireNonNull(commandUserRange, "commandUserRange must not be null");
-			return this;
-		}
-
-		public Builder sandboxExecPath(Path sandboxExecPath) {
-			this.sandboxExecPath = sandboxExecPath;
-			return this;
-		}
-
-		/**
-		 * Set the resource limits of every command (default
-		 * {@link ResourceLimits#defaults()}); a request's set values override them. These
-		 * replace the defaults as a whole (a value left unset is no limit): to change
-		 * one, start from {@code ResourceLimits.defaults().toBuilder()}.
-		 * @param limits the limits
-		 * @return this builder
-		 */
-		public Builder limits(ResourceLimits limits) {
-			this.limits = Objects.requireNonNull(limits, "limits must not be null");
-			return this;
-		}
-
-		/**
-		 * Set the view of the host's filesystem that commands get.
-		 * @param view the view (default {@link Filesystem.View#SYSTEM})
-		 * @return this builder
-		 */
-		public Builder filesystemView(Filesystem.View view) {
-			this.filesystemView = Objects.requireNonNull(view, "view must not be null");
-			return this;
-		}
-
-		/**
-		 * Replace the host paths every command sees read-only besides the view.
-		 * @param paths absolute paths without symbolic links (default none)
-		 * @return this builder
-		 */
-		public Builder readablePaths(Iterable<Path> paths) {
-			this.readablePaths = new ArrayList<>();
-			paths.forEach(this.readablePaths::add);
-			return this;
-		}
-
-		/**
-		 * Replace the host paths every command sees and may write.
-		 * @param paths absolute paths without symbolic links (default none)
-		 * @return this builder
-		 */
-		public Builder writablePaths(Iterable<Path> paths) {
-			this.writablePaths = new ArrayList<>();
-			paths.forEach(this.writablePaths::add);
-			return this;
-		}
-
-		/**
-		 * Replace the hosts commands may reach through the egress proxy.
-		 * @param entries {@code host}, {@code *.domain} or {@code host:port} (default
-		 * none: no egress)
-		 * @return this builder
-		 */
-		public Builder allowedHosts(Iterable<String> entries) {
-			this.allowedHosts = new ArrayList<>();
-			entries.forEach(this.allowedHosts::add);
-			return this;
-		}
-
-		/**
-		 * Set whether the egress proxy may connect to non-global addresses.
-		 * @param allow whether it may (default {@code false})
-		 * @return this builder
-		 */
-		public Builder allowPrivateDestinations(boolean allow) {
-			this.allowPrivateDestinations = allow;
-			return this;
-		}
+		Builder allowPrivateDestinations(boolean allow);
 
 		/**
 		 * Build the settings.
 		 * @return the settings
-		 * @throws IllegalArgumentException if a duration, the cap or the concurrency is
-		 * not positive, or the range of command users holds fewer uids than
-		 * {@code maxConcurrent}
+		 * @throws IllegalArgumentException if a value is invalid: a duration, the cap or
+		 * the concurrency not positive, the range of command users holding fewer uids
+		 * than {@code maxConcurrent}, a listed path or a variable not valid
 		 */
-		public SandboxSettings build() {
-			return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
-					this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
-					new Env(this.passEnvironment, this.environment),
-					new Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath, this.launcherPath,
-							this.userNamespaces, this.commandUser, this.commandUserRange),
-					this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
-					new Macos(this.sandboxExecPath), this.limits,
-					new Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),
-					new Egress(this.allowedHosts, this.allowPrivateDestinations));
-		}
+		SandboxSettings build();
 
 	}
 

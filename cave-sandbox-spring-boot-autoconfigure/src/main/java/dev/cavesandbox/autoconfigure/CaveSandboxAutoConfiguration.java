@@ -1,9 +1,6 @@
 package dev.cavesandbox.autoconfigure;
 
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
@@ -97,52 +94,21 @@ public final class CaveSandboxAutoConfiguration {
 
 	/**
 	 * The settings of the executor: the bound properties, changed by the customizers in
-	 * their order. What the probe verified (the resource limits included) must stay as it
-	 * was bound.
+	 * their order. What the probe verified ({@link SandboxSettings#probed()}, the limits
+	 * included) must stay as it was bound: the probe runs while the conditions are
+	 * evaluated, before any customizer exists.
 	 */
 	static SandboxSettings executorSettings(CaveSandboxProperties properties,
 			ObjectProvider<SandboxSettingsCustomizer> customizers) {
 		SandboxSettings.Builder builder = properties.toSettingsBuilder();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 		SandboxSettings settings = builder.build();
-		Map<String, Object> bound = probed(properties.toSettings());
-		Map<String, Object> customized = probed(settings);
-		List<String> changed = bound.keySet()
-			.stream()
-			.filter((name) -> !Objects.equals(bound.get(name), customized.get(name)))
-			.map((name) -> name + " " + bound.get(name) + " -> " + customized.get(name))
-			.toList();
+		List<String> changed = properties.toSettings().probed().changesTo(settings.probed());
 		if (!changed.isEmpty()) {
 			throw new IllegalStateException("A SandboxSettingsCustomizer changed what the startup probe verified ("
 					+ String.join(", ", changed) + "); set these with their cave.sandbox.* properties instead");
 		}
 		return settings;
-	}
-
-	private static Map<String, Object> probed(SandboxSettings settings) {
-		Map<String, Object> probed = new LinkedHashMap<>();
-		probed.put("mode", settings.mode());
-		probed.put("mechanism", settings.mechanism());
-		probed.put("linux.unsharePath", settings.linux().unsharePath());
-		probed.put("linux.setprivPath", settings.linux().setprivPath());
-		probed.put("linux.bwrapPath", settings.linux().bwrapPath());
-		probed.put("linux.ipPath", settings.linux().ipPath());
-		probed.put("linux.launcherPath", settings.linux().launcherPath());
-		probed.put("linux.userNamespaces", settings.linux().userNamespaces());
-		probed.put("linux.commandUser", settings.linux().commandUser());
-		probed.put("linux.commandUserRange", settings.linux().commandUserRange());
-		probed.put("macos.sandboxExecPath", settings.macos().sandboxExecPath());
-		probed.put("loopback", settings.loopback());
-		probed.put("readOnlyRoot", settings.readOnlyRoot());
-		probed.put("hiddenDirectories", settings.hiddenDirectories());
-		probed.put("filesystem.view", settings.filesystem().view());
-		probed.put("filesystem.readablePaths", settings.filesystem().readablePaths());
-		probed.put("filesystem.writablePaths", settings.filesystem().writablePaths());
-		probed.put("workDirectory", settings.workDirectory());
-		// The probe runs while the conditions are evaluated, before any bean (so before
-		// any customizer) exists: it verifies and states the limits of the properties.
-		probed.put("limits", settings.limits());
-		return probed;
 	}
 
 }

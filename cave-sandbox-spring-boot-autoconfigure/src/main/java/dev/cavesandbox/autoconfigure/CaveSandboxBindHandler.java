@@ -58,89 +58,96 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 		if (!name.startsWith(PREFIX)) {
 			return null;
 		}
-		switch (name.substring(PREFIX.length())) {
-			case "mode" -> this.mode = (SandboxMode) value;
-			case "mechanism" -> {
-				if (value == MechanismChoice.NONE && this.mode != SandboxMode.FALLBACK) {
-					return "none runs commands without isolation and is only allowed with cave.sandbox.mode=fallback; "
-							+ "set cave.sandbox.mechanism=auto to isolate";
-				}
+		return switch (name.substring(PREFIX.length())) {
+			case "mode" -> {
+				this.mode = (SandboxMode) value;
+				yield null;
 			}
-			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time" -> {
-				Duration duration = (Duration) value;
-				return (duration.isZero() || duration.isNegative()) ? "must be positive" : null;
+			case "mechanism" -> mechanismViolation((MechanismChoice) value);
+			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time" ->
+				positive(!((Duration) value).isZero() && !((Duration) value).isNegative());
+			case "max-output", "limits.memory", "limits.file-size", "limits.tmpfs-size" ->
+				positive(((DataSize) value).toBytes() > 0);
+			case "max-concurrent" -> {
+				this.maxConcurrent = (Integer) value;
+				yield positive(this.maxConcurrent > 0);
 			}
-			case "max-output", "limits.memory", "limits.file-size", "limits.tmpfs-size" -> {
-				return (((DataSize) value).toBytes() <= 0) ? "must be positive" : null;
+			case "limits.processes", "limits.open-files" -> positive(((Integer) value) > 0);
+			case "linux.command-user-range" -> commandUserRangeViolation((String) value);
+			case "linux.command-user" ->
+				(((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;
+			// Strings, not Paths: Boot would resolve "/" against the class path.
+			case "filesystem.readable-paths", "filesystem.writable-paths", "hidden-directories" ->
+				pathsViolation((List<?>) value);
+			case "egress.allowed-hosts" -> allowListViolation((List<?>) value);
+			case "env.set" -> variablesViolation((Map<?, ?>) value);
+			case "env.pass" -> namesToPassViolation((List<?>) value);
+			default -> null;
+		};
+	}
+
+	private @Nullable String mechanismViolation(MechanismChoice mechanism) {
+		if (mechanism == MechanismChoice.NONE && this.mode != SandboxMode.FALLBACK) {
+			return "none runs commands without isolation and is only allowed with cave.sandbox.mode=fallback; "
+					+ "set cave.sandbox.mechanism=auto to isolate";
+		}
+		return null;
+	}
+
+	private static @Nullable String positive(boolean positive) {
+		return positive ? null : "must be positive";
+	}
+
+	private @Nullable String commandUserRangeViolation(String value) {
+		SandboxSettings.CommandUserRange range;
+		try {
+			range = SandboxSettings.CommandUserRange.parse(value);
+		}
+		catch (IllegalArgumentException ex) {
+			return ex.getMessage();
+		}
+		return (range.size() < this.maxConcurrent) ? "holds " + range.size()
+				+ " uids, fewer than cave.sandbox.max-concurrent (" + this.maxConcurrent + "): each execution of "
+				+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
+				+ "cave.sandbox.max-concurrent" : null;
+	}
+
+	private static @Nullable String pathsViolation(List<?> paths) {
+		for (Object listed : paths) {
+			Path path = Path.of((String) listed);
+			if (!path.isAbsolute() || path.getParent() == null) {
+				return "must list absolute paths other than /, but has " + listed;
 			}
-			case "max-concurrent", "limits.processes", "limits.open-files" -> {
-				if (name.endsWith("max-concurrent")) {
-					this.maxConcurrent = (Integer) value;
-				}
-				return (((Integer) value) <= 0) ? "must be positive" : null;
+		}
+		return null;
+	}
+
+	private static @Nullable String allowListViolation(List<?> entries) {
+		try {
+			EgressAllowList.of(entries.stream().map(String::valueOf).toList());
+			return null;
+		}
+		catch (IllegalArgumentException ex) {
+			return ex.getMessage();
+		}
+	}
+
+	private static @Nullable String variablesViolation(Map<?, ?> variables) {
+		for (Map.Entry<?, ?> variable : variables.entrySet()) {
+			String name = (String) variable.getKey();
+			if (!SandboxSettings.isValidVariableName(name) || ((String) variable.getValue()).indexOf('\0') >= 0) {
+				return "variable '" + name.replace('\0', '?')
+						+ "' must have a non-empty name without '=' and no NUL byte in its name or value";
 			}
-			case "linux.command-user-range" -> {
-				SandboxSettings.CommandUserRange range;
-				try {
-					range = SandboxSettings.CommandUserRange.parse((String) value);
-				}
-				catch (IllegalArgumentException ex) {
-					return ex.getMessage();
-				}
-				return (range.size() < this.maxConcurrent)
-						? "holds " + range.size() + " uids, fewer than cave.sandbox.max-concurrent ("
-								+ this.maxConcurrent + "): each execution of "
-								+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
-								+ "cave.sandbox.max-concurrent"
-						: null;
-			}
-			case "linux.command-user" -> {
-				return (((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;
-			}
-			case "filesystem.readable-paths", "filesystem.writable-paths" -> {
-				for (Object listed : (List<?>) value) {
-					Path path = Path.of((String) listed);
-					if (!path.isAbsolute() || path.getParent() == null) {
-						return "must list absolute paths other than /, but has " + listed;
-					}
-				}
-			}
-			case "egress.allowed-hosts" -> {
-				try {
-					EgressAllowList.of(((List<?>) value).stream().map(String::valueOf).toList());
-				}
-				catch (IllegalArgumentException ex) {
-					return ex.getMessage();
-				}
-			}
-			case "hidden-directories" -> {
-				// Strings, not Paths: Boot would resolve "/" against the class path.
-				for (Object directory : (List<?>) value) {
-					Path path = Path.of((String) directory);
-					if (!path.isAbsolute() || path.getParent() == null) {
-						return "must list absolute paths other than /, but has " + directory;
-					}
-				}
-			}
-			case "env.set" -> {
-				for (Map.Entry<?, ?> variable : ((Map<?, ?>) value).entrySet()) {
-					String variableName = (String) variable.getKey();
-					if (!SandboxSettings.isValidVariableName(variableName)
-							|| ((String) variable.getValue()).indexOf('\0') >= 0) {
-						return "variable '" + variableName.replace('\0', '?')
-								+ "' must have a non-empty name without '=' and no NUL byte in its name or value";
-					}
-				}
-			}
-			case "env.pass" -> {
-				for (Object variableName : (List<?>) value) {
-					if (!SandboxSettings.isValidVariableName((String) variableName)) {
-						return "variable name '" + ((String) variableName).replace('\0', '?')
-								+ "' must be non-empty, without '=' and without NUL byte";
-					}
-				}
-			}
-			default -> {
+		}
+		return null;
+	}
+
+	private static @Nullable String namesToPassViolation(List<?> names) {
+		for (Object name : names) {
+			if (!SandboxSettings.isValidVariableName((String) name)) {
+				return "variable name '" + ((String) name).replace('\0', '?')
+						+ "' must be non-empty, without '=' and without NUL byte";
 			}
 		}
 		return null;
