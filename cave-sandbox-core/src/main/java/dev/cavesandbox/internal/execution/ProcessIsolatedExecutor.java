@@ -32,6 +32,7 @@ import dev.cavesandbox.internal.process.ChildEnvironment;
 import dev.cavesandbox.internal.process.CommandResolver;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.StartedProcess;
+import dev.cavesandbox.internal.process.WatchedProcess;
 import dev.cavesandbox.internal.workspace.FilesystemViews;
 import dev.cavesandbox.internal.workspace.InputFiles;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
@@ -252,7 +253,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		refuseCallerStreams(request);
 		Launch launch = prepare(request, true);
 		try {
-			ProcessRunner.Started started = this.runner.start(launch.spec, launch::closeQuietly);
+			WatchedProcess started = this.runner.start(launch.spec, launch::closeQuietly);
 			return new StartedProcess(started, this.isolation, launch.egress);
 		}
 		catch (IOException ex) {
