@@ -1,6 +1,7 @@
 package dev.cavesandbox.internal.execution;
 
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
@@ -239,8 +240,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * user is given back (seccomp rung, root JVM) and the slot is given back.
 	 * <p>
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
-	 * process ends with exit code {@value Launcher#SETUP_FAILED} and the launcher's
-	 * reason as the last line of stderr (starting with {@value Launcher#MESSAGE_PREFIX}).
+	 * process ends with exit code {@value LauncherContract#SETUP_FAILED} and the
+	 * launcher's reason as the last line of stderr (starting with
+	 * {@value LauncherContract#MESSAGE_PREFIX}).
 	 * @param request the request, which may set no stdin, no output sink and no output
 	 * cap
 	 * @return the running process
@@ -382,7 +384,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				realDirectory);
 		Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
 		if (this.capability != null) {
-			wrapperEnvironment.put(Launcher.TOKEN_VARIABLE, launch.token);
+			wrapperEnvironment.put(LauncherContract.TOKEN_VARIABLE, launch.token);
 		}
 		List<String> argv = (this.capability != null) ? ChildEnvironment.moveInside(request.argv(), wrapperEnvironment)
 				: request.argv();
@@ -627,19 +629,20 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Throw where the sandbox could not be set up: the launcher then exits with
-	 * {@value Launcher#SETUP_FAILED} and its last line on stderr starts with
-	 * {@value Launcher#MESSAGE_PREFIX}, after what the wrapper said, if anything, and
-	 * ends with this execution's launch token ({@link Launcher#TOKEN_VARIABLE}).
+	 * {@value LauncherContract#SETUP_FAILED} and its last line on stderr starts with
+	 * {@value LauncherContract#MESSAGE_PREFIX}, after what the wrapper said, if anything,
+	 * and ends with this execution's launch token
+	 * ({@link LauncherContract#TOKEN_VARIABLE}).
 	 */
 	private static void checkLauncher(ProcessRunner.Outcome outcome, String command, String token) {
 		// A timeout that struck while the sandbox was being set up is a timeout.
-		if (outcome.exitCode() != Launcher.SETUP_FAILED || outcome.timedOut()) {
+		if (outcome.exitCode() != LauncherContract.SETUP_FAILED || outcome.timedOut()) {
 			return;
 		}
 		String stderr = new String(outcome.stderr(), StandardCharsets.UTF_8).strip();
 		List<String> lines = stderr.lines().toList();
 		String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
-		if (last.startsWith(Launcher.MESSAGE_PREFIX) && last.endsWith(" [launch " + token + "]")) {
+		if (last.startsWith(LauncherContract.MESSAGE_PREFIX) && last.endsWith(" [launch " + token + "]")) {
 			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
 					+ "not run: " + String.join(" / ", lines));
 		}

@@ -1,6 +1,7 @@
 package dev.cavesandbox.internal.mechanism;
 
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -162,7 +163,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		// no file of the command's (the device nodes stay usable; /dev/shm, /dev/pts and
 		// any hidden directory below it are mounts of their own).
 		command.addAll(List.of("--remount-ro", "/dev"));
-		command.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), directory));
+		command.addAll(List.of("--bind-fd", String.valueOf(LauncherContract.DIRECTORY_FD), directory));
 		// After every bind, so that no listed path (such as /etc) covers them: a masked
 		// file reads as empty, the host's /dev/null bound with its device access (a plain
 		// --ro-bind is nodev, and opening it would fail with EACCES); a masked directory
@@ -178,7 +179,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			command.addAll(List.of("--remount-ro", "/"));
 		}
 		command.addAll(List.of("--chdir", directory, "--"));
-		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));
+		command.addAll(this.launcher.inside(LauncherContract.INIT, loopback, check, false, limits, argv));
 		return command;
 	}
 

@@ -1,6 +1,6 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.UnavailabilityCause;
 import java.io.IOException;
@@ -9,8 +9,6 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-
-import dev.cavesandbox.internal.launcher.Launcher;
 
 /**
  * Tells apart why a wrapper (bwrap, unshare, setpriv, sandbox-exec) failed, from what it
@@ -94,18 +92,19 @@ public final class WrapperFailureClassifier {
 		// The launcher's closing line after a wrapper's failure says nothing of the
 		// cause.
 		String causes = stderr.lines()
-			.filter((line) -> !line.startsWith(Launcher.NOT_SET_UP))
+			.filter((line) -> !line.startsWith(LauncherContract.NOT_SET_UP))
 			.collect(Collectors.joining("\n"));
-		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot load the seccomp filter")
-				|| causes.contains(Launcher.MESSAGE_PREFIX + " cannot set no_new_privs")) {
+		if (causes.contains(LauncherContract.MESSAGE_PREFIX + " cannot load the seccomp filter")
+				|| causes.contains(LauncherContract.MESSAGE_PREFIX + " cannot set no_new_privs")) {
 			return UnavailabilityCause.SECCOMP_UNAVAILABLE;
 		}
-		if (causes.contains(Launcher.MESSAGE_PREFIX + " cannot create the command user's namespace")) {
+		if (causes.contains(LauncherContract.MESSAGE_PREFIX + " cannot create the command user's namespace")) {
 			// The launcher creates the user namespace of a root JVM's command user: the
 			// kernel's answer names the cause as it would for a wrapper.
 			return classifyWrapper(causes);
 		}
-		if (causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX)) {
+		if (causes.startsWith(LauncherContract.MESSAGE_PREFIX)
+				|| causes.contains("\n" + LauncherContract.MESSAGE_PREFIX)) {
 			return UnavailabilityCause.NOT_VERIFIED;
 		}
 		return classifyWrapper(causes);
