@@ -1,6 +1,6 @@
 /*
  * REFUSALS: the one list of what the seccomp filter refuses, in the order that the Java
- * side's Launcher.refusals mirrors (LauncherContractTests compares them). Each entry is
+ * side's Refusals.names mirrors (LauncherContractTests compares them). Each entry is
  * REFUSAL(name, errno, unless, add, attempt): the name the probe reports; the errno the
  * filter answers with; when it applies (UNLESS_* and ONLY_* of launcher.h, 0: always);
  * the function of filter-generator.c that adds its rules (several entries may share one

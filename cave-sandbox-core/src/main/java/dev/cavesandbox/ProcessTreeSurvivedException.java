@@ -1,6 +1,6 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.ProcFs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,7 +56,7 @@ public class ProcessTreeSurvivedException extends CaveSandboxException {
 								|| line.startsWith("PPid:") || line.startsWith("Uid:"))
 						.map((line) -> line.replaceAll("\\s+", " ").trim())
 						.collect(Collectors.joining(", "))
-					+ (ProcessHandle.of(pid).map(ProcessRunner::dying).orElse(false) ? ", dying" : "") + ")";
+					+ (ProcessHandle.of(pid).map(ProcFs::dying).orElse(false) ? ", dying" : "") + ")";
 		}
 		catch (IOException | RuntimeException ex) {
 			return Long.toString(pid);

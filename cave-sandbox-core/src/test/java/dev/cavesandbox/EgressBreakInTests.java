@@ -39,6 +39,7 @@ import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -331,7 +332,7 @@ class EgressBreakInTests {
 		Files.writeString(work.resolve("attempts.py"), ATTEMPTS);
 		NobodyCommandLines.giveToNobody(work);
 		NobodyCommandLines.giveToNobody(work.resolve("attempts.py"));
-		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(Launcher.EGRESS_SOCKET),
+		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(LauncherContract.EGRESS_SOCKET),
 				new EgressPolicy(EgressAllowList.of(List.of("localhost:" + this.allowed.port())), true,
 						(host) -> List.of(InetAddress.getByName("127.0.0.1"))),
 				EgressListener.NONE)) {

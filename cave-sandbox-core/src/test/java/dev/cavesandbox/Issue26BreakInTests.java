@@ -23,6 +23,7 @@ import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -348,7 +349,7 @@ class Issue26BreakInTests {
 		Path egressDirectory = Files.createDirectory(egressHome.resolve("cave-egress-issue26"));
 		NobodyCommandLines.giveToNobody(egressDirectory);
 		Files.setPosixFilePermissions(egressDirectory, PosixFilePermissions.fromString("rwx--x--x"));
-		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(Launcher.EGRESS_SOCKET),
+		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(LauncherContract.EGRESS_SOCKET),
 				new EgressPolicy(EgressAllowList.of(List.of("example.com:443")), false,
 						(host) -> List.of(InetAddress.getByName("127.0.0.1"))),
 				EgressListener.NONE)) {

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -82,8 +83,8 @@ class LauncherWithoutMountNamespaceTests {
 	}
 
 	static Stream<Arguments> modesAndUsers() {
-		return Stream.of(Arguments.of(Launcher.CONTAIN, false), Arguments.of(Launcher.CONTAIN, true),
-				Arguments.of(Launcher.EXEC, false), Arguments.of(Launcher.EXEC, true));
+		return Stream.of(Arguments.of(LauncherContract.CONTAIN, false), Arguments.of(LauncherContract.CONTAIN, true),
+				Arguments.of(LauncherContract.EXEC, false), Arguments.of(LauncherContract.EXEC, true));
 	}
 
 	/**
@@ -113,9 +114,11 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(lines.stream()
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
-			.containsExactlyElementsOf(this.launcher.refusals(false, true, Launcher.CONTAIN.equals(mode)))
+			.containsExactlyElementsOf(this.launcher.refusals(false, true, LauncherContract.CONTAIN.equals(mode)))
 			.startsWith("socket(AF_UNIX)", "socket(AF_INET)");
-		List<String> landlock = lines.stream().filter((line) -> line.startsWith(Launcher.LANDLOCK_PREFIX)).toList();
+		List<String> landlock = lines.stream()
+			.filter((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
+			.toList();
 		assertThat(landlock).as(run.output()).singleElement().asString().matches(LANDLOCK);
 		assertThat(lines.indexOf(landlock.get(0))).as("after the refusals").isEqualTo(lines.size() - 1);
 	}
@@ -126,7 +129,7 @@ class LauncherWithoutMountNamespaceTests {
 	 * still refused.
 	 */
 	@ParameterizedTest
-	@ValueSource(strings = { Launcher.CONTAIN, Launcher.EXEC })
+	@ValueSource(strings = { LauncherContract.CONTAIN, LauncherContract.EXEC })
 	void checkWithLoopbackLeavesTcpAlone(String mode, @TempDir Path directory) throws Exception {
 		NobodyCommandLines.Run run = run(mode, true, true, List.of("/bin/true"), directory, false);
 		assertThat(run.exitCode()).as(run.output()).isZero();
@@ -134,9 +137,9 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(lines.stream()
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
-			.containsExactlyElementsOf(this.launcher.refusals(true, true, Launcher.CONTAIN.equals(mode)))
+			.containsExactlyElementsOf(this.launcher.refusals(true, true, LauncherContract.CONTAIN.equals(mode)))
 			.startsWith("socket(AF_UNIX)", "socket(AF_NETLINK)");
-		assertThat(lines).filteredOn((line) -> line.startsWith(Launcher.LANDLOCK_PREFIX))
+		assertThat(lines).filteredOn((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
 			.singleElement()
 			.asString()
 			.matches("landlock=\\d+ writes=workdir reads=host net=allowed scope=signal,abstract-unix");
@@ -199,8 +202,8 @@ class LauncherWithoutMountNamespaceTests {
 		prepare(directory, nobody);
 		String command = "( sh -c './" + marker + " 1000 >/dev/null 2>&1 & echo $! > daemon.pid' & ); "
 				+ "while [ ! -s daemon.pid ]; do sleep 0.1; done; exit 3";
-		NobodyCommandLines.Run run = run(Launcher.CONTAIN, false, false, List.of("/bin/sh", "-c", command), directory,
-				nobody);
+		NobodyCommandLines.Run run = run(LauncherContract.CONTAIN, false, false, List.of("/bin/sh", "-c", command),
+				directory, nobody);
 		assertThat(run.exitCode()).as(run.output()).isEqualTo(3);
 		long daemon = Long.parseLong(Files.readString(directory.resolve("daemon.pid")).trim());
 		assertThat(processesWith(marker)).as("left behind").isEmpty();
@@ -230,8 +233,8 @@ class LauncherWithoutMountNamespaceTests {
 		prepare(directory, nobody);
 		String attempts = "setsid /bin/true; echo setsid=$?; "
 				+ "/usr/bin/python3 -c 'import os\ntry:\n os.setpgid(0, 0)\nexcept OSError as e:\n print(\"setpgid\", e.errno)'";
-		NobodyCommandLines.Run run = run(Launcher.CONTAIN, false, false, List.of("/bin/sh", "-c", attempts), directory,
-				nobody);
+		NobodyCommandLines.Run run = run(LauncherContract.CONTAIN, false, false, List.of("/bin/sh", "-c", attempts),
+				directory, nobody);
 		assertThat(run.output()).contains("setsid failed: Operation not permitted", "setsid=1", "setpgid 1");
 		NobodyCommandLines.Run control = NobodyCommandLines.run(List.of("/bin/sh", "-c", attempts), directory);
 		assertThat(control.output()).contains("setsid=0").doesNotContain("setpgid");
@@ -247,7 +250,7 @@ class LauncherWithoutMountNamespaceTests {
 	void containKillsTheTreeWhenOuterIsKilled(boolean nobody, @TempDir Path directory) throws Exception {
 		String marker = marker(directory);
 		prepare(directory, nobody);
-		List<String> command = commandLine(Launcher.CONTAIN, false, false,
+		List<String> command = commandLine(LauncherContract.CONTAIN, false, false,
 				List.of("/bin/sh", "-c", "( ./" + marker + " 1000 & ); ./" + marker + " 1000"), directory);
 		Process outer = new ProcessBuilder(nobody ? NobodyCommandLines.asNobody(command) : command)
 			.directory(directory.toFile())
@@ -267,7 +270,7 @@ class LauncherWithoutMountNamespaceTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { Launcher.CONTAIN, Launcher.EXEC })
+	@ValueSource(strings = { LauncherContract.CONTAIN, LauncherContract.EXEC })
 	void exitCodeAndSignalOfTheCommandPassThrough(String mode, @TempDir Path directory) throws Exception {
 		NobodyCommandLines.Run exited = run(mode, false, false, List.of("/bin/sh", "-c", "exit 7"), directory, false);
 		assertThat(exited.exitCode()).as(exited.output()).isEqualTo(7);
@@ -283,15 +286,16 @@ class LauncherWithoutMountNamespaceTests {
 	 * command runs, and {@code outer} reports that the sandbox was not set up.
 	 */
 	@ParameterizedTest
-	@ValueSource(strings = { Launcher.CONTAIN, Launcher.EXEC })
+	@ValueSource(strings = { LauncherContract.CONTAIN, LauncherContract.EXEC })
 	void setUpFailureExits125BeforeTheCommandRuns(String mode, @TempDir Path directory) throws Exception {
 		List<String> command = new ArrayList<>(this.launcher.outer(directory.toRealPath()));
 		command.addAll(List.of("/usr/bin/env", "CAVE_SANDBOX_WORKDIR=1:1"));
 		command.addAll(this.launcher.inside(mode, false, false, true, List.of("/usr/bin/touch", "ran")));
 		NobodyCommandLines.Run run = NobodyCommandLines.run(command, directory);
-		assertThat(run.exitCode()).as(run.output()).isEqualTo(Launcher.SETUP_FAILED);
-		assertThat(run.output()).contains(Launcher.MESSAGE_PREFIX + " the working directory changed during set-up")
-			.contains(Launcher.NOT_SET_UP);
+		assertThat(run.exitCode()).as(run.output()).isEqualTo(LauncherContract.SETUP_FAILED);
+		assertThat(run.output())
+			.contains(LauncherContract.MESSAGE_PREFIX + " the working directory changed during set-up")
+			.contains(LauncherContract.NOT_SET_UP);
 		assertThat(directory.resolve("ran")).doesNotExist();
 	}
 

@@ -12,7 +12,7 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -82,9 +82,9 @@ class ListedPathsBreakInTests {
 				assertThat(byPath.output()).as("a wrapper that binds the path: " + byPath.output())
 					.contains("vault secret");
 				NobodyCommandLines.Run after = NobodyCommandLines.run(command, work);
-				assertThat(after.exitCode()).as(after.output()).isEqualTo(Launcher.SETUP_FAILED);
+				assertThat(after.exitCode()).as(after.output()).isEqualTo(LauncherContract.SETUP_FAILED);
 				assertThat(after.output()).as(after.output())
-					.contains(Launcher.MESSAGE_PREFIX + " cannot open the listed path " + data
+					.contains(LauncherContract.MESSAGE_PREFIX + " cannot open the listed path " + data
 							+ " without following symbolic links: ")
 					.doesNotContain("vault secret")
 					.doesNotContain("public");
@@ -130,10 +130,10 @@ class ListedPathsBreakInTests {
 				assertThat(run.output()).as(run.output()).contains("public").doesNotContain("\nkey");
 			}
 			else {
-				assertThat(run.exitCode()).as(run.output()).isEqualTo(Launcher.SETUP_FAILED);
+				assertThat(run.exitCode()).as(run.output()).isEqualTo(LauncherContract.SETUP_FAILED);
 				assertThat(run.output()).as(run.output())
 					.contains("cave-sandbox: the listed path " + data + " is not the one the launcher opened")
-					.contains(Launcher.NOT_SET_UP);
+					.contains(LauncherContract.NOT_SET_UP);
 			}
 		}
 		finally {
@@ -189,7 +189,7 @@ class ListedPathsBreakInTests {
 			}
 			else if (mechanism instanceof BubblewrapMechanism
 					&& (argument.equals("--bind-fd") || argument.equals("--ro-bind-fd"))
-					&& !command.get(i + 1).equals(String.valueOf(Launcher.DIRECTORY_FD))) {
+					&& !command.get(i + 1).equals(String.valueOf(LauncherContract.DIRECTORY_FD))) {
 				old.addAll(List.of(argument.replace("-fd", ""), command.get(i + 2), command.get(i + 2)));
 				i += 2;
 			}

@@ -22,6 +22,7 @@ import dev.cavesandbox.FaultySandboxes.Fault;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
@@ -368,7 +369,7 @@ public class NetworkIsolationProbeTests {
 		assertThat(capability.detail()).startsWith("exit 125: cave-sandbox-launcher: ")
 			.contains((choice == MechanismChoice.BWRAP) ? "init must run as PID 1 of a new PID namespace"
 					: "the working directory is not the sandbox's writable nosuid,nodev bind of it")
-			.contains(Launcher.NOT_SET_UP);
+			.contains(LauncherContract.NOT_SET_UP);
 	}
 
 	/**

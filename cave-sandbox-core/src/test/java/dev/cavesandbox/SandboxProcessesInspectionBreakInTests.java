@@ -23,6 +23,7 @@ import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -128,7 +129,7 @@ class SandboxProcessesInspectionBreakInTests {
 		NobodyCommandLines.giveToNobody(egressDirectory);
 		Files.setPosixFilePermissions(egressDirectory, PosixFilePermissions.fromString("rwx--x--x"));
 		List<String> outputs = new ArrayList<>();
-		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(Launcher.EGRESS_SOCKET),
+		try (EgressProxy proxy = EgressProxy.start(egressDirectory.resolve(LauncherContract.EGRESS_SOCKET),
 				new EgressPolicy(EgressAllowList.of(List.of("localhost:" + this.allowed.port())), true,
 						(host) -> List.of(InetAddress.getByName("127.0.0.1"))),
 				EgressListener.NONE); CpuHog hog = CpuHog.start()) {

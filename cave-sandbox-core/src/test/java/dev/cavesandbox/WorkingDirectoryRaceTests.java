@@ -17,7 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -154,7 +154,7 @@ class WorkingDirectoryRaceTests {
 								else if (ex.getMessage().contains("changed during set-up")) {
 									changedDuringSetUp.incrementAndGet();
 								}
-								else if (ex.getMessage().contains(Launcher.NOT_SET_UP)) {
+								else if (ex.getMessage().contains(LauncherContract.NOT_SET_UP)) {
 									// The wrapper or the mount found the path swapped,
 									// or the launcher found itself outside the wrapper's
 									// bind: the command did not run.

@@ -14,6 +14,7 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 
 /**
@@ -127,14 +128,14 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 		String launcher = command.get(0);
 		String directory = command.get(3);
 		command.subList(0, 5).clear();
-		int inside = command.indexOf(Launcher.INSIDE);
+		int inside = command.indexOf(LauncherContract.INSIDE);
 		int end = (inside >= 0) ? command.subList(inside, command.size()).indexOf("--") : -1;
 		expect(end > 0 && List.of("init", "exec").contains(command.get(inside + 1)),
-				Launcher.INSIDE + " init|exec ... --", command);
+				LauncherContract.INSIDE + " init|exec ... --", command);
 		command.subList(inside, inside + end + 1).clear();
 		if (this.capability.mechanism() instanceof BubblewrapMechanism) {
 			int bind = command.indexOf("--bind-fd");
-			expect(bind >= 0 && command.get(bind + 1).equals(String.valueOf(Launcher.DIRECTORY_FD))
+			expect(bind >= 0 && command.get(bind + 1).equals(String.valueOf(LauncherContract.DIRECTORY_FD))
 					&& command.get(bind + 2).equals(directory), "--bind-fd 3 DIR", command);
 			command.subList(bind, bind + 3).clear();
 			command.addAll(bind, List.of("--bind", directory, directory));
@@ -145,7 +146,7 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 					&& command.stream().anyMatch((word) -> word.contains("mount -n -c --bind . ")),
 					"the unshare script binding '.'", command);
 		}
-		expect(!command.contains(launcher) && !command.contains(Launcher.INSIDE), "no launcher left", command);
+		expect(!command.contains(launcher) && !command.contains(LauncherContract.INSIDE), "no launcher left", command);
 		return command;
 	}
 

@@ -121,7 +121,7 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * ProcessRunner.launch(): the spawn handed to a spawn thread and awaited (a no-op
+	 * SpawnThreads.start(): the spawn handed to a spawn thread and awaited (a no-op
 	 * here).
 	 */
 	@Benchmark
@@ -130,8 +130,8 @@ public class ExecutorStepsBenchmark {
 	}
 
 	/**
-	 * ProcessRunner.await()/finish(): two drains submitted to the io pool and awaited
-	 * (no-ops here).
+	 * ChildStreams (its constructor and finish()): two drains submitted to the io pool
+	 * and awaited (no-ops here).
 	 */
 	@Benchmark
 	public Object drainHandoff() throws InterruptedException, ExecutionException {

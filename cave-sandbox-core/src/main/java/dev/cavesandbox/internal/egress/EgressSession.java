@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.egress;
 
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.SandboxSettings;
 import java.io.IOException;
@@ -24,9 +25,9 @@ import dev.cavesandbox.internal.launcher.Launcher;
  * neither another execution nor another local user can reach the socket), opened to
  * {@code 0711} (a command user of another uid passes it: the bridge reaches it through
  * {@code outer}'s descriptor, not through the home), that holds the {@link EgressProxy}'s
- * unix socket ({@value Launcher#EGRESS_SOCKET}); and the {@link Launcher.Egress bridge}
- * that the launcher starts inside the sandbox. The variables that point the command's
- * HTTP clients at it are {@code ChildEnvironment}'s.
+ * unix socket ({@value LauncherContract#EGRESS_SOCKET}); and the {@link Launcher.Egress
+ * bridge} that the launcher starts inside the sandbox. The variables that point the
+ * command's HTTP clients at it are {@code ChildEnvironment}'s.
  */
 public final class EgressSession implements AutoCloseable {
 
@@ -57,7 +58,7 @@ public final class EgressSession implements AutoCloseable {
 	public static EgressSession start(Path directory, Consumer<Path> release, EgressPolicy policy,
 			EgressListener listener) throws IOException {
 		try {
-			Path socket = directory.resolve(Launcher.EGRESS_SOCKET);
+			Path socket = directory.resolve(LauncherContract.EGRESS_SOCKET);
 			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx--x--x"));
 			return new EgressSession(directory, EgressProxy.start(socket, policy, listener), release);
 		}

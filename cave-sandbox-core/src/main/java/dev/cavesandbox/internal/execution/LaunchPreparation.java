@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.execution;
 
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.ConcurrencyLimitExceededException;
 import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionCancelledException;
@@ -227,7 +228,7 @@ final class LaunchPreparation {
 		Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
 		List<String> commandLine = request.request().argv();
 		if (this.capability != null && mechanism != null) {
-			wrapperEnvironment.put(Launcher.TOKEN_VARIABLE, launch.token);
+			wrapperEnvironment.put(LauncherContract.TOKEN_VARIABLE, launch.token);
 			List<String> argv = ChildEnvironment.moveInside(commandLine, wrapperEnvironment);
 			// The egress bridge listens on the private loopback, whatever the request
 			// says.

@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.execution;
 
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.internal.egress.EgressSession;
@@ -29,7 +30,7 @@ final class PreparedLaunch implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(PreparedLaunch.class);
 
-	/** This execution's launch token ({@link Launcher#TOKEN_VARIABLE}). */
+	/** This execution's launch token ({@link LauncherContract#TOKEN_VARIABLE}). */
 	final String token = UUID.randomUUID().toString();
 
 	private final AtomicBoolean closed = new AtomicBoolean();

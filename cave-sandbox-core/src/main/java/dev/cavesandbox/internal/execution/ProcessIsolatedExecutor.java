@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.execution;
 
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.ExecutionCancelledException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -25,6 +26,7 @@ import dev.cavesandbox.internal.launcher.LauncherFailure;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.StartedProcess;
+import dev.cavesandbox.internal.process.WatchedProcess;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -179,8 +181,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * user is given back (seccomp rung, root JVM) and the slot is given back.
 	 * <p>
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
-	 * process ends with exit code {@value Launcher#SETUP_FAILED} and the launcher's
-	 * reason as the last line of stderr (starting with {@value Launcher#MESSAGE_PREFIX}).
+	 * process ends with exit code {@value LauncherContract#SETUP_FAILED} and the
+	 * launcher's reason as the last line of stderr (starting with
+	 * {@value LauncherContract#MESSAGE_PREFIX}).
 	 * @param request the request, which may set no stdin, no output sink and no output
 	 * cap
 	 * @return the running process
@@ -194,7 +197,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		PreparedLaunch launch = this.preparation
 			.prepare(EffectiveRequest.of(request, this.settings, this.settingsAllowList, true));
 		try {
-			ProcessRunner.Started started = this.runner.start(launch.spec(), launch::closeQuietly);
+			WatchedProcess started = this.runner.start(launch.spec(), launch::closeQuietly);
 			return new StartedProcess(started, this.isolation, launch.egress());
 		}
 		catch (IOException ex) {
@@ -269,12 +272,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	/**
 	 * Throw where the sandbox could not be set up: the launcher then exits with
-	 * {@value Launcher#SETUP_FAILED} and its last line on stderr is its failure of this
-	 * launch ({@link LauncherFailure#endsLaunch}). A timeout that struck while the
-	 * sandbox was being set up is a timeout.
+	 * {@value LauncherContract#SETUP_FAILED} and its last line on stderr is its failure
+	 * of this launch ({@link LauncherFailure#endsLaunch}). A timeout that struck while
+	 * the sandbox was being set up is a timeout.
 	 */
 	private void checkSetUp(ProcessRunner.Outcome outcome, String command, String token) {
-		if (this.capability == null || outcome.exitCode() != Launcher.SETUP_FAILED || outcome.timedOut()) {
+		if (this.capability == null || outcome.exitCode() != LauncherContract.SETUP_FAILED || outcome.timedOut()) {
 			return;
 		}
 		LauncherFailure failure = LauncherFailure.of(outcome.stderr());

@@ -11,71 +11,24 @@ import org.jspecify.annotations.Nullable;
 import dev.cavesandbox.ResourceLimits;
 
 /**
- * The native launcher of the Linux mechanisms ({@code cave-sandbox-launcher}, built from
+ * The command line of the native launcher ({@code cave-sandbox-launcher}, built from
  * {@code src/main/c} of this module, whose {@code launcher.h} describes its protocol in
- * full) and the arguments that steer it. It runs twice per execution, as one binary:
- * <ul>
- * <li>{@code outer}, before the wrapper, in the host: it opens the working directory
- * without following any symbolic link (openat2(2) {@code RESOLVE_NO_SYMLINKS}) as
- * descriptor {@value #DIRECTORY_FD}, enters it, opens itself as descriptor
- * {@value #SELF_FD} and executes the wrapper, which binds the directory through that
- * descriptor and never resolves its path on the host again; the same for each listed path
- * of a filesystem view ({@code --listed PATH}, a directory or a regular file), the i-th
- * (from 0) as descriptor {@value #LISTED_FD} + i ({@link #listedDescriptor(int)}), which
- * the wrapper binds or checks its bind against;</li>
- * <li>{@code init} (PID 1 of bubblewrap's PID namespace) or {@code exec} (the last step
- * under unshare and the namespaces rung), inside, run as {@code /proc/self/fd/4}: it
- * closes every other descriptor, checks that the working directory is the one
- * {@code outer} opened, drops every capability, sets {@code no_new_privs}, joins a new
- * session keyring, loads its seccomp filter, resets signal dispositions and the signal
- * mask, and runs the command;</li>
- * <li>{@code contain} (the seccomp rung, no namespaces at all), run by {@code outer} as
- * its wrapper: it becomes a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) and
- * non-dumpable, gets {@code SIGHUP} when {@code outer} dies, forks the command (which
- * does the set-up of {@code exec}) and, when the command exits or on {@code SIGHUP} or
- * {@code SIGINT}, kills the command's process group with one {@code SIGKILL} (no process
- * of the tree can leave it: {@code setsid} and {@code setpgid} are refused), reaps every
- * child until none is left (the orphans come to it), then exits with the command's
- * status.</li>
- * </ul>
- * Without a mount namespace ({@code --no-mount-namespace}) the filter also refuses
- * {@code socket(AF_UNIX)} ({@code socketpair(2)} stays allowed), and the command confines
- * itself with Landlock (landlock(7)) where the kernel has it: writes only beneath the
- * working directory and to {@code /dev/null}, {@code /dev/zero}, {@code /dev/full} and
- * {@code /dev/tty}; from ABI 4 and without a private loopback no TCP bind or connect;
- * from ABI 6 no signal and no abstract unix socket outside its own processes; and no
- * ptrace-mode access ({@code /proc/PID/mem}, {@code environ}) to processes outside them.
- * The same ruleset builds those rungs' {@linkplain FilesystemView filesystem view}
- * ({@link #viewOptions(FilesystemView)}): {@code --write PATH} is writable beneath, and
- * with any {@code --read PATH} (a system view) reading and executing are handled too, so
- * that the command reads only beneath its working directory, the read and write paths,
- * {@code /proc}, {@code /sys/fs/cgroup} and the device files above plus
- * {@code /dev/random} and {@code /dev/urandom}; a {@code --mask PATH} inside a read path
- * gets no rule. With {@code --check} the launcher then reports one more line:
- * {@code landlock=<ABI> writes=<workdir|workdir,listed> reads=<view|host> net=<refused|allowed|unhandled> scope=<signal,abstract-unix|none>}
- * or {@code landlock=unavailable <ERRNO>}.
+ * full): the argv prefix that runs the wrapper through {@code outer} in the host
+ * ({@link #outer(Path, boolean, List)}), and the argv that runs the command inside
+ * through {@value LauncherContract#INIT} (bubblewrap's PID 1),
+ * {@value LauncherContract#EXEC} (unshare, the namespaces rung) or
+ * {@value LauncherContract#CONTAIN} (the seccomp rung's subreaper, no namespace at all)
+ * ({@link #inside}). Without a mount namespace the launcher builds the
+ * {@linkplain FilesystemView filesystem view} with Landlock
+ * ({@link LandlockView#options(FilesystemView)}). The descriptors, modes, exit code and
+ * names it shares with the C sources are {@link LauncherContract}'s; what its seccomp
+ * filter refuses is {@link #refusals(boolean, boolean, boolean)}.
  * <p>
- * The filter's list lives in the C sources ({@code REFUSALS},
- * {@code src/main/c/refusals.h}) and is mirrored by {@link #refusals(boolean, boolean)},
- * which the probe checks line by line.
- * <p>
- * A command user ({@code --command-user UID}, for a JVM running as the host's root, whose
- * commands the kernel would exempt from {@code RLIMIT_NPROC}): {@code outer}, still root
- * on the host, creates a user namespace that maps only uid and gid 0 and {@code UID} to
- * themselves, and joins it before it runs the wrapper, which creates no user namespace of
- * its own then; {@code init} and {@code exec} switch to {@code UID} and keep two
- * capabilities, {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (ambient too), which in
- * that namespace apply only to files owned by root:root (the kernel's
- * capable_wrt_inode_uidgid): the command reads, writes and changes the mode of a root
- * JVM's working directory as its owner could, and its processes count against the process
- * limit as {@code UID}'s in a namespace of the execution's own. With {@code contain} (the
- * seccomp rung, no namespace at all) {@code outer} prepares nothing
- * ({@link #outer(Path, boolean)}); the command switches to {@code UID}, a uid of the
- * host, without any capability, and its working directory must be writable by its group
- * (the executor hands it over for the execution). There alone the command's gid may
- * differ from its uid ({@code --command-group GID}, {@link #withCommandUser(long)}): a
- * root JVM runs each execution as a uid of its own, all of them with the command user's
- * gid.
+ * A root JVM's command runs as a command user ({@code --command-user UID}, since the
+ * kernel exempts root from {@code RLIMIT_NPROC}): in a user namespace that {@code outer}
+ * prepares (the wrapper then creates none), or, with {@value LauncherContract#CONTAIN},
+ * as a uid of the host whose gid may differ ({@code --command-group GID},
+ * {@link #withCommandUser(long)}).
  *
  * @param path the launcher binary on the host, verified against the SHA-256 recorded at
  * build time
@@ -93,80 +46,15 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/** No command user: the command keeps the caller's uid. */
 	public static final long CALLER = -1;
 
-	/** The descriptor of the working directory, for the wrapper. */
-	public static final int DIRECTORY_FD = 3;
-
-	/** The descriptor of the launcher itself, for the wrapper. */
-	public static final int SELF_FD = 4;
-
-	/**
-	 * The descriptor of the first path that {@code outer} opens for {@code --listed}; the
-	 * others follow it.
-	 */
-	public static final int LISTED_FD = 10;
-
-	/** How the wrapper runs the launcher inside the sandbox. */
-	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
-
-	/**
-	 * The mode of PID 1 of unshare's PID namespace, which its set-up script execs: forks
-	 * the rest of its argv in a session of its own, keeps no descriptor above 2, reaps
-	 * orphans, passes on the status.
-	 */
-	public static final String PID1 = "pid1";
-
-	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
-	public static final String INIT = "init";
-
-	/** The mode that replaces itself with the command (unshare, namespaces rung). */
-	public static final String EXEC = "exec";
-
-	/**
-	 * The mode of the seccomp rung: {@code outer}'s wrapper, a subreaper that kills what
-	 * the command leaves behind.
-	 */
-	public static final String CONTAIN = "contain";
-
-	/** The first line of {@code --check} about Landlock begins with this. */
-	public static final String LANDLOCK_PREFIX = "landlock=";
-
-	/** The first word of every line the launcher itself writes on stderr. */
-	public static final String MESSAGE_PREFIX = "cave-sandbox-launcher:";
-
 	/**
 	 * The kernel's lists of keys and key users, which are not namespaced: each mechanism
 	 * masks them with {@code /dev/null}.
 	 */
 	public static final List<String> KEY_LISTS = List.of("/proc/keys", "/proc/key-users");
 
-	/**
-	 * How the launcher's last line begins when the wrapper ended before the sandbox was
-	 * set up; the wrapper's own message, if any, is on the lines before it.
-	 */
-	public static final String NOT_SET_UP = MESSAGE_PREFIX + " the sandbox could not be set up";
-
-	/**
-	 * The variable in which the executor gives {@code outer} a token of its own for one
-	 * execution: {@code outer} takes it out of the wrapper's environment and ends each of
-	 * its failure lines with {@code [launch TOKEN]}, which the command cannot know, so it
-	 * cannot pass its own exit 125 off as a sandbox that was never set up.
-	 */
-	public static final String TOKEN_VARIABLE = "CAVE_SANDBOX_LAUNCH_TOKEN";
-
 	private static final String COMMAND_USER = "--command-user";
 
 	private static final String COMMAND_GROUP = "--command-group";
-
-	/** The exit code of the launcher when it could not set the sandbox up. */
-	public static final int SETUP_FAILED = 125;
-
-	/**
-	 * The descriptor of the egress directory ({@code outer --egress}), for the bridge.
-	 */
-	public static final int EGRESS_FD = 6;
-
-	/** The name of the egress proxy's unix socket in the egress directory. */
-	public static final String EGRESS_SOCKET = "egress.sock";
 
 	public Launcher {
 		Objects.requireNonNull(path, "path must not be null");
@@ -215,10 +103,10 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/**
 	 * The egress bridge of one execution with an allow-list: {@code outer --egress DIR}
 	 * opens the directory that holds the JVM's egress proxy socket
-	 * ({@value #EGRESS_SOCKET}) without following links, at descriptor
-	 * {@value #EGRESS_FD}, and the launcher inside ({@code --egress-port PORT}) listens
-	 * on {@code 127.0.0.1:PORT} of the sandbox's own network namespace and relays each
-	 * connection to that socket.
+	 * ({@value LauncherContract#EGRESS_SOCKET}) without following links, at descriptor
+	 * {@value LauncherContract#EGRESS_FD}, and the launcher inside
+	 * ({@code --egress-port PORT}) listens on {@code 127.0.0.1:PORT} of the sandbox's own
+	 * network namespace and relays each connection to that socket.
 	 *
 	 * @param directory the egress directory, absolute and normalized
 	 * @param port the bridge's port on the command's loopback, 1 to 65535
@@ -242,7 +130,7 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return this launcher with the egress bridge of one execution.
 	 * @param egress the bridge
 	 * @return a launcher whose {@code outer} opens the egress directory and whose
-	 * {@value #INIT} and {@value #EXEC} start the bridge
+	 * {@value LauncherContract#INIT} and {@value LauncherContract#EXEC} start the bridge
 	 */
 	public Launcher withEgress(Egress egress) {
 		return new Launcher(this.path, this.userNamespaces, this.commandUser,
@@ -252,7 +140,7 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/**
 	 * Return this launcher with another command user and the same group: on the seccomp
 	 * rung a root JVM's executions each run as a uid of their own, all with the command
-	 * user's gid ({@value #CONTAIN} alone takes {@code --command-group}).
+	 * user's gid ({@value LauncherContract#CONTAIN} alone takes {@code --command-group}).
 	 * @param commandUser the uid, from 1 to {@value Integer#MAX_VALUE}
 	 * @return a launcher whose command runs as that uid and as {@link #commandGroup()}
 	 * @throws IllegalArgumentException if this launcher has no command user (the command
@@ -276,10 +164,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	}
 
 	/**
-	 * Return the argv prefix that runs the wrapper through {@code outer}.
+	 * Return {@link #outer(Path, boolean) outer(workingDirectory, true)}.
 	 * @param workingDirectory the working directory, absolute
-	 * @return {@code [path, outer, --workdir, DIR, [--command-user, UID,] --]}; the
-	 * wrapper's argv follows
+	 * @return the argv prefix; the wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory) {
 		return outer(workingDirectory, true);
@@ -289,10 +176,11 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return the argv prefix that runs the wrapper through {@code outer}.
 	 * @param workingDirectory the working directory, absolute
 	 * @param commandUserNamespace whether {@code outer} prepares the command user's user
-	 * namespace (where there is a command user); not for {@value #CONTAIN}, whose command
-	 * switches to the command user on the host
-	 * @return {@code [path, outer, --workdir, DIR, [--command-user, UID,] --]}; the
-	 * wrapper's argv follows
+	 * namespace (where there is a command user); not for
+	 * {@value LauncherContract#CONTAIN}, whose command switches to the command user on
+	 * the host
+	 * @return {@code [path, outer, --workdir, DIR, [--egress, DIR,] [--command-user,
+	 * UID,] --]}; the wrapper's argv follows
 	 */
 	public List<String> outer(Path workingDirectory, boolean commandUserNamespace) {
 		return outer(workingDirectory, commandUserNamespace, List.of());
@@ -330,22 +218,22 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return the descriptor at which {@code outer} places a listed path.
 	 * @param index the path's index in the {@code listed} of
 	 * {@link #outer(Path, boolean, List)}, from 0
-	 * @return {@value #LISTED_FD} + index
+	 * @return {@value LauncherContract#LISTED_FD} + index
 	 */
 	public static int listedDescriptor(int index) {
-		return LISTED_FD + index;
+		return LauncherContract.LISTED_FD + index;
 	}
 
 	/**
 	 * Return the argv that runs the command inside the sandbox through the launcher, in a
-	 * mount namespace of its own.
-	 * @param mode {@value #INIT} (PID 1) or {@value #EXEC}
-	 * @param loopback whether the command has a private loopback (then it may create
-	 * {@code AF_INET} and {@code AF_INET6} sockets)
-	 * @param check whether the launcher reports each refusal on stdout before the command
-	 * runs (the probe)
+	 * mount namespace of its own: {@link #inside(String, boolean, boolean, boolean, List)
+	 * inside(mode, loopback, check, false, argv)}.
+	 * @param mode {@value LauncherContract#INIT} (PID 1) or
+	 * {@value LauncherContract#EXEC}
+	 * @param loopback whether the command has a private loopback
+	 * @param check whether the launcher reports each refusal (the probe)
 	 * @param argv the command
-	 * @return the argv, starting with {@value #INSIDE}
+	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, List<String> argv) {
 		return inside(mode, loopback, check, false, argv);
@@ -355,8 +243,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return the argv that runs the command inside the sandbox through the launcher:
 	 * {@code [/proc/self/fd/4, MODE, [--allow-inet], [--allow-userns], [--check],
 	 * [--no-mount-namespace], --, CMD...]}.
-	 * @param mode {@value #INIT} (PID 1), {@value #EXEC} or {@value #CONTAIN} (the
-	 * wrapper that {@code outer} runs, without any namespace)
+	 * @param mode {@value LauncherContract#INIT} (PID 1), {@value LauncherContract#EXEC}
+	 * or {@value LauncherContract#CONTAIN} (the wrapper that {@code outer} runs, without
+	 * any namespace)
 	 * @param loopback whether the command has a private loopback (then it may create
 	 * {@code AF_INET} and {@code AF_INET6} sockets, and Landlock leaves TCP alone)
 	 * @param check whether the launcher reports each refusal, and with
@@ -364,9 +253,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * probe)
 	 * @param noMountNamespace whether the command has no mount namespace that hides the
 	 * host's sockets and files (then {@code socket(AF_UNIX)} is refused too and Landlock
-	 * confines writes); not for {@value #INIT}
+	 * confines writes); not for {@value LauncherContract#INIT}
 	 * @param argv the command
-	 * @return the argv, starting with {@value #INSIDE}
+	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			List<String> argv) {
@@ -376,22 +265,24 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/**
 	 * Return the argv of {@link #inside(String, boolean, boolean, boolean, List)} with
 	 * the command's resource limits, which the launcher sets in the process that becomes
-	 * the command (never in {@value #INIT}'s PID 1 or {@value #CONTAIN}'s subreaper):
-	 * {@code --limit-memory BYTES} ({@code RLIMIT_DATA}), {@code --limit-processes N}
-	 * ({@code RLIMIT_NPROC}; with {@value #CONTAIN}, which has no user namespace, plus
-	 * the tasks of the command's uid that the launcher sees at start, which
-	 * {@code --check} reports as {@code nproc_others=N}), {@code --limit-cpu SECONDS}
-	 * ({@code RLIMIT_CPU}, the hard limit one second higher),
-	 * {@code --limit-file-size BYTES} ({@code RLIMIT_FSIZE}) and
-	 * {@code --limit-open-files N} ({@code RLIMIT_NOFILE}), each only when set, before
-	 * {@code --}. {@code RLIMIT_CORE} is always 0. The tmpfs size is the wrapper's.
-	 * @param mode {@value #INIT}, {@value #EXEC} or {@value #CONTAIN}
+	 * the command (never in {@value LauncherContract#INIT}'s PID 1 or
+	 * {@value LauncherContract#CONTAIN}'s subreaper): {@code --limit-memory BYTES}
+	 * ({@code RLIMIT_DATA}), {@code --limit-processes N} ({@code RLIMIT_NPROC}; with
+	 * {@value LauncherContract#CONTAIN}, which has no user namespace, plus the tasks of
+	 * the command's uid that the launcher sees at start, which {@code --check} reports as
+	 * {@code nproc_others=N}), {@code --limit-cpu SECONDS} ({@code RLIMIT_CPU}, the hard
+	 * limit one second higher), {@code --limit-file-size BYTES} ({@code RLIMIT_FSIZE})
+	 * and {@code --limit-open-files N} ({@code RLIMIT_NOFILE}), each only when set,
+	 * before {@code --}. {@code RLIMIT_CORE} is always 0. The tmpfs size is the
+	 * wrapper's.
+	 * @param mode {@value LauncherContract#INIT}, {@value LauncherContract#EXEC} or
+	 * {@value LauncherContract#CONTAIN}
 	 * @param loopback whether the command has a private loopback
 	 * @param check whether the launcher reports its refusals (the probe)
 	 * @param noMountNamespace whether the command has no mount namespace of its own
 	 * @param limits the limits; {@link ResourceLimits#NONE} for none
 	 * @param argv the command
-	 * @return the argv, starting with {@value #INSIDE}
+	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			ResourceLimits limits, List<String> argv) {
@@ -402,8 +293,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return the argv of
 	 * {@link #inside(String, boolean, boolean, boolean, ResourceLimits, List)} with the
 	 * filesystem view of a rung without a mount namespace: its
-	 * {@linkplain #viewOptions(FilesystemView) options} after the command user's.
-	 * @param mode {@value #EXEC} or {@value #CONTAIN}
+	 * {@linkplain LandlockView#options(FilesystemView) options} after the command user's.
+	 * @param mode {@value LauncherContract#EXEC} or {@value LauncherContract#CONTAIN}
 	 * @param loopback whether the command has a private loopback
 	 * @param check whether the launcher reports its refusals (the probe)
 	 * @param noMountNamespace whether the command has no mount namespace of its own; must
@@ -412,7 +303,7 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * host's
 	 * @param limits the limits; {@link ResourceLimits#NONE} for none
 	 * @param argv the command
-	 * @return the argv, starting with {@value #INSIDE}
+	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
 			@Nullable FilesystemView view, ResourceLimits limits, List<String> argv) {
@@ -421,17 +312,11 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 			throw new IllegalArgumentException(
 					"the launcher builds a filesystem view only without a mount namespace: the mounts build it otherwise");
 		}
-		List<String> command = new ArrayList<>(List.of(INSIDE, mode));
+		List<String> command = new ArrayList<>(List.of(LauncherContract.INSIDE, mode));
 		if (loopback) {
 			command.add("--allow-inet");
 		}
-		if (this.egress != null) {
-			if (!loopback || CONTAIN.equals(mode)) {
-				throw new IllegalArgumentException("the egress bridge needs the command's private loopback in a "
-						+ "network namespace of its own (init or exec with loopback)");
-			}
-			command.addAll(List.of("--egress-port", String.valueOf(this.egress.port())));
-		}
+		addEgressPort(command, mode, loopback);
 		if (this.userNamespaces) {
 			command.add("--allow-userns");
 		}
@@ -441,19 +326,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 		if (noMountNamespace) {
 			command.add("--no-mount-namespace");
 		}
-		if (hasCommandUser()) {
-			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
-		}
-		if (this.commandGroup != this.commandUser) {
-			if (!CONTAIN.equals(mode)) {
-				throw new IllegalArgumentException(
-						"only " + CONTAIN + " runs its command with a gid other than its uid "
-								+ "(the user namespace of the other modes maps the command user's own uid and gid)");
-			}
-			command.addAll(List.of(COMMAND_GROUP, String.valueOf(this.commandGroup)));
-		}
+		addCommandUser(command, mode);
 		if (view != null) {
-			command.addAll(viewOptions(view));
+			command.addAll(LandlockView.options(view));
 		}
 		addLimit(command, "--limit-memory", limits.memory());
 		addLimit(command, "--limit-processes", limits.processes());
@@ -465,32 +340,28 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 		return command;
 	}
 
-	/**
-	 * Return the options by which the launcher builds a filesystem view with Landlock:
-	 * for a system view {@code --read PATH} for each system directory and readable path,
-	 * {@code --mask PATH} for each masked file and directory, then {@code --write PATH}
-	 * for each writable path; for a host view only the {@code --write} options (reads
-	 * stay the host's). The system links need nothing: they resolve on the host, where
-	 * Landlock judges their targets.
-	 * @param view the view
-	 * @return the options
-	 * @throws IllegalArgumentException for a system view without any system directory or
-	 * readable path, which the launcher could not tell from a host view
-	 */
-	public static List<String> viewOptions(FilesystemView view) {
-		List<String> options = new ArrayList<>();
-		if (view.isSystem()) {
-			if (view.systemDirectories().isEmpty() && view.readablePaths().isEmpty()) {
-				throw new IllegalArgumentException("a system view needs a system directory or a readable path: "
-						+ "the launcher reads a view without any as the host's");
+	private void addEgressPort(List<String> command, String mode, boolean loopback) {
+		if (this.egress != null) {
+			if (!loopback || LauncherContract.CONTAIN.equals(mode)) {
+				throw new IllegalArgumentException("the egress bridge needs the command's private loopback in a "
+						+ "network namespace of its own (init or exec with loopback)");
 			}
-			view.systemDirectories().forEach((path) -> options.addAll(List.of("--read", path.toString())));
-			view.readablePaths().forEach((path) -> options.addAll(List.of("--read", path.toString())));
-			view.maskedFiles().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
-			view.maskedDirectories().forEach((path) -> options.addAll(List.of("--mask", path.toString())));
+			command.addAll(List.of("--egress-port", String.valueOf(this.egress.port())));
 		}
-		view.writablePaths().forEach((path) -> options.addAll(List.of("--write", path.toString())));
-		return options;
+	}
+
+	private void addCommandUser(List<String> command, String mode) {
+		if (hasCommandUser()) {
+			command.addAll(List.of(COMMAND_USER, String.valueOf(this.commandUser)));
+		}
+		if (this.commandGroup != this.commandUser) {
+			if (!LauncherContract.CONTAIN.equals(mode)) {
+				throw new IllegalArgumentException(
+						"only " + LauncherContract.CONTAIN + " runs its command with a gid other than its uid "
+								+ "(the user namespace of the other modes maps the command user's own uid and gid)");
+			}
+			command.addAll(List.of(COMMAND_GROUP, String.valueOf(this.commandGroup)));
+		}
 	}
 
 	private static void addLimit(List<String> command, String option, @Nullable Number value) {
@@ -521,42 +392,16 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	}
 
 	/**
-	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
+	 * Return what the launcher's seccomp filter refuses, by the names its check reports
+	 * ({@link Refusals#names}).
 	 * @param loopback whether the command has a private loopback
 	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
-	 * (then {@code socket(AF_UNIX)} comes first)
-	 * @param noPidNamespace whether the command has no PID namespace ({@value #CONTAIN}):
-	 * then {@code sched_setaffinity(pid)} is refused (the command would see the JVM) and
-	 * {@code setpgid} too, so that the command's whole tree stays in its process group,
-	 * which {@value #CONTAIN} kills at once ({@code setsid} is refused on every rung: the
-	 * whole tree stays in one session, so in one scheduler autogroup)
+	 * @param noPidNamespace whether the command has no PID namespace
+	 * ({@value LauncherContract#CONTAIN})
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback, boolean noMountNamespace, boolean noPidNamespace) {
-		List<String> names = new ArrayList<>();
-		if (noMountNamespace) {
-			names.add("socket(AF_UNIX)");
-		}
-		if (!loopback) {
-			names.addAll(List.of("socket(AF_INET)", "socket(AF_INET6)"));
-		}
-		names.addAll(List.of("socket(AF_NETLINK)", "socket(AF_PACKET)", "socket(AF_VSOCK)", "socket(AF_VSOCK|1<<32)",
-				"io_uring_setup", "ptrace", "process_vm_readv", "pidfd_getfd", "keyctl", "add_key", "bpf",
-				"perf_event_open", "userfaultfd", "prlimit64(pid)", "setpriority(PRIO_USER)", "sched_setscheduler(pid)",
-				"sched_setparam(pid)", "sched_setattr(pid)"));
-		if (noPidNamespace) {
-			names.add("sched_setaffinity(pid)");
-		}
-		names.add("setsid");
-		if (noPidNamespace) {
-			names.add("setpgid");
-		}
-		if (!this.userNamespaces) {
-			names.addAll(List.of("unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3"));
-		}
-		names.addAll(List.of("chmod(S_ISUID)", "fchmodat(S_ISGID)", "openat(O_CREAT, S_ISUID)", "mknodat(S_ISUID)",
-				"openat2"));
-		return names;
+		return Refusals.names(loopback, noMountNamespace, noPidNamespace, this.userNamespaces);
 	}
 
 }

@@ -7,9 +7,10 @@ import java.util.stream.Collectors;
 /**
  * What the launcher (and the wrapper before it) wrote on stderr when a sandbox was not
  * set up: the one reader of the launcher's failure lines ({@code fail.c}). Each line the
- * launcher writes starts with {@value Launcher#MESSAGE_PREFIX} and, under the executor,
- * ends with {@code [launch TOKEN]} ({@link Launcher#TOKEN_VARIABLE}); when the wrapper
- * ended first, the last line starts with {@link Launcher#NOT_SET_UP}.
+ * launcher writes starts with {@value LauncherContract#MESSAGE_PREFIX} and, under the
+ * executor, ends with {@code [launch TOKEN]} ({@link LauncherContract#TOKEN_VARIABLE});
+ * when the wrapper ended first, the last line starts with
+ * {@link LauncherContract#NOT_SET_UP}.
  *
  * @param lines stderr's lines
  */
@@ -45,17 +46,17 @@ public record LauncherFailure(List<String> lines) {
 	 */
 	public boolean endsLaunch(String token) {
 		String last = this.lines.isEmpty() ? "" : this.lines.get(this.lines.size() - 1);
-		return last.startsWith(Launcher.MESSAGE_PREFIX) && last.endsWith(" [launch " + token + "]");
+		return last.startsWith(LauncherContract.MESSAGE_PREFIX) && last.endsWith(" [launch " + token + "]");
 	}
 
 	/**
 	 * Return the lines that may name a cause: all but the launcher's closing
-	 * {@link Launcher#NOT_SET_UP} lines, which say nothing of it.
+	 * {@link LauncherContract#NOT_SET_UP} lines, which say nothing of it.
 	 * @return those lines, joined by newlines
 	 */
 	public String causes() {
 		return this.lines.stream()
-			.filter((line) -> !line.startsWith(Launcher.NOT_SET_UP))
+			.filter((line) -> !line.startsWith(LauncherContract.NOT_SET_UP))
 			.collect(Collectors.joining("\n"));
 	}
 
@@ -67,7 +68,7 @@ public record LauncherFailure(List<String> lines) {
 	 * @return whether a cause line says it
 	 */
 	public boolean says(String reason) {
-		return causes().contains(Launcher.MESSAGE_PREFIX + " " + reason);
+		return causes().contains(LauncherContract.MESSAGE_PREFIX + " " + reason);
 	}
 
 	/**
@@ -76,7 +77,8 @@ public record LauncherFailure(List<String> lines) {
 	 */
 	public boolean fromLauncher() {
 		String causes = causes();
-		return causes.startsWith(Launcher.MESSAGE_PREFIX) || causes.contains("\n" + Launcher.MESSAGE_PREFIX);
+		return causes.startsWith(LauncherContract.MESSAGE_PREFIX)
+				|| causes.contains("\n" + LauncherContract.MESSAGE_PREFIX);
 	}
 
 	/**

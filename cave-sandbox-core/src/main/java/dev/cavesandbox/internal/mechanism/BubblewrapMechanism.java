@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.mechanism;
 
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.Launcher;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,7 +72,8 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 		command.addAll(List.of("--remount-ro", "/dev"));
 		// The working directory, writable, through the descriptor outer opened
 		// (--bind-fd mounts are always nosuid and nodev), never by its path on the host.
-		command.addAll(List.of("--bind-fd", String.valueOf(Launcher.DIRECTORY_FD), workingDirectory.toString()));
+		command
+			.addAll(List.of("--bind-fd", String.valueOf(LauncherContract.DIRECTORY_FD), workingDirectory.toString()));
 		command.addAll(masks());
 		if (this.filesystem.isSystem()) {
 			// Last, once every mount point exists. --remount-ro is not recursive:
@@ -80,7 +82,7 @@ public record BubblewrapMechanism(Path bwrap, Launcher launcher,
 			command.addAll(List.of("--remount-ro", "/"));
 		}
 		command.addAll(List.of("--chdir", workingDirectory.toString(), "--"));
-		command.addAll(this.launcher.inside(Launcher.INIT, loopback, check, false, limits, argv));
+		command.addAll(this.launcher.inside(LauncherContract.INIT, loopback, check, false, limits, argv));
 		return command;
 	}
 

@@ -1,6 +1,8 @@
 package dev.cavesandbox.internal.mechanism;
 
+import dev.cavesandbox.internal.launcher.LandlockView;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
@@ -46,7 +48,7 @@ import dev.cavesandbox.ResourceLimits;
  * loopback, or {@code null} where there is none (no private loopback then)
  * @param launcher the native launcher
  * @param filesystem what the command sees of the host's files: without a mount namespace
- * the launcher builds it with Landlock ({@link Launcher#viewOptions(FilesystemView)}),
+ * the launcher builds it with Landlock ({@link LandlockView#options(FilesystemView)}),
  * its hidden directories stay as they are
  * @param uid the caller's uid, which the command keeps
  * @param gid the caller's gid, which the command keeps
@@ -79,7 +81,8 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
-				this.launcher.inside(Launcher.EXEC, loopback, check, true, this.filesystem, limits, argv), List.of());
+				this.launcher.inside(LauncherContract.EXEC, loopback, check, true, this.filesystem, limits, argv),
+				List.of());
 	}
 
 	/**

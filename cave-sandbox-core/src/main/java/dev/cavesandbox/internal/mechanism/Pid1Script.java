@@ -1,6 +1,7 @@
 package dev.cavesandbox.internal.mechanism;
 
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,15 +67,15 @@ final class Pid1Script {
 
 	/**
 	 * Return the last line, which replaces the shell with the launcher's
-	 * {@value Launcher#PID1} mode as PID 1: it runs the command ({@code "$@"}, the
-	 * launcher's inside argv) as PID 2 in a session of its own, not as PID 1 in place of
-	 * the shell (a PID 1 command could clear the parent-death signal that ties the
+	 * {@value LauncherContract#PID1} mode as PID 1: it runs the command ({@code "$@"},
+	 * the launcher's inside argv) as PID 2 in a session of its own, not as PID 1 in place
+	 * of the shell (a PID 1 command could clear the parent-death signal that ties the
 	 * namespace to the JVM, prctl(2); without a new session it could push input into the
 	 * JVM's terminal, TIOCSTI), keeps none of the sandbox's descriptors (the egress
-	 * directory, {@link Launcher#EGRESS_FD}, stays with the command's launcher alone) and
-	 * is not dumpable, so that the command never reads them through {@code /proc}. It
-	 * ignores SIGTERM (pid_namespaces(7)), passes on the command's exit status, and its
-	 * exit takes the namespace down.
+	 * directory, {@link LauncherContract#EGRESS_FD}, stays with the command's launcher
+	 * alone) and is not dumpable, so that the command never reads them through
+	 * {@code /proc}. It ignores SIGTERM (pid_namespaces(7)), passes on the command's exit
+	 * status, and its exit takes the namespace down.
 	 * <p>
 	 * Where the command gets the caller's uid back ({@code keepUid}), PID 1 first enters
 	 * a user namespace of its own that maps no root, as uid {@value #PID1_UID} (the
@@ -97,7 +98,7 @@ final class Pid1Script {
 		if (keepUid) {
 			script.append(mapUser(unshare, PID1_UID, PID1_UID));
 		}
-		script.append(Launcher.INSIDE).append(' ').append(Launcher.PID1).append(" -- ");
+		script.append(LauncherContract.INSIDE).append(' ').append(LauncherContract.PID1).append(" -- ");
 		if (keepUid) {
 			script.append(mapUser(unshare, uid, gid));
 		}

@@ -1,6 +1,8 @@
 package dev.cavesandbox.internal.mechanism;
 
+import dev.cavesandbox.internal.launcher.LandlockView;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,14 +18,15 @@ import dev.cavesandbox.ResourceLimits;
  * still let a process load a seccomp filter of its own and, on current kernels, a
  * Landlock ruleset. A pure function of its inputs; nothing here touches the host.
  * <ul>
- * <li>{@code outer} runs the launcher itself ({@value Launcher#INSIDE}) as its wrapper in
- * {@code contain} mode: a child subreaper (prctl(2) {@code PR_SET_CHILD_SUBREAPER}) that
- * forks the command in a session and process group of its own ({@code setsid(2)}, so that
- * it cannot push input into the JVM's terminal, {@code TIOCSTI}), which the filter keeps
- * every process of the tree in ({@code setsid} and {@code setpgid} refused); it passes a
- * SIGTERM on to that group and, when the command exits, when its parent dies (with the
- * JVM) or when it is told to stop, kills the group with one SIGKILL, which no fork can
- * outrun, and reaps the orphans that come to it.</li>
+ * <li>{@code outer} runs the launcher itself ({@value LauncherContract#INSIDE}) as its
+ * wrapper in {@code contain} mode: a child subreaper (prctl(2)
+ * {@code PR_SET_CHILD_SUBREAPER}) that forks the command in a session and process group
+ * of its own ({@code setsid(2)}, so that it cannot push input into the JVM's terminal,
+ * {@code TIOCSTI}), which the filter keeps every process of the tree in ({@code setsid}
+ * and {@code setpgid} refused); it passes a SIGTERM on to that group and, when the
+ * command exits, when its parent dies (with the JVM) or when it is told to stop, kills
+ * the group with one SIGKILL, which no fork can outrun, and reaps the orphans that come
+ * to it.</li>
  * <li>The command runs with {@code --no-mount-namespace}: the seccomp filter refuses
  * every address family, {@code AF_UNIX} included ({@code socketpair(2)} stays allowed),
  * and the rest of the launcher's list; a Landlock ruleset (landlock(7)) limits writes to
@@ -44,7 +47,7 @@ import dev.cavesandbox.ResourceLimits;
  *
  * @param launcher the native launcher
  * @param filesystem what the command sees of the host's files, which the launcher builds
- * with Landlock ({@link Launcher#viewOptions(FilesystemView)}); its hidden directories
+ * with Landlock ({@link LandlockView#options(FilesystemView)}); its hidden directories
  * stay as they are
  */
 public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) implements SandboxMechanism {
@@ -69,7 +72,8 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
 		}
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, false));
-		command.addAll(this.launcher.inside(Launcher.CONTAIN, false, check, true, this.filesystem, limits, argv));
+		command
+			.addAll(this.launcher.inside(LauncherContract.CONTAIN, false, check, true, this.filesystem, limits, argv));
 		return command;
 	}
 

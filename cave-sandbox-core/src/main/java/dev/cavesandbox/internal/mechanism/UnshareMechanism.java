@@ -1,6 +1,7 @@
 package dev.cavesandbox.internal.mechanism;
 
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
@@ -91,7 +92,7 @@ public record UnshareMechanism(Path setpriv, Path unshare, @Nullable Path ip, La
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
 				List.of("--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"),
 				setupScript(workingDirectory, loopback, limits.tmpfsSize()),
-				this.launcher.inside(Launcher.EXEC, loopback, check, false, limits, argv),
+				this.launcher.inside(LauncherContract.EXEC, loopback, check, false, limits, argv),
 				this.filesystem.listedPaths().stream().map(FilesystemView.Listed::path).toList());
 	}
 

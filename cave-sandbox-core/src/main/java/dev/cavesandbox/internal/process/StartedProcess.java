@@ -19,18 +19,18 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link SandboxedProcess} of {@link ProcessIsolatedExecutor#start}: the
- * {@link ProcessRunner.Started} process's own pipes, its end as the runner reports it
- * after the teardown, and the decisions of its egress session.
+ * {@link WatchedProcess}'s own pipes, its end as the runner reports it after the
+ * teardown, and the decisions of its egress session.
  */
 public final class StartedProcess implements SandboxedProcess {
 
-	private final ProcessRunner.Started started;
+	private final WatchedProcess started;
 
 	private final Isolation isolation;
 
 	private final @Nullable EgressSession egress;
 
-	public StartedProcess(ProcessRunner.Started started, Isolation isolation, @Nullable EgressSession egress) {
+	public StartedProcess(WatchedProcess started, Isolation isolation, @Nullable EgressSession egress) {
 		this.started = started;
 		this.isolation = isolation;
 		this.egress = egress;

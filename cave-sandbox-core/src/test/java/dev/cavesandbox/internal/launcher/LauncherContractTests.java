@@ -18,13 +18,15 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The contract between {@link Launcher} and the native launcher, read from the C sources
- * themselves ({@code src/main/c}) and from the module's {@code pom.xml}: descriptor
- * numbers, names, the set-up exit code and the version ({@code launcher.h}, defined once
- * in all of the sources), the failure prefix ({@code fail.c}), the Landlock line
- * ({@code landlock.c}), the mode names ({@code main.c}), the refusals with their order
- * ({@code refusals.h}) and the option names ({@code options.c}, {@code limits.c}). One
- * side changed alone fails here, without a launcher being built or run.
+ * The contract between the Java side ({@link LauncherContract}, the options that
+ * {@link Launcher} and {@link LandlockView} pass, {@link Refusals}) and the native
+ * launcher, read from the C sources themselves ({@code src/main/c}) and from the module's
+ * {@code pom.xml}: descriptor numbers, names, the set-up exit code and the version
+ * ({@code launcher.h}, defined once in all of the sources), the failure prefix
+ * ({@code fail.c}), the Landlock line ({@code landlock.c}), the mode names
+ * ({@code main.c}), the refusals with their order ({@code refusals.h}) and the option
+ * names ({@code options.c}, {@code limits.c}). One side changed alone fails here, without
+ * a launcher being built or run.
  */
 class LauncherContractTests {
 
@@ -58,20 +60,20 @@ class LauncherContractTests {
 
 	@Test
 	void descriptorNumbersAreTheLaunchers() {
-		assertThat(define("DIRECTORY_FD")).isEqualTo(String.valueOf(Launcher.DIRECTORY_FD));
-		assertThat(define("SELF_FD")).isEqualTo(String.valueOf(Launcher.SELF_FD));
-		assertThat(define("EGRESS_FD")).isEqualTo(String.valueOf(Launcher.EGRESS_FD));
-		assertThat(define("LISTED_FD")).isEqualTo(String.valueOf(Launcher.LISTED_FD));
-		assertThat(Launcher.INSIDE).isEqualTo("/proc/self/fd/" + define("SELF_FD"));
+		assertThat(define("DIRECTORY_FD")).isEqualTo(String.valueOf(LauncherContract.DIRECTORY_FD));
+		assertThat(define("SELF_FD")).isEqualTo(String.valueOf(LauncherContract.SELF_FD));
+		assertThat(define("EGRESS_FD")).isEqualTo(String.valueOf(LauncherContract.EGRESS_FD));
+		assertThat(define("LISTED_FD")).isEqualTo(String.valueOf(LauncherContract.LISTED_FD));
+		assertThat(LauncherContract.INSIDE).isEqualTo("/proc/self/fd/" + define("SELF_FD"));
 	}
 
 	@Test
 	void namesAndTheSetUpExitCodeAreTheLaunchers() {
-		assertThat(define("EGRESS_SOCKET")).isEqualTo(quoted(Launcher.EGRESS_SOCKET));
-		assertThat(define("TOKEN_VARIABLE")).isEqualTo(quoted(Launcher.TOKEN_VARIABLE));
-		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(Launcher.SETUP_FAILED));
-		assertThat(file("fail.c")).contains("fputs(" + quoted(Launcher.MESSAGE_PREFIX + " ") + ", stderr)");
-		assertThat(file("landlock.c")).contains("printf(\"" + Launcher.LANDLOCK_PREFIX);
+		assertThat(define("EGRESS_SOCKET")).isEqualTo(quoted(LauncherContract.EGRESS_SOCKET));
+		assertThat(define("TOKEN_VARIABLE")).isEqualTo(quoted(LauncherContract.TOKEN_VARIABLE));
+		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(LauncherContract.SETUP_FAILED));
+		assertThat(file("fail.c")).contains("fputs(" + quoted(LauncherContract.MESSAGE_PREFIX + " ") + ", stderr)");
+		assertThat(file("landlock.c")).contains("printf(\"" + LauncherContract.LANDLOCK_PREFIX);
 	}
 
 	@Test
@@ -84,7 +86,8 @@ class LauncherContractTests {
 
 	@Test
 	void everyModeOfTheJavaSideIsOneThatMainRuns() {
-		for (String mode : List.of("outer", Launcher.PID1, Launcher.INIT, Launcher.EXEC, Launcher.CONTAIN)) {
+		for (String mode : List.of("outer", LauncherContract.PID1, LauncherContract.INIT, LauncherContract.EXEC,
+				LauncherContract.CONTAIN)) {
 			assertThat(file("main.c")).as("main runs mode %s", mode)
 				.contains("if (strcmp(mode, " + quoted(mode) + ") == 0) {");
 		}
@@ -117,14 +120,19 @@ class LauncherContractTests {
 			.distinct()
 			.sorted()
 			.toList();
-		Path java = Path.of("src", "main", "java", "dev", "cavesandbox", "internal", "launcher", "Launcher.java");
-		List<String> javas = option.matcher(Files.readString(java))
+		Path java = Path.of("src", "main", "java", "dev", "cavesandbox", "internal", "launcher");
+		List<Path> builders = List.of(java.resolve("Launcher.java"), java.resolve("LandlockView.java"));
+		String passed = "";
+		for (Path builder : builders) {
+			passed += Files.readString(builder);
+		}
+		List<String> javas = option.matcher(passed)
 			.results()
 			.map((found) -> found.group(1))
 			.distinct()
 			.sorted()
 			.toList();
-		assertThat(javas).as("the options %s passes against those options.c and limits.c parse", java)
+		assertThat(javas).as("the options %s pass against those options.c and limits.c parse", builders)
 			.isNotEmpty()
 			.isEqualTo(launchers);
 	}

@@ -205,7 +205,7 @@ class LauncherInstallationTests {
 		Path copy = copy(this.elsewhere.resolve("launcher"), changed, "r-xr-xr-x");
 		assertThat(failure(withLauncher(copy)))
 			.isEqualTo("launcherPath " + copy + ": SHA-256 mismatch: expected " + sha256(resource()) + " (this jar's "
-					+ LauncherInstallation.platform(System.getProperty("os.arch")) + " build), got " + sha256(changed));
+					+ LauncherBuild.platform(System.getProperty("os.arch")) + " build), got " + sha256(changed));
 	}
 
 	@Test
@@ -215,13 +215,6 @@ class LauncherInstallationTests {
 			.withMessageStartingWith("no build of the launcher for architecture linux-sparc64 ")
 			.withMessageContaining("the jar has no dev/cavesandbox/launcher/linux-sparc64/cave-sandbox-launcher")
 			.withMessageEndingWith("build cave-sandbox-core on that architecture");
-	}
-
-	@Test
-	void architecturesAreNamedAsTheBuildNamesThem() {
-		assertThat(LauncherInstallation.platform("amd64")).isEqualTo("linux-x86_64");
-		assertThat(LauncherInstallation.platform("aarch64")).isEqualTo("linux-aarch64");
-		assertThat(LauncherInstallation.platform("riscv64")).isEqualTo("linux-riscv64");
 	}
 
 	/**
@@ -404,7 +397,7 @@ class LauncherInstallationTests {
 		assumeThat(System.getProperty("user.name")).as("mounting a tmpfs needs root").isEqualTo("root");
 		Path mount = Files.createTempDirectory(this.workDirectory, "noexec-");
 		run("mount", "-t", "tmpfs", "-o", "noexec,size=16m,mode=0755", "tmpfs", mount.toString());
-		assertThat(LauncherInstallation.noexecMount(mount)).isEqualTo(mount);
+		assertThat(ExecutionCheck.noexecMount(mount)).isEqualTo(mount);
 		return mount;
 	}
 
@@ -434,7 +427,7 @@ class LauncherInstallationTests {
 
 	/** The launcher's build on the class path, read without the class under test. */
 	private static byte[] resource() throws IOException {
-		String name = "/dev/cavesandbox/launcher/" + LauncherInstallation.platform(System.getProperty("os.arch"))
+		String name = "/dev/cavesandbox/launcher/" + LauncherBuild.platform(System.getProperty("os.arch"))
 				+ "/cave-sandbox-launcher";
 		try (InputStream in = LauncherInstallationTests.class.getResourceAsStream(name)) {
 			assertThat(in).as(name).isNotNull();

@@ -25,17 +25,17 @@ class LauncherTests {
 
 	@Test
 	void insideWithoutMountNamespaceAddsItsOptionLastBeforeTheCommand() {
-		assertThat(this.launcher.inside(Launcher.CONTAIN, false, true, true, List.of("cmd", "arg")))
+		assertThat(this.launcher.inside(LauncherContract.CONTAIN, false, true, true, List.of("cmd", "arg")))
 			.containsExactly("/proc/self/fd/4", "contain", "--check", "--no-mount-namespace", "--", "cmd", "arg");
-		assertThat(new Launcher(Path.of("/l"), true).inside(Launcher.EXEC, true, false, true, List.of("cmd")))
+		assertThat(new Launcher(Path.of("/l"), true).inside(LauncherContract.EXEC, true, false, true, List.of("cmd")))
 			.containsExactly("/proc/self/fd/4", "exec", "--allow-inet", "--allow-userns", "--no-mount-namespace", "--",
 					"cmd");
 	}
 
 	@Test
 	void insideWithAMountNamespaceIsTheShapeOfLauncherVersionOne() {
-		assertThat(this.launcher.inside(Launcher.INIT, true, true, List.of("cmd")))
-			.isEqualTo(this.launcher.inside(Launcher.INIT, true, true, false, List.of("cmd")))
+		assertThat(this.launcher.inside(LauncherContract.INIT, true, true, List.of("cmd")))
+			.isEqualTo(this.launcher.inside(LauncherContract.INIT, true, true, false, List.of("cmd")))
 			.containsExactly("/proc/self/fd/4", "init", "--allow-inet", "--check", "--", "cmd");
 	}
 
@@ -77,19 +77,19 @@ class LauncherTests {
 			.openFiles(32)
 			.tmpfsSize(16777216)
 			.build();
-		assertThat(this.launcher.inside(Launcher.CONTAIN, false, false, true, limits, List.of("cmd"))).containsExactly(
-				"/proc/self/fd/4", "contain", "--no-mount-namespace", "--limit-memory", "268435456",
-				"--limit-processes", "64", "--limit-cpu", "2", "--limit-file-size", "1048576", "--limit-open-files",
-				"32", "--", "cmd");
-		assertThat(this.launcher.inside(Launcher.EXEC, false, false, false,
+		assertThat(this.launcher.inside(LauncherContract.CONTAIN, false, false, true, limits, List.of("cmd")))
+			.containsExactly("/proc/self/fd/4", "contain", "--no-mount-namespace", "--limit-memory", "268435456",
+					"--limit-processes", "64", "--limit-cpu", "2", "--limit-file-size", "1048576", "--limit-open-files",
+					"32", "--", "cmd");
+		assertThat(this.launcher.inside(LauncherContract.EXEC, false, false, false,
 				ResourceLimits.builder().processes(7).build(), List.of("--limit-cpu", "1")))
 			.containsExactly("/proc/self/fd/4", "exec", "--limit-processes", "7", "--", "--limit-cpu", "1");
 	}
 
 	@Test
 	void noLimitsIsTheShapeWithoutLimits() {
-		assertThat(this.launcher.inside(Launcher.INIT, true, true, false, ResourceLimits.NONE, List.of("cmd")))
-			.isEqualTo(this.launcher.inside(Launcher.INIT, true, true, List.of("cmd")));
+		assertThat(this.launcher.inside(LauncherContract.INIT, true, true, false, ResourceLimits.NONE, List.of("cmd")))
+			.isEqualTo(this.launcher.inside(LauncherContract.INIT, true, true, List.of("cmd")));
 	}
 
 	@Test
@@ -103,10 +103,10 @@ class LauncherTests {
 				"outer", "--workdir", "/w", "--listed", "/a", "--listed", "/b/c", "--command-user", "1234", "--");
 		assertThat(Launcher.listedDescriptor(0)).isEqualTo(10);
 		assertThat(Launcher.listedDescriptor(2)).isEqualTo(12);
-		assertThat(launcher.inside(Launcher.EXEC, false, false, List.of("cmd"))).containsExactly(Launcher.INSIDE,
-				"exec", "--command-user", "1234", "--", "cmd");
-		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, List.of("cmd")))
-			.containsExactly(Launcher.INSIDE, "contain", "--no-mount-namespace", "--command-user", "1234", "--", "cmd");
+		assertThat(launcher.inside(LauncherContract.EXEC, false, false, List.of("cmd")))
+			.containsExactly(LauncherContract.INSIDE, "exec", "--command-user", "1234", "--", "cmd");
+		assertThat(launcher.inside(LauncherContract.CONTAIN, false, false, true, List.of("cmd"))).containsExactly(
+				LauncherContract.INSIDE, "contain", "--no-mount-namespace", "--command-user", "1234", "--", "cmd");
 		assertThat(this.launcher.hasCommandUser()).isFalse();
 		assertThat(this.launcher.outer(Path.of("/w"))).containsExactly("/opt/cave-sandbox-launcher", "outer",
 				"--workdir", "/w", "--");
@@ -126,33 +126,11 @@ class LauncherTests {
 				List.of(Path.of("/usr"), Path.of("/etc")), Map.of(Path.of("/bin"), Path.of("usr/bin")),
 				List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssh")), List.of(Path.of("/srv/in")),
 				List.of(Path.of("/srv/out"), Path.of("/srv/log")));
-		assertThat(new Launcher(Path.of("/l"), false, 1234).inside(Launcher.CONTAIN, false, true, true, view,
+		assertThat(new Launcher(Path.of("/l"), false, 1234).inside(LauncherContract.CONTAIN, false, true, true, view,
 				ResourceLimits.builder().processes(7).build(), List.of("cmd")))
-			.containsExactly(Launcher.INSIDE, "contain", "--check", "--no-mount-namespace", "--command-user", "1234",
-					"--read", "/usr", "--read", "/etc", "--read", "/srv/in", "--mask", "/etc/shadow", "--mask",
+			.containsExactly(LauncherContract.INSIDE, "contain", "--check", "--no-mount-namespace", "--command-user",
+					"1234", "--read", "/usr", "--read", "/etc", "--read", "/srv/in", "--mask", "/etc/shadow", "--mask",
 					"/etc/ssh", "--write", "/srv/out", "--write", "/srv/log", "--limit-processes", "7", "--", "cmd");
-	}
-
-	@Test
-	void hostViewGivesOnlyItsWritablePathsAndWithoutThemNothing() {
-		FilesystemView host = FilesystemView.of(List.of(Path.of("/tmp")), true);
-		assertThat(Launcher.viewOptions(host.withPaths(List.of(Path.of("/srv/in")), List.of(Path.of("/srv/out")))))
-			.containsExactly("--write", "/srv/out");
-		assertThat(this.launcher.inside(Launcher.EXEC, false, false, true, host, ResourceLimits.NONE, List.of("cmd")))
-			.isEqualTo(this.launcher.inside(Launcher.EXEC, false, false, true, List.of("cmd")));
-	}
-
-	@Test
-	void viewIsRefusedWithAMountNamespaceAndASystemViewWithoutAnyReadPath() {
-		FilesystemView host = FilesystemView.of(List.of(), true);
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.launcher.inside(Launcher.INIT, false, false, false, host, ResourceLimits.NONE,
-					List.of("cmd")))
-			.withMessageContaining("only without a mount namespace");
-		FilesystemView empty = new FilesystemView(FilesystemView.Kind.SYSTEM, List.of(), true, List.of(), Map.of(),
-				List.of(Path.of("/etc/shadow")), List.of(), List.of(), List.of(Path.of("/srv/out")));
-		assertThatIllegalArgumentException().isThrownBy(() -> Launcher.viewOptions(empty))
-			.withMessageContaining("as the host's");
 	}
 
 	/**
@@ -166,13 +144,13 @@ class LauncherTests {
 			.withEgress(new Launcher.Egress(Path.of("/tmp/cave-egress-1"), 3128));
 		assertThat(egress.outer(Path.of("/w"), true)).containsExactly("/l", "outer", "--workdir", "/w", "--egress",
 				"/tmp/cave-egress-1", "--command-user", "65534", "--");
-		assertThat(egress.inside(Launcher.INIT, true, false, List.of("cmd"))).containsExactly("/proc/self/fd/4", "init",
-				"--allow-inet", "--egress-port", "3128", "--command-user", "65534", "--", "cmd");
+		assertThat(egress.inside(LauncherContract.INIT, true, false, List.of("cmd"))).containsExactly("/proc/self/fd/4",
+				"init", "--allow-inet", "--egress-port", "3128", "--command-user", "65534", "--", "cmd");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> egress.inside(Launcher.EXEC, false, false, List.of("cmd")))
+			.isThrownBy(() -> egress.inside(LauncherContract.EXEC, false, false, List.of("cmd")))
 			.withMessageContaining("private loopback");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> egress.inside(Launcher.CONTAIN, true, false, true, List.of("cmd")));
+			.isThrownBy(() -> egress.inside(LauncherContract.CONTAIN, true, false, true, List.of("cmd")));
 		assertThat(this.launcher.outer(Path.of("/w"), true)).doesNotContain("--egress");
 		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher.Egress(Path.of("relative"), 3128));
 		assertThatIllegalArgumentException().isThrownBy(() -> new Launcher.Egress(Path.of("/d"), 0));
@@ -187,13 +165,15 @@ class LauncherTests {
 	@Test
 	void onlyContainTakesACommandGroupApartFromTheCommandUser() {
 		Launcher launcher = new Launcher(this.launcher.path(), false, 65534).withCommandUser(65536);
-		assertThat(launcher.inside(Launcher.CONTAIN, false, false, true, null, ResourceLimits.NONE, List.of("true")))
+		assertThat(launcher.inside(LauncherContract.CONTAIN, false, false, true, null, ResourceLimits.NONE,
+				List.of("true")))
 			.containsSequence("--command-user", "65536", "--command-group", "65534");
-		assertThatIllegalArgumentException().isThrownBy(
-				() -> launcher.inside(Launcher.EXEC, false, false, true, null, ResourceLimits.NONE, List.of("true")))
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> launcher.inside(LauncherContract.EXEC, false, false, true, null, ResourceLimits.NONE,
+					List.of("true")))
 			.withMessageStartingWith("only contain runs its command with a gid other than its uid");
-		assertThat(new Launcher(this.launcher.path(), false, 65534).inside(Launcher.EXEC, false, false, true, null,
-				ResourceLimits.NONE, List.of("true")))
+		assertThat(new Launcher(this.launcher.path(), false, 65534).inside(LauncherContract.EXEC, false, false, true,
+				null, ResourceLimits.NONE, List.of("true")))
 			.doesNotContain("--command-group");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new Launcher(this.launcher.path(), false, Launcher.CALLER, null, 65534));

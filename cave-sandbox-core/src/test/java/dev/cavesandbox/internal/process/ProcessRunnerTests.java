@@ -196,10 +196,10 @@ public class ProcessRunnerTests {
 			runner.close();
 			ProcessRunner.Outcome outcome = run.get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
 			assertThat(outcome.survivors()).as("the frozen process %d", frozen).containsExactly(frozen);
-			assertThat(ProcessRunner.dying(ProcessHandle.of(frozen).orElseThrow()))
+			assertThat(ProcFs.dying(ProcessHandle.of(frozen).orElseThrow()))
 				.as("the frozen process %d, its SIGKILL pending", frozen)
 				.isTrue();
-			assertThat(ProcessRunner.dying(ProcessHandle.current())).as("this JVM").isFalse();
+			assertThat(ProcFs.dying(ProcessHandle.current())).as("this JVM").isFalse();
 		}
 		finally {
 			Files.writeString(group.resolve("freezer.state"), "THAWED\n");

@@ -1,0 +1,81 @@
+package dev.cavesandbox.internal.launcher;
+
+/**
+ * The Java side of the contract with the native launcher, whose protocol
+ * {@code src/main/c/launcher.h} describes in full: descriptor numbers, mode names, the
+ * set-up exit code, the names of its variable and socket, and how its messages begin.
+ * {@code LauncherContractTests} reads the C sources and fails the build when either side
+ * changed alone; it also compares the option names that {@link Launcher} passes and the
+ * refusal names of {@link Refusals}.
+ */
+public final class LauncherContract {
+
+	/** The descriptor of the working directory, for the wrapper. */
+	public static final int DIRECTORY_FD = 3;
+
+	/** The descriptor of the launcher itself, for the wrapper. */
+	public static final int SELF_FD = 4;
+
+	/**
+	 * The descriptor of the egress directory ({@code outer --egress}), for the bridge.
+	 */
+	public static final int EGRESS_FD = 6;
+
+	/**
+	 * The descriptor of the first path that {@code outer} opens for {@code --listed}; the
+	 * others follow it ({@link Launcher#listedDescriptor(int)}).
+	 */
+	public static final int LISTED_FD = 10;
+
+	/** How the wrapper runs the launcher inside the sandbox. */
+	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
+
+	/**
+	 * The mode of PID 1 of unshare's PID namespace, which its set-up script execs: forks
+	 * the rest of its argv in a session of its own, keeps no descriptor above 2, reaps
+	 * orphans, passes on the status.
+	 */
+	public static final String PID1 = "pid1";
+
+	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
+	public static final String INIT = "init";
+
+	/** The mode that replaces itself with the command (unshare, namespaces rung). */
+	public static final String EXEC = "exec";
+
+	/**
+	 * The mode of the seccomp rung: {@code outer}'s wrapper, a subreaper that kills what
+	 * the command leaves behind.
+	 */
+	public static final String CONTAIN = "contain";
+
+	/** The exit code of the launcher when it could not set the sandbox up. */
+	public static final int SETUP_FAILED = 125;
+
+	/** The first word of every line the launcher itself writes on stderr. */
+	public static final String MESSAGE_PREFIX = "cave-sandbox-launcher:";
+
+	/**
+	 * How the launcher's last line begins when the wrapper ended before the sandbox was
+	 * set up; the wrapper's own message, if any, is on the lines before it.
+	 */
+	public static final String NOT_SET_UP = MESSAGE_PREFIX + " the sandbox could not be set up";
+
+	/** The first line of {@code --check} about Landlock begins with this. */
+	public static final String LANDLOCK_PREFIX = "landlock=";
+
+	/**
+	 * The variable in which the executor gives {@code outer} a token of its own for one
+	 * execution: {@code outer} takes it out of the wrapper's environment and ends each of
+	 * its failure lines with {@code [launch TOKEN]}, which the command cannot know, so it
+	 * cannot pass its own exit 125 off as a sandbox that was never set up.
+	 */
+	public static final String TOKEN_VARIABLE = "CAVE_SANDBOX_LAUNCH_TOKEN";
+
+	/** The name of the egress proxy's unix socket in the egress directory. */
+	public static final String EGRESS_SOCKET = "egress.sock";
+
+	private LauncherContract() {
+	}
+
+}
