@@ -65,7 +65,7 @@ static void relay(int client, int proxy)
  * checks every destination, so a command that reaches the socket without the bridge
  * gains nothing. It runs as the command's user without any capability, with
  * no_new_privs, not dumpable (the command can neither ptrace it, which the filter also
- * refuses, nor write its memory through /proc), and under the filter of a rung with a
+ * refuses, nor write its memory through /proc), and under the filter of a mechanism with a
  * mount namespace and a private loopback (socket(AF_UNIX) allowed, for the proxy), but
  * without the command's Landlock ruleset.
  */

@@ -1,4 +1,4 @@
-/* contain, the seccomp rung's wrapper: no namespaces at all (launcher.h). */
+/* contain, the seccomp mechanism's wrapper: no namespaces at all (launcher.h). */
 #include "launcher.h"
 
 /* Set by SIGHUP (outer died) and SIGINT: contain kills the command's tree. */
@@ -112,7 +112,7 @@ static int end_tree(pid_t command)
 }
 
 /*
- * The seccomp rung's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
+ * The seccomp mechanism's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
  * forks the command (which makes a session of its own, then does the set-up of exec,
  * Landlock included), waits for it, and then ends its whole tree (end_tree), also when
  * outer dies (SIGHUP) or on SIGINT, before it exits with the command's status. Never

@@ -164,7 +164,7 @@ static void add_user_namespaces(scmp_filter_ctx filter, const struct options *op
 	}
 	/* A new user namespace gives the command every capability over new network and
 	 * mount namespaces: kernel attack surface, and a way round the mounts that hide
-	 * the host's sockets where a rung relies on them. clone3(2) passes its flags in
+	 * the host's sockets where a mechanism relies on them. clone3(2) passes its flags in
 	 * memory the filter cannot read: ENOSYS makes the C library fall back to clone(2). */
 	struct scmp_arg_cmp user = SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
 	rule(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, &user);
@@ -173,7 +173,7 @@ static void add_user_namespaces(scmp_filter_ctx filter, const struct options *op
 }
 
 /*
- * setsid(2) is refused on every rung; with a PID namespace by the session filter
+ * setsid(2) is refused on every mechanism; with a PID namespace by the session filter
  * (build_session_filter), which the command's process stacks once it is in the session
  * the launcher made for it, as init's PID 1, filtered before it forks the command, must
  * not refuse it to that child.
@@ -242,7 +242,7 @@ static scmp_filter_ctx build_filter(const struct options *options)
 }
 
 /*
- * The session filter: setsid(2) refused with EPERM, stacked on the filter of a rung with
+ * The session filter: setsid(2) refused with EPERM, stacked on the filter of a mechanism with
  * a PID namespace by the command's process once it has its session. The scheduler gives
  * each session of a host's root CPU group an autogroup of its own, with one session's
  * share of the CPU however many processes it has (sched(7), "The autogroup feature"): a

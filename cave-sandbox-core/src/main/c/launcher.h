@@ -55,16 +55,16 @@
  * nor write its memory through /proc), reaps every orphan and exits with the command's
  * status, 128 + n if it died of signal n. exec replaces itself with the command. The
  * command's process, once in the session the launcher made for it (init's child after its
- * setsid, exec), stacks the session filter, which refuses setsid(2) on every rung
+ * setsid, exec), stacks the session filter, which refuses setsid(2) on every mechanism
  * (build_session_filter), and only then runs --check.
  *
- * --no-mount-namespace (the rungs without a mount namespace, which would hide the host's
+ * --no-mount-namespace (the mechanisms without a mount namespace, which would hide the host's
  * sockets and files): the filter also refuses socket(AF_UNIX) (socketpair(2) stays
  * allowed), the working-directory check keeps the device:inode comparison but there is
  * no bind to check, and after no_new_privs the command process confines itself with
  * Landlock where the kernel has it (restrict_by_landlock in landlock.c, landlock(7)).
  *
- * VIEW (the filesystem view of those rungs, enforced by the same Landlock ruleset; each
+ * VIEW (the filesystem view of those mechanisms, enforced by the same Landlock ruleset; each
  * PATH absolute and normalized, opened without following a symbolic link in any
  * component, so that a path swapped for a link after the JVM resolved it fails instead
  * of widening the view): --write PATH may be written beneath, like the working
@@ -80,7 +80,7 @@
  * on a kernel without it is a set-up failure, but under --check, which reports
  * landlock=unavailable for the probe to judge.
  *
- * pid1 (PID 1 of unshare's PID namespace, exec'd by the rung's set-up script, in a user
+ * pid1 (PID 1 of unshare's PID namespace, exec'd by the mechanism's set-up script, in a user
  * namespace of its own that maps no root, so that its /proc files belong to the host's
  * root): forks ARGS in a session of its own, keeps no descriptor above 2, reaps orphans
  * and exits with ARGS's status (see pid1()).
@@ -89,7 +89,7 @@
  * that the command, which may share its uid, never reads a descriptor, the working
  * directory or the memory of a process of the sandbox's own through /proc.
  *
- * contain (the seccomp rung, no namespaces at all: outer's wrapper, run as
+ * contain (the seccomp mechanism, no namespaces at all: outer's wrapper, run as
  * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), asks
  * for SIGHUP when outer dies, and forks the command, which makes a session of its own and
  * does the set-up of exec and writes the start byte. Its filter refuses setsid(2) and
@@ -148,7 +148,7 @@
  * when they end; processes of that uid in other PID namespaces count but are not seen),
  * and with --check reports how many as nproc_others=N. The kernel never
  * applies RLIMIT_NPROC to the real uid 0 of the initial user namespace: a root JVM's
- * commands are not bounded by it on any rung. The values are checked before anything
+ * commands are not bounded by it on any mechanism. The values are checked before anything
  * else (a positive decimal that fits), and set before the start byte: a value the kernel
  * refuses is a set-up failure.
  *

@@ -4,10 +4,10 @@ package dev.cavesandbox;
  * Thrown when an execution asks for egress through the allow-list proxy
  * ({@link ExecutionRequest.Builder#allowedHosts(String...)} or
  * {@link SandboxSettings.Egress#allowedHosts()}) where the mechanism cannot offer it: the
- * egress bridge listens on the command's private loopback, which only the rungs with a
- * network namespace of their own have (bwrap, unshare, namespaces), not the seccomp rung
- * nor macOS's sandbox-exec, and only where the probe verified that loopback. The command
- * did not run.
+ * egress bridge listens on the command's private loopback, which only the mechanisms with
+ * a network namespace of their own have (bwrap, unshare, namespaces), not the seccomp
+ * mechanism nor macOS's sandbox-exec, and only where the probe verified that loopback.
+ * The command did not run.
  */
 public class EgressUnavailableException extends CaveSandboxException {
 

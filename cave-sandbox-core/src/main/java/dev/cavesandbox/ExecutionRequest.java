@@ -13,9 +13,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.egress.EgressAllowList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One command to run in the sandbox. Immutable; create it with {@link #of(String...)} or
@@ -367,9 +366,9 @@ public final class ExecutionRequest {
 
 		/**
 		 * Let the command reach these hosts, and only these, through the egress proxy, in
-		 * place of the executor's allowed hosts (none: no egress at all). Only the rungs
-		 * with a network namespace of their own can offer it; elsewhere the execution
-		 * fails with {@link EgressUnavailableException}.
+		 * place of the executor's allowed hosts (none: no egress at all). Only the
+		 * mechanisms with a network namespace of their own can offer it; elsewhere the
+		 * execution fails with {@link EgressUnavailableException}.
 		 * @param entries {@code host} (ports 80 and 443), {@code *.domain} (its
 		 * subdomains, ports 80 and 443) or {@code host:port}
 		 * @return this builder

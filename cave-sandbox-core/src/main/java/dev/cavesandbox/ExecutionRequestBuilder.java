@@ -15,9 +15,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.egress.EgressAllowList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link ExecutionRequest.Builder}: each setter checks its value with the rules of

@@ -5,9 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.egress.EgressDecision;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one execution produced. Immutable.

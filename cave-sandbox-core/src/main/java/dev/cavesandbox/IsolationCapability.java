@@ -84,8 +84,8 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 	/**
 	 * Return why a command cannot be given the egress proxy here, or {@code null} where
 	 * it can: the bridge listens in a network namespace of the command's own, on a
-	 * private loopback that the probe verified (the rungs {@code bwrap}, {@code unshare}
-	 * and {@code namespaces}).
+	 * private loopback that the probe verified (the mechanisms {@code bwrap},
+	 * {@code unshare} and {@code namespaces}).
 	 * @return the reason with its fix, or {@code null}; the reason where isolation is
 	 * unavailable
 	 */
@@ -96,7 +96,7 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 		}
 		if (!verified.namespaces().contains(LinuxNamespace.NETWORK)) {
 			return "the mechanism " + verified.name() + " has no network namespace of the command's own, where the "
-					+ "egress bridge listens (only the rungs bwrap, unshare and namespaces have one); leave "
+					+ "egress bridge listens (only the mechanisms bwrap, unshare and namespaces have one); leave "
 					+ "the allowed hosts (egress allowedHosts, and the request's allowedHosts) empty on this host, or run "
 					+ "where a user namespace can be created (see the README's Containers and Kubernetes section)";
 		}
@@ -124,7 +124,7 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 		String why = verified.namespaces().contains(LinuxNamespace.NETWORK) || verified instanceof SandboxExecMechanism
 				? "cannot give a private loopback on this host ("
 						+ UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix() + ")"
-				: "has no network namespace, so it cannot give a private loopback (only the rungs with one "
+				: "has no network namespace, so it cannot give a private loopback (only the mechanisms with one "
 						+ "can: bwrap, unshare, namespaces)";
 		return "the mechanism " + verified.name() + " " + why;
 	}

@@ -1,15 +1,16 @@
 package dev.cavesandbox;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
 import dev.cavesandbox.internal.probe.HostFacts;
 import dev.cavesandbox.internal.probe.LinuxProbe;
 import dev.cavesandbox.internal.probe.MacosProbe;
 import dev.cavesandbox.internal.probe.ProbeSession;
 import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Measures, rather than assumes, whether this host can isolate a command from the
@@ -64,8 +65,9 @@ public final class NetworkIsolationProbe {
 					since(start));
 		}
 		if (!candidates.contains(MechanismChoice.SANDBOX_EXEC)) {
-			// Every Linux rung extracts its launcher to the work directory and runs in a
-			// private directory there: one check, before any wrapper runs.
+			// Every Linux mechanism extracts its launcher to the work directory and
+			// runs in a private directory there: one check, before any wrapper
+			// runs.
 			String unusable = WorkDirectoryCheck.problem(this.settings);
 			if (unusable != null) {
 				return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE, unusable,
@@ -84,9 +86,9 @@ public final class NetworkIsolationProbe {
 			}
 			rejected.add(name(candidate) + " unavailable, " + capability.cause()
 					+ (capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")"));
-			// The weakest rung's cause is what stands between this host and any isolation
-			// (the stronger rungs' fixes point down the ladder); a missing binary only if
-			// nothing else failed.
+			// The weakest mechanism's cause is what stands between this host and
+			// any isolation (the stronger mechanisms' fixes point down the ladder);
+			// a missing binary only if nothing else failed.
 			if (reported == null || capability.cause() != UnavailabilityCause.BINARY_MISSING) {
 				reported = capability;
 			}

@@ -1,11 +1,12 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.process.ProcFs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
+
+import dev.cavesandbox.internal.process.ProcFs;
 
 /**
  * Thrown when processes of the command's tree were still alive after its teardown (the

@@ -7,9 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.egress.EgressAllowList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Executor-wide settings. Immutable; create them with {@link #builder()}. The Spring Boot
@@ -88,7 +87,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		if (range.size() < maxConcurrent) {
 			throw new IllegalArgumentException("commandUserRange " + range + " holds " + range.size()
 					+ " uids, fewer than maxConcurrent (" + maxConcurrent + "): each execution of a root JVM on the "
-					+ "seccomp rung runs as a uid of its own; widen the range or lower maxConcurrent");
+					+ "seccomp mechanism runs as a uid of its own; widen the range or lower maxConcurrent");
 		}
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
@@ -167,8 +166,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * empty, each execution's network namespace gets a bridge on
 	 * {@code 127.0.0.1:}{@value #PROXY_PORT} to a proxy in the JVM, {@code HTTP_PROXY}
 	 * and the others point at it, and the proxy resolves and checks every destination.
-	 * Only the rungs with a network namespace of their own (bwrap, unshare, namespaces)
-	 * offer it; elsewhere an execution with an allow-list fails with
+	 * Only the mechanisms with a network namespace of their own (bwrap, unshare,
+	 * namespaces) offer it; elsewhere an execution with an allow-list fails with
 	 * {@link EgressUnavailableException} ({@code cave_sandbox_egress_unavailable}).
 	 *
 	 * @param allowedHosts {@code host}, {@code *.domain} or {@code host:port} entries
@@ -229,8 +228,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			 * {@code /bin}, {@code /sbin}, {@code /lib*}, {@code /etc} without its secret
 			 * files, the JVM's {@code java.home}), a new {@code /dev} and {@code /proc},
 			 * the hidden directories (empty), the working directory and the listed paths.
-			 * On the rungs with a mount namespace nothing else exists inside; on those
-			 * without one (Landlock) nothing else can be read, listed or executed.
+			 * On the mechanisms with a mount namespace nothing else exists inside; on
+			 * those without one (Landlock) nothing else can be read, listed or executed.
 			 */
 			SYSTEM,
 
@@ -281,15 +280,15 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * {@code CLONE_NEWUSER}, and {@code clone3(2)} (default {@code false}: new namespaces
 	 * are kernel attack surface)
 	 * @param commandUser the uid (and gid) that the commands of a JVM running as the
-	 * host's root run as on the rungs with a user namespace (bwrap, unshare, namespaces),
-	 * so that the process limit holds: the kernel never applies {@code RLIMIT_NPROC} to
-	 * that root (kernel/fork.c). On the seccomp rung only its gid is used: every
-	 * execution's, given the working directory's group; the uids come from
-	 * {@code commandUserRange}. {@code 0} keeps a root JVM's commands root on every rung,
-	 * without a process limit. Default {@value #DEFAULT_COMMAND_USER} ({@code nobody});
-	 * ignored for a JVM of another user
+	 * host's root run as on the mechanisms with a user namespace (bwrap, unshare,
+	 * namespaces), so that the process limit holds: the kernel never applies
+	 * {@code RLIMIT_NPROC} to that root (kernel/fork.c). On the seccomp mechanism only
+	 * its gid is used: every execution's, given the working directory's group; the uids
+	 * come from {@code commandUserRange}. {@code 0} keeps a root JVM's commands root on
+	 * every mechanism, without a process limit. Default {@value #DEFAULT_COMMAND_USER}
+	 * ({@code nobody}); ignored for a JVM of another user
 	 * @param commandUserRange the uids that a root JVM's commands run as on the seccomp
-	 * rung, which has no user namespace: each running execution holds one of its own
+	 * mechanism, which has no user namespace: each running execution holds one of its own
 	 * until its process tree has ended, so that executions neither share one
 	 * {@code RLIMIT_NPROC} count nor signal or ptrace each other. Their gid,
 	 * {@code commandUser}'s, is shared: what one makes group-accessible the others reach.
@@ -338,8 +337,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	}
 
 	/**
-	 * A range of uids from which a root JVM's executions on the seccomp rung each take a
-	 * command user of their own ({@link Linux#commandUserRange()}).
+	 * A range of uids from which a root JVM's executions on the seccomp mechanism each
+	 * take a command user of their own ({@link Linux#commandUserRange()}).
 	 * <p>
 	 * The default, {@value #DEFAULT_TEXT}, lies in 65536…524287, which systemd's "Users,
 	 * Groups, UIDs and GIDs on systemd Systems" (systemd.io/UIDS-GIDS) lists as unused:

@@ -76,7 +76,7 @@ public enum UnavailabilityCause {
 	 */
 	KERNEL_REFUSED("the kernel refused to create the user or network namespace (EPERM): a seccomp filter "
 			+ "(for example Docker's default profile), a missing capability, or unprivileged user namespaces disabled",
-			"with mechanism AUTO the seccomp rung (SECCOMP), which needs no namespace, is tried next; to get "
+			"with mechanism AUTO the seccomp mechanism (SECCOMP), which needs no namespace, is tried next; to get "
 					+ "namespaces, enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on "
 					+ "Debian), or run the container with a seccomp profile that allows unshare and clone with namespace "
 					+ "flags"),
@@ -126,7 +126,7 @@ public enum UnavailabilityCause {
 	MOUNT_REFUSED(
 			"the kernel or a security module refused the mounts of the sandbox's mount namespace (the private "
 					+ "mounts that hide the host's unix sockets, /proc, or the root's propagation)",
-			"with mechanism AUTO the rungs without a mount namespace (NAMESPACES, SECCOMP) are tried next; to keep "
+			"with mechanism AUTO the mechanisms without a mount namespace (NAMESPACES, SECCOMP) are tried next; to keep "
 					+ "the mount namespace, allow mounts in user namespaces (containerd/Kubernetes: an AppArmor profile "
 					+ "that allows mount, or the container's securityContext.appArmorProfile type Unconfined), and check "
 					+ "that every hidden directory (hiddenDirectories) exists and is a plain directory"),
@@ -141,7 +141,7 @@ public enum UnavailabilityCause {
 	NESTING_FORBIDDEN(
 			"this JVM already runs in a sandbox's user namespace, and that sandbox forbids nested user namespaces "
 					+ "(ENOSPC: for example bubblewrap --disable-userns, or a container runtime's limit)",
-			"with mechanism AUTO the seccomp rung (SECCOMP), which needs no namespace, is tried next; or let the outer "
+			"with mechanism AUTO the seccomp mechanism (SECCOMP), which needs no namespace, is tried next; or let the outer "
 					+ "sandbox allow nested user namespaces (drop --disable-userns; raise user.max_user_namespaces "
 					+ "inside it)"),
 
@@ -149,7 +149,7 @@ public enum UnavailabilityCause {
 	 * The launcher could not set {@code no_new_privs} or load its seccomp filter
 	 * ({@code cave-sandbox-launcher: cannot load the seccomp filter}): a kernel without
 	 * {@code CONFIG_SECCOMP_FILTER}, or an outer filter that refuses {@code seccomp(2)}
-	 * and {@code prctl(PR_SET_SECCOMP)}. Every rung needs the filter.
+	 * and {@code prctl(PR_SET_SECCOMP)}. Every mechanism needs the filter.
 	 */
 	SECCOMP_UNAVAILABLE(
 			"cave-sandbox's launcher could not set no_new_privs or load its seccomp filter (a kernel without "
@@ -158,13 +158,13 @@ public enum UnavailabilityCause {
 					+ "seccomp profile allow seccomp(2) and prctl(2), as Docker's and containerd's defaults do"),
 
 	/**
-	 * The rungs without a mount namespace need Landlock (landlock(7), Linux 5.13+, listed
-	 * in the kernel's {@code lsm=}): without it the command could write the host's files
-	 * (as root, {@code /proc/sys} too) and, where Yama does not stop it, the JVM's memory
-	 * through {@code /proc/PID/mem}, which is a way out of the sandbox.
+	 * The mechanisms without a mount namespace need Landlock (landlock(7), Linux 5.13+,
+	 * listed in the kernel's {@code lsm=}): without it the command could write the host's
+	 * files (as root, {@code /proc/sys} too) and, where Yama does not stop it, the JVM's
+	 * memory through {@code /proc/PID/mem}, which is a way out of the sandbox.
 	 */
 	LANDLOCK_UNAVAILABLE(
-			"the rungs without a mount namespace (NAMESPACES, SECCOMP) need Landlock to keep the command from writing "
+			"the mechanisms without a mount namespace (NAMESPACES, SECCOMP) need Landlock to keep the command from writing "
 					+ "the host's files and the JVM's memory, and this kernel has no Landlock (Linux 5.13+, enabled in "
 					+ "the kernel's lsm= list)",
 			"run on a kernel with Landlock enabled (CONFIG_SECURITY_LANDLOCK=y and landlock in lsm=, the default of "

@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -58,22 +58,22 @@ class CommandUserBreakInTests {
 	}
 
 	/**
-	 * Finding (red team of the command user): on the {@code unshare} rung a root JVM's
-	 * command opens for writing PCI configuration space under {@code /proc/bus/pci},
-	 * {@code /proc/irq/*}{@code /smp_affinity}, {@code /dev/kmsg}, {@code /dev/kvm},
-	 * {@code /dev/fuse} and {@code /dev/loop-control}: {@code --mount-proc} mounts a
-	 * complete procfs (bwrap covers {@code /proc/irq} and {@code /proc/bus} read-only,
-	 * unshare does not), and {@code /dev} is the host's devtmpfs, whose device nodes stay
-	 * usable on the read-only remount. Those files are root:root, so
-	 * {@code CAP_DAC_OVERRIDE} in the command user's namespace opens them, as ownership
-	 * did for the uid-0 command before (command user 0 opens them too). bwrap, namespaces
-	 * (Landlock) and seccomp (Landlock) refuse them.
+	 * Finding (red team of the command user): on the {@code unshare} mechanism a root
+	 * JVM's command opens for writing PCI configuration space under
+	 * {@code /proc/bus/pci}, {@code /proc/irq/*}{@code /smp_affinity}, {@code /dev/kmsg},
+	 * {@code /dev/kvm}, {@code /dev/fuse} and {@code /dev/loop-control}:
+	 * {@code --mount-proc} mounts a complete procfs (bwrap covers {@code /proc/irq} and
+	 * {@code /proc/bus} read-only, unshare does not), and {@code /dev} is the host's
+	 * devtmpfs, whose device nodes stay usable on the read-only remount. Those files are
+	 * root:root, so {@code CAP_DAC_OVERRIDE} in the command user's namespace opens them,
+	 * as ownership did for the uid-0 command before (command user 0 opens them too).
+	 * bwrap, namespaces (Landlock) and seccomp (Landlock) refuse them.
 	 */
-	@Disabled("finding: on the unshare rung a root JVM's command (65534 with CAP_DAC_OVERRIDE, and uid 0 before) "
+	@Disabled("finding: on the unshare mechanism a root JVM's command (65534 with CAP_DAC_OVERRIDE, and uid 0 before) "
 			+ "opens /proc/bus/pci/*, /proc/irq/*, /dev/kmsg, /dev/kvm, /dev/fuse, /dev/loop-control for writing: "
 			+ "fix: read-only binds of /proc/irq and /proc/bus (and /proc/acpi, /proc/scsi where present) after "
 			+ "--mount-proc, and a /dev of its own (tmpfs with null, zero, full, random, urandom, tty, pts, ptmx, "
-			+ "shm) in the unshare rung's PID 1 script, as bwrap does")
+			+ "shm) in the unshare mechanism's PID 1 script, as bwrap does")
 	@ForEachLinuxMechanism
 	void hostKernelInterfacesAreNotWritableFromTheSandbox(MechanismChoice choice, @TempDir Path directory)
 			throws IOException {
@@ -111,7 +111,7 @@ class CommandUserBreakInTests {
 	 */
 	@Disabled("finding: on unshare, namespaces and seccomp a root JVM's command opens /dev/kvm (and creates a VM), "
 			+ "/dev/console, /dev/tty1, /dev/loop-control, /dev/hwrng for reading; fix: a /dev of its own on unshare "
-			+ "(as bwrap), and on the Landlock rungs LANDLOCK_ACCESS_FS_IOCTL_DEV (ABI 5) and READ_FILE handled "
+			+ "(as bwrap), and on the Landlock mechanisms LANDLOCK_ACCESS_FS_IOCTL_DEV (ABI 5) and READ_FILE handled "
 			+ "for /dev outside null, zero, full, random, urandom, tty and the pts")
 	@ForEachLinuxMechanism
 	void rootsDevicesCannotBeOpenedFromTheSandbox(MechanismChoice choice, @TempDir Path directory) {
@@ -174,7 +174,7 @@ class CommandUserBreakInTests {
 	/**
 	 * Held: SIGKILL to {@code outer}, the JVM's child that joined the command user's
 	 * namespace and holds the parent-death signal, ends the whole execution on every
-	 * rung: the command and a child it forked are gone and the execution returns.
+	 * mechanism: the command and a child it forked are gone and the execution returns.
 	 */
 	@ForEachLinuxMechanism
 	void killingOuterEndsTheWholeExecution(MechanismChoice choice, @TempDir Path directory) throws Exception {
@@ -182,7 +182,7 @@ class CommandUserBreakInTests {
 	}
 
 	/**
-	 * Finding (red team of the command user, on the unchanged {@code seccomp} rung):
+	 * Finding (red team of the command user, on the unchanged {@code seccomp} mechanism):
 	 * SIGKILL to the wrapper, {@code outer}'s child ({@code contain}, the child
 	 * subreaper), leaves a grandchild of the command running: the command itself has a
 	 * parent-death signal, what it forks has none, and no PID namespace takes the rest
@@ -191,7 +191,7 @@ class CommandUserBreakInTests {
 	 * tree behind. On bwrap, unshare and namespaces the PID namespace ends with its PID
 	 * 1, which dies with the wrapper.
 	 */
-	@Disabled("finding: on the seccomp rung SIGKILL to the launcher's contain (outer's child) leaves the command's "
+	@Disabled("finding: on the seccomp mechanism SIGKILL to the launcher's contain (outer's child) leaves the command's "
 			+ "forked children running; fix: contain could hold the tree in a process group or cgroup that outer "
 			+ "kills when its wrapper ends, or outer could kill the remaining descendants it finds by PPid chain")
 	@ForEachLinuxMechanism
@@ -206,7 +206,7 @@ class CommandUserBreakInTests {
 	 * user namespaces): SIGSTOP or SIGKILL from a compromised {@code nobody} daemon
 	 * reaches every root JVM's command, which the uid-0 command of before was safe from
 	 * (the same holds for {@code prlimit} lowering the command's limits). Shown with
-	 * signal 0 only. The seccomp rung (still root) holds.
+	 * signal 0 only. The seccomp mechanism (still root) holds.
 	 */
 	@Disabled("finding: a host process running as the command user's uid (default 65534, nobody) can signal a root "
 			+ "JVM's sandboxed command on bwrap, unshare and namespaces; fix: default to a uid that no host account "

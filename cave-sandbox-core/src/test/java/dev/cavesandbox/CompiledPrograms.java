@@ -33,7 +33,7 @@ public final class CompiledPrograms {
 	 */
 	public static Path compile(String name, Path directory, String... options)
 			throws IOException, InterruptedException {
-		RungsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
+		MechanismsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
 		List<String> command = new ArrayList<>(List.of("gcc", "-O2"));
 		command.addAll(List.of(options));
 		command.addAll(List.of("-o", name, name + ".c"));

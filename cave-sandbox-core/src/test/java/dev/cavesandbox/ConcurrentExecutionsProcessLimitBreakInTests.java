@@ -1,13 +1,13 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -20,10 +20,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * One execution's fork storm against another execution of the same JVM (issue 26, point
  * 4: "Two concurrent executions of a root JVM on seccomp: one runs a fork storm up to its
- * limit, the other still runs normally"). The {@code seccomp} rung has no user namespace,
- * so the kernel counts {@code RLIMIT_NPROC} per real uid of the host; when the commands
- * of a root JVM all ran as one command user (65534), a break-in's trees made a concurrent
- * test's forks fail. Now each execution runs as a uid of its own from
+ * limit, the other still runs normally"). The {@code seccomp} mechanism has no user
+ * namespace, so the kernel counts {@code RLIMIT_NPROC} per real uid of the host; when the
+ * commands of a root JVM all ran as one command user (65534), a break-in's trees made a
+ * concurrent test's forks fail. Now each execution runs as a uid of its own from
  * {@code cave.sandbox.linux.command-user-range}. One execution forks until its process
  * limit refuses, and holds its processes; the other, started then, must still fork a few
  * children and finish normally. Run only where the JVM is the host's root: a JVM of

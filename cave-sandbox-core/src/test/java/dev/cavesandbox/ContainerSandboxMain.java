@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -10,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 
 /**
  * Run in a child JVM by {@link ContainerJvm}, inside a container's confinement, with a

@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -21,6 +19,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.egress.EgressAllowList;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.egress.HostResolver;
+import dev.cavesandbox.internal.egress.EgressProxy;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Disabled;
@@ -31,16 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import dev.cavesandbox.egress.EgressAllowList;
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressListener;
-import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.internal.egress.EgressProxy;
-import dev.cavesandbox.egress.HostResolver;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -84,7 +83,7 @@ class EgressBreakInTests {
 		DirectoryTrees.delete(this.srv);
 	}
 
-	static Stream<MechanismChoice> rungsWithANetworkNamespace() {
+	static Stream<MechanismChoice> mechanismsWithANetworkNamespace() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE, MechanismChoice.NAMESPACES);
 	}
 
@@ -272,7 +271,7 @@ class EgressBreakInTests {
 	 * sockets cannot be created; no route but loopback's.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void theCommandFindsNoWayToTheEgressDirectoryThroughTheSandboxsProcesses(MechanismChoice mechanism,
 			@TempDir Path work) throws Exception {
 		Path workDirectory = Files.createDirectory(this.srv.resolve("work"));
@@ -305,12 +304,12 @@ class EgressBreakInTests {
 
 	/**
 	 * A JVM of an unprivileged user (nobody here): the command runs with the JVM's uid,
-	 * in a nested user namespace on unshare and namespaces, below PID 1, the rung's
+	 * in a nested user namespace on unshare and namespaces, below PID 1, the mechanism's
 	 * {@code sh} script, which runs with the same uid of the host and inherits outer's
 	 * egress directory at descriptor 6.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void aNonRootJvmsCommandFindsNoWayToTheEgressDirectoryThroughTheSandboxsProcesses(MechanismChoice choice,
 			@TempDir Path work, @TempDir Path launcherDirectory) throws Exception {
 		NonRootRun run = runAsNobody(choice, work, launcherDirectory);
@@ -376,7 +375,7 @@ class EgressBreakInTests {
 	 * the hidden directories: the second cannot see the first's egress directory.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void anotherExecutionsProxyIsOutOfReachInTheSystemView(MechanismChoice mechanism, @TempDir Path work)
 			throws Exception {
 		String output = concurrently(mechanism, work, SandboxSettings.Filesystem.View.SYSTEM, true);
@@ -385,8 +384,8 @@ class EgressBreakInTests {
 	}
 
 	/**
-	 * The same in the host view ({@code cave.sandbox.filesystem.view=host}) on the rung
-	 * without a mount namespace: socket(AF_UNIX) is refused.
+	 * The same in the host view ({@code cave.sandbox.filesystem.view=host}) on the
+	 * mechanism without a mount namespace: socket(AF_UNIX) is refused.
 	 */
 	@Test
 	void anotherExecutionsProxyIsOutOfReachInTheHostViewOnNamespaces(@TempDir Path work) throws Exception {

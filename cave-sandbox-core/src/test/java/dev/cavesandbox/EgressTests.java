@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -18,6 +17,10 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.ContainerConfinement.Profile;
+import dev.cavesandbox.ContainerConfinement.User;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,16 +31,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import dev.cavesandbox.ContainerConfinement.Profile;
-import dev.cavesandbox.ContainerConfinement.User;
-import dev.cavesandbox.egress.EgressDecision;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The egress allow-list through the executor, on the real kernel, on each rung with a
- * network namespace of its own (this JVM's commands run as its command user when it is
+ * The egress allow-list through the executor, on the real kernel, on each mechanism with
+ * a network namespace of its own (this JVM's commands run as its command user when it is
  * root). Loopback only: the only server is this test's on {@code 127.0.0.1}, reached by
  * the name {@code localhost} or by a name that only the proxy's resolver knows; nothing
  * is ever sent to any other address.
@@ -75,7 +74,7 @@ class EgressTests {
 		this.server.stop(0);
 	}
 
-	static Stream<MechanismChoice> rungsWithANetworkNamespace() {
+	static Stream<MechanismChoice> mechanismsWithANetworkNamespace() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE, MechanismChoice.NAMESPACES);
 	}
 
@@ -89,7 +88,7 @@ class EgressTests {
 	 * proxy that the environment names; each connection is one allowed decision.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void curlPythonAndAChildJvmReachAnAllowedHost(MechanismChoice mechanism, @TempDir Path work) throws Exception {
 		Files.writeString(work.resolve("Fetch.java"),
 				"""
@@ -132,7 +131,7 @@ class EgressTests {
 	 * command ended.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void otherPortsAndHostsAreRefusedAndTheServerSeesNothing(MechanismChoice mechanism) throws Exception {
 		String script = "curl -s -o /dev/null -w 'port %{http_code}\\n' http://localhost:" + port() + "/port\n"
 				+ "curl -s -o /dev/null -w 'host %{http_code}\\n' http://example.test:" + port() + "/host\n"
@@ -153,7 +152,7 @@ class EgressTests {
 	 * loopback is refused (SSRF), and nothing arrives.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void anAllowedNameOfALoopbackAddressIsRefusedWithoutPrivateDestinations(MechanismChoice mechanism)
 			throws Exception {
 		try (ProcessIsolatedExecutor executor = allowing(mechanism, List.of("localhost:" + port()), false)) {
@@ -172,7 +171,7 @@ class EgressTests {
 	 * sandbox's own loopback: refused, and nothing arrives; the proxy was not asked.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void aDirectConnectionStillFails(MechanismChoice mechanism) throws Exception {
 		String script = "import socket\ntry:\n socket.create_connection(('127.0.0.1', " + port()
 				+ "), 5).sendall(b'GET /direct HTTP/1.0\\r\\n\\r\\n')\n print('connected')\n"
@@ -191,7 +190,7 @@ class EgressTests {
 	 * reached.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void theProxyResolvesNamesNotTheSandbox(MechanismChoice mechanism) throws Exception {
 		try (ProcessIsolatedExecutor executor = allowing(mechanism, List.of(SERVICE + ":" + port()), true)) {
 			executor.resolveHostsWith((host) -> {
@@ -303,11 +302,11 @@ class EgressTests {
 	}
 
 	/**
-	 * The seccomp rung has no network namespace: an execution with allowed hosts fails
-	 * with its code before anything runs, and leaves no egress directory behind.
+	 * The seccomp mechanism has no network namespace: an execution with allowed hosts
+	 * fails with its code before anything runs, and leaves no egress directory behind.
 	 */
 	@Test
-	void theSeccompRungRefusesAnAllowList(@TempDir Path workDirectory, @TempDir Path work) throws Exception {
+	void theSeccompMechanismRefusesAnAllowList(@TempDir Path workDirectory, @TempDir Path work) throws Exception {
 		Path marker = work.resolve("ran");
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
 				(builder) -> builder.workDirectory(workDirectory).allowedHosts(List.of("localhost:" + port())))) {
@@ -329,7 +328,7 @@ class EgressTests {
 	 * directory are gone.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void nothingOfTheProxyOutlivesTheExecution(MechanismChoice mechanism, @TempDir Path workDirectory)
 			throws Exception {
 		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
@@ -378,7 +377,7 @@ class EgressTests {
 	}
 
 	/**
-	 * In Docker's default confinement only the seccomp rung remains: an unprivileged
+	 * In Docker's default confinement only the seccomp mechanism remains: an unprivileged
 	 * JVM's execution with an allow-list fails with its code.
 	 */
 	@Test

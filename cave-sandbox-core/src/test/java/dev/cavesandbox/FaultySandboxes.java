@@ -92,8 +92,8 @@ final class FaultySandboxes {
 				case NAMESPACES -> withBinary(mechanism,
 						(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault) : rewriting(directory,
 								"unshare", "/usr/bin/unshare", "", "", "--no-mount-namespace) continue ;;"));
-				// The seccomp rung runs nothing but the launcher, whose SHA-256 the probe
-				// checks: there is no wrapper to give a fault.
+				// The seccomp mechanism runs nothing but the launcher, whose
+				// SHA-256 the probe checks: there is no wrapper to give a fault.
 				default -> throw new IllegalArgumentException("no faulty wrapper for " + mechanism + " yet: add one");
 			};
 		}
@@ -107,7 +107,7 @@ final class FaultySandboxes {
 	 * given one.
 	 * @param mechanism a Linux mechanism of {@link LinuxMechanisms#ALL}
 	 * @param binary the binary in place of {@code bwrap} or {@code unshare} (the launcher
-	 * for the seccomp rung)
+	 * for the seccomp mechanism)
 	 * @return the settings
 	 */
 	static SandboxSettings.Builder withBinary(MechanismChoice mechanism, Path binary) {
@@ -117,7 +117,7 @@ final class FaultySandboxes {
 		return switch (mechanism) {
 			case BWRAP -> settings.bwrapPath(binary);
 			case UNSHARE, NAMESPACES -> settings.unsharePath(binary);
-			// The launcher is the seccomp rung's only binary.
+			// The launcher is the seccomp mechanism's only binary.
 			case SECCOMP -> settings.launcherPath(binary);
 			default -> throw new IllegalArgumentException("no binary of its own for " + mechanism + " yet: add it");
 		};

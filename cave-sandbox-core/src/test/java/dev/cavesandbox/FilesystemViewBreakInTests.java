@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -29,11 +29,11 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * Break-in attempts on the system filesystem view (issue 13), by a command of this (root)
- * JVM on every rung: read a file of the host outside the view, or a masked secret, by any
- * path other than its own. Each planted secret is a file of mode 644 holding a marker
- * that only this test knows, in {@code /srv} and in {@code /root} (and, for the masks, in
- * {@code /etc/ssh}); every attempt has an unisolated control that reads the marker, so
- * that a test fails when the boundary breaks. Everything planted is removed.
+ * JVM on every mechanism: read a file of the host outside the view, or a masked secret,
+ * by any path other than its own. Each planted secret is a file of mode 644 holding a
+ * marker that only this test knows, in {@code /srv} and in {@code /root} (and, for the
+ * masks, in {@code /etc/ssh}); every attempt has an unisolated control that reads the
+ * marker, so that a test fails when the boundary breaks. Everything planted is removed.
  */
 @EnabledOnOs(OS.LINUX)
 class FilesystemViewBreakInTests {
@@ -74,9 +74,10 @@ class FilesystemViewBreakInTests {
 	 * directly, through {@code /proc/self/root}, {@code /proc/1/root} or
 	 * {@code /proc/1/cwd}, by {@code ..} from the working directory, through the
 	 * {@code root}, {@code cwd}, {@code fd} and {@code map_files} of any other process in
-	 * sight (Landlock rungs: the host's {@code /proc}), by {@code open_by_handle_at(2)}
-	 * of its handle, nor by a hard link into the working directory (which lies on the
-	 * same file system); unisolated, every one of these attempts reads it.
+	 * sight (Landlock mechanisms: the host's {@code /proc}), by
+	 * {@code open_by_handle_at(2)} of its handle, nor by a hard link into the working
+	 * directory (which lies on the same file system); unisolated, every one of these
+	 * attempts reads it.
 	 */
 	@ForEachLinuxMechanism
 	void hostFilesOutsideTheViewCannotBeReadByAnyPath(MechanismChoice choice, @TempDir Path work) throws Exception {

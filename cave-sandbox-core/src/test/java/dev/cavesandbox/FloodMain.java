@@ -1,10 +1,11 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.process.ProcessRunnerTests;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
 
 /**
  * Run in a child JVM with a small heap by {@link ProcessRunnerTests}, with the mechanism

@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -37,25 +37,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A hostile process tree against the teardown of every rung (issue 26, point 1: a
+ * A hostile process tree against the teardown of every mechanism (issue 26, point 1: a
  * break-in attempt whose tree outlived a 4 s timeout by up to a minute on the seccomp
- * rung, and once left 303 running processes to init). The tree ({@code hostile-tree.c},
- * compiled here with gcc) runs lanes of processes that each fork their successor and
- * exit, continue each other's stopped processes and re-grow lanes that died, optionally
- * below a helper that is a child subreaper ignoring SIGCHLD, while the command itself
- * exits after 300 ms or stays. Whatever ends it (the timeout, a cancel by interrupting
- * the thread in {@code execute}, {@code close()} of the executor,
+ * mechanism, and once left 303 running processes to init). The tree
+ * ({@code hostile-tree.c}, compiled here with gcc) runs lanes of processes that each fork
+ * their successor and exit, continue each other's stopped processes and re-grow lanes
+ * that died, optionally below a helper that is a child subreaper ignoring SIGCHLD, while
+ * the command itself exits after 300 ms or stays. Whatever ends it (the timeout, a cancel
+ * by interrupting the thread in {@code execute}, {@code close()} of the executor,
  * {@link SandboxedProcess#destroy()}), the call returns within the timeout (where it
  * applies) plus the kill grace period plus one second, measured around the call, and no
  * process of the tree is left (a scan of /proc for its marker, each found one reported
  * with its state, parent and uid). The bound is the issue's, not a goal of speed.
  * <p>
  * Run by this (root) JVM, whose commands run as the command user, and by a JVM of nobody
- * ({@link ContainerJvm} without confinement), on every rung: each shape of the tree where
- * there is no PID namespace ({@code seccomp}: one kill of the command's process group),
- * fewer where the PID namespace dies with its PID 1. Some with a CPU hog of the test's
- * own on every core. A tree that a failed teardown left behind ends itself when its stop
- * file appears, and the test kills what it stopped by its marker.
+ * ({@link ContainerJvm} without confinement), on every mechanism: each shape of the tree
+ * where there is no PID namespace ({@code seccomp}: one kill of the command's process
+ * group), fewer where the PID namespace dies with its PID 1. Some with a CPU hog of the
+ * test's own on every core. A tree that a failed teardown left behind ends itself when
+ * its stop file appears, and the test kills what it stopped by its marker.
  */
 @Tag("slow")
 @EnabledOnOs(OS.LINUX)
@@ -121,8 +121,9 @@ class HostileTreeTeardownBreakInTests {
 
 	/**
 	 * Every shape of the tree on {@code seccomp} (no PID namespace: the launcher's
-	 * subreaper and the JVM take the tree down); on the rungs whose PID namespace dies
-	 * with its PID 1, the issue's tree, the largest under load, and a command that stays.
+	 * subreaper and the JVM take the tree down); on the mechanisms whose PID namespace
+	 * dies with its PID 1, the issue's tree, the largest under load, and a command that
+	 * stays.
 	 */
 	static Stream<Arguments> timeoutsOfARootJvm() {
 		List<Arguments> arguments = new ArrayList<>();
@@ -164,7 +165,7 @@ class HostileTreeTeardownBreakInTests {
 
 	/**
 	 * Every shape but one on {@code seccomp}, where the command runs as the JVM's own
-	 * user; the issue's tree under load on the other rungs.
+	 * user; the issue's tree under load on the other mechanisms.
 	 */
 	static Stream<Arguments> timeoutsOfAnUnprivilegedJvm() {
 		List<Arguments> arguments = new ArrayList<>();

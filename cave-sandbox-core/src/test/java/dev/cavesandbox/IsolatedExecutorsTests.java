@@ -1,12 +1,12 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -31,7 +31,7 @@ class IsolatedExecutorsTests {
 	/**
 	 * The command runs as the JVM's uid, except a host root JVM's: as the command user
 	 * (65534 by default; on seccomp a uid of the command user range of its own), so that
-	 * the process limit holds, on every rung (the default work directory,
+	 * the process limit holds, on every mechanism (the default work directory,
 	 * {@code java.io.tmpdir}, is one the command user can reach).
 	 */
 	@ForEachLinuxMechanism

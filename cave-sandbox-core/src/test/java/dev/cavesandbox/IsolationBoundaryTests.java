@@ -1,10 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
-import dev.cavesandbox.internal.probe.LinuxProbe;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,7 +12,6 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -26,7 +20,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,7 +54,7 @@ import static org.awaitility.Awaitility.await;
  * connections and datagrams queue in the order they came, so the listener returns the
  * control's message alone.
  * <p>
- * A rung that does not give a namespace
+ * A mechanism that does not give a namespace
  * ({@link dev.cavesandbox.internal.mechanism.SandboxMechanism#namespaces()}; its verdict
  * names it under {@code not given: }) is asked what stands in for it instead: without a
  * mount namespace the seccomp filter refuses {@code socket(AF_UNIX)} and Landlock refuses
@@ -118,8 +117,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without a network namespace refuses a request for a private loopback with a
-	 * code, rather than running the command on the host's network stack.
+	 * A mechanism without a network namespace refuses a request for a private loopback
+	 * with a code, rather than running the command on the host's network stack.
 	 */
 	private static void assertPrivateLoopbackRefused(MechanismChoice mechanism, ExecutionRequest request) {
 		assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: network namespace"));
@@ -172,8 +171,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * With a private loopback the connection fails with one of the errors; a rung without
-	 * a network namespace refuses the request.
+	 * With a private loopback the connection fails with one of the errors; a mechanism
+	 * without a network namespace refuses the request.
 	 */
 	private static void assertTcpWithAPrivateLoopbackFails(MechanismChoice mechanism, String address,
 			LoopbackListeners.Tcp listener, String... errors) {
@@ -223,8 +222,8 @@ class IsolationBoundaryTests {
 	 * (through a nested mount namespace inside the sandbox), so that even a broken
 	 * sandbox would send its query to loopback only. Binding port 53 needs root. The
 	 * resolver file lies in the working directory, since the rest of /tmp is hidden from
-	 * the command. Landlock refuses every mount to a rung without a mount namespace, so
-	 * there the command sends a DNS query of its own making to 127.0.0.1:53 instead of
+	 * the command. Landlock refuses every mount to a mechanism without a mount namespace,
+	 * so there the command sends a DNS query of its own making to 127.0.0.1:53 instead of
 	 * asking the resolver (which would ask the host's name servers).
 	 */
 	@ForEachLinuxMechanism
@@ -327,9 +326,9 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without a network namespace shows the host's interfaces, and refuses the
-	 * command every socket instead (no address given, nothing sent); one without a PID
-	 * namespace names it in its verdict.
+	 * A mechanism without a network namespace shows the host's interfaces, and refuses
+	 * the command every socket instead (no address given, nothing sent); one without a
+	 * PID namespace names it in its verdict.
 	 */
 	@ForEachLinuxMechanism
 	void childSeesOnlyLoopbackInItsOwnPidNamespace(MechanismChoice mechanism) throws IOException {
@@ -390,8 +389,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * The caller's uid, except for a host root JVM's command user: on the seccomp rung a
-	 * uid of the command user range of its own, elsewhere the command user.
+	 * The caller's uid, except for a host root JVM's command user: on the seccomp
+	 * mechanism a uid of the command user range of its own, elsewhere the command user.
 	 */
 	@ForEachLinuxMechanism
 	void childKeepsTheCallersUid(MechanismChoice mechanism) throws IOException {
@@ -410,8 +409,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Whether the command runs as the command user: a host root JVM's, on every rung (the
-	 * default work directory is one the seccomp rung's command user can pass).
+	 * Whether the command runs as the command user: a host root JVM's, on every mechanism
+	 * (the default work directory is one the seccomp mechanism's command user can pass).
 	 */
 	private static boolean commandUser(MechanismChoice mechanism) {
 		return "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace();
@@ -467,7 +466,7 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * What a unix socket client gets on a rung with a mount namespace (the given
+	 * What a unix socket client gets on a mechanism with a mount namespace (the given
 	 * message), and on one without: the filter refuses {@code socket(AF_UNIX)}.
 	 */
 	private static String unixSocketRefusal(MechanismChoice mechanism, String withMountNamespace) {
@@ -492,9 +491,9 @@ class IsolationBoundaryTests {
 	/**
 	 * The control that shows why directories are hidden: the same mechanism without
 	 * hidden directories (but the home of the private directories) lets the command reach
-	 * a host socket, network namespace or not. A rung without a mount namespace hides
-	 * nothing either way, and refuses {@code socket(AF_UNIX)} instead: the socket stays
-	 * unreachable.
+	 * a host socket, network namespace or not. A mechanism without a mount namespace
+	 * hides nothing either way, and refuses {@code socket(AF_UNIX)} instead: the socket
+	 * stays unreachable.
 	 */
 	@ForEachLinuxMechanism
 	void withoutHiddenDirectoriesAHostSocketIsReachable(MechanismChoice mechanism) throws IOException {
@@ -534,9 +533,10 @@ class IsolationBoundaryTests {
 	/**
 	 * The tmpfs over a hidden directory belongs to a namespace in which the command has
 	 * no capability, and a namespace the command creates itself copies the mounts locked
-	 * together (mount_namespaces(7)): neither way uncovers the host's directory. A rung
-	 * without a mount namespace has nothing to uncover: the attempts fail (no capability,
-	 * Landlock refuses mounts) and the socket in sight is refused by the filter.
+	 * together (mount_namespaces(7)): neither way uncovers the host's directory. A
+	 * mechanism without a mount namespace has nothing to uncover: the attempts fail (no
+	 * capability, Landlock refuses mounts) and the socket in sight is refused by the
+	 * filter.
 	 */
 	@ForEachLinuxMechanism
 	void commandCannotUncoverAHiddenDirectory(MechanismChoice mechanism, @TempDir Path directory) throws IOException {
@@ -560,7 +560,7 @@ class IsolationBoundaryTests {
 
 	/**
 	 * What stays visible by design: the working directory, so a socket placed in it is
-	 * reachable. Not on a rung without a mount namespace, whose filter refuses every
+	 * reachable. Not on a mechanism without a mount namespace, whose filter refuses every
 	 * {@code socket(AF_UNIX)}: nothing arrives there.
 	 */
 	@ForEachLinuxMechanism
@@ -720,8 +720,8 @@ class IsolationBoundaryTests {
 	 * Outside the working directory the command changes no file's mode or times either: a
 	 * file of the JVM's user made writable by others, or a directory of the JVM's made
 	 * open to them, is a write by another name. The read-only root refuses both (EROFS).
-	 * Landlock handles no such right, so a rung without a mount namespace does not give
-	 * it: its verdict says so (a {@code not given:} fact), and a write to the file's
+	 * Landlock handles no such right, so a mechanism without a mount namespace does not
+	 * give it: its verdict says so (a {@code not given:} fact), and a write to the file's
 	 * contents is still refused. The control shows that the JVM's user may change both.
 	 */
 	@ForEachLinuxMechanism
@@ -754,7 +754,7 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without a mount namespace has no read-only bind to leave out: Landlock
+	 * A mechanism without a mount namespace has no read-only bind to leave out: Landlock
 	 * refuses writes outside the working directory whatever the setting, and its verdict
 	 * says so.
 	 */
@@ -768,7 +768,7 @@ class IsolationBoundaryTests {
 		if (!gives(mechanism, LinuxNamespace.MOUNT)) {
 			assertThat(capability.verified())
 				.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed; "
-						+ "readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same");
+						+ "readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same");
 			try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
 				ExecutionResult result = executor.execute("touch", file.toString());
 				assertThat(result.exitCode()).isNotZero();
@@ -805,11 +805,11 @@ class IsolationBoundaryTests {
 
 	/**
 	 * Whether the command may write each file, a line each ({@code writable} or
-	 * {@code read-only}), found without writing: with access(2) on a rung with a mount
-	 * namespace, whose read-only mounts answer EROFS. Without one, {@code /proc} is the
-	 * host's and access(2) does not ask Landlock: the command opens each file for writing
-	 * (open(2) is where Landlock refuses) and closes it without writing a byte (a sysctl
-	 * or sysrq acts on write(2) only).
+	 * {@code read-only}), found without writing: with access(2) on a mechanism with a
+	 * mount namespace, whose read-only mounts answer EROFS. Without one, {@code /proc} is
+	 * the host's and access(2) does not ask Landlock: the command opens each file for
+	 * writing (open(2) is where Landlock refuses) and closes it without writing a byte (a
+	 * sysctl or sysrq acts on write(2) only).
 	 */
 	private static ExecutionResult writability(MechanismChoice mechanism, String... files) {
 		if (gives(mechanism, LinuxNamespace.MOUNT)) {
@@ -868,8 +868,8 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without an IPC namespace names it in its verdict; nothing stands in for it
-	 * (System V IPC and POSIX message queues of the JVM's user are in reach there).
+	 * A mechanism without an IPC namespace names it in its verdict; nothing stands in for
+	 * it (System V IPC and POSIX message queues of the JVM's user are in reach there).
 	 */
 	@ForEachLinuxMechanism
 	void commandHasItsOwnIpcNamespace(MechanismChoice mechanism) throws IOException {
@@ -877,7 +877,7 @@ class IsolationBoundaryTests {
 			assertThat(verdict(mechanism)).anyMatch((fact) -> fact.startsWith("not given: IPC namespace"));
 		}
 		Assumptions.assumeTrue(gives(mechanism, LinuxNamespace.IPC),
-				"the " + mechanism + " rung gives no IPC namespace, and nothing stands in for it");
+				"the " + mechanism + " mechanism gives no IPC namespace, and nothing stands in for it");
 		String host = Files.readSymbolicLink(Path.of("/proc/self/ns/ipc")).toString();
 		assertThat(unisolated.execute("readlink", "/proc/self/ns/ipc").stdoutText()).isEqualTo(host + "\n");
 		ExecutionResult result = isolated(mechanism).execute("readlink", "/proc/self/ns/ipc");
@@ -886,10 +886,10 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * No capability, except for a host root JVM's command user on the rungs with a user
-	 * namespace, which keeps {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over
-	 * root:root files (see {@link LauncherCommandUserTests}); on the seccomp rung, a uid
-	 * of the host, it has none.
+	 * No capability, except for a host root JVM's command user on the mechanisms with a
+	 * user namespace, which keeps {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over
+	 * root:root files (see {@link LauncherCommandUserTests}); on the seccomp mechanism, a
+	 * uid of the host, it has none.
 	 */
 	@ForEachLinuxMechanism
 	void commandHasNoCapabilities(MechanismChoice mechanism) {
@@ -1009,8 +1009,7 @@ class IsolationBoundaryTests {
 			ExecutionResult result = isolated(mechanism).execute(request);
 			assertThat(result.exitCode()).isNotZero();
 			// Without a private loopback the filter refuses the socket; with one, lo is
-			// up
-			// and nothing listens there.
+			// up and nothing listens there.
 			assertThat(result.stderrText()).contains(loopback ? "Connection refused" : NO_ADDRESS_FAMILY);
 			ExecutionResult control = unisolated.execute("bash", "-c", tcpSend("127.0.0.1", listener, "control"));
 			assertThat(control.exitCode()).as(control.stderrText()).isZero();
@@ -1019,7 +1018,7 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * A rung without a network namespace is unavailable where a private loopback is
+	 * A mechanism without a network namespace is unavailable where a private loopback is
 	 * required, with the cause that names it.
 	 */
 	@ForEachLinuxMechanism
@@ -1042,8 +1041,9 @@ class IsolationBoundaryTests {
 	/**
 	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a
 	 * loopback request, while unshare cannot: its verdict says so, a loopback request is
-	 * refused with a code, and requiring a loopback makes it unavailable. A rung without
-	 * a network namespace needs no {@code ip} and has no loopback to give either way.
+	 * refused with a code, and requiring a loopback makes it unavailable. A mechanism
+	 * without a network namespace needs no {@code ip} and has no loopback to give either
+	 * way.
 	 */
 	@ForEachLinuxMechanism
 	void withoutTheIpBinaryOnlyBubblewrapProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
@@ -1078,7 +1078,7 @@ class IsolationBoundaryTests {
 
 	/**
 	 * A command that ignores SIGTERM runs into its timeout with three children: one that
-	 * attempted a session of its own ({@code setsid}, refused on every rung:
+	 * attempted a session of its own ({@code setsid}, refused on every mechanism:
 	 * {@link NewSession}; it runs once the refusal, which the command's stderr shows, has
 	 * come), one that ignores SIGTERM and one that does not; none is left. The timeout
 	 * leaves the sandbox and the shells time to start on a loaded machine.
@@ -1099,8 +1099,9 @@ class IsolationBoundaryTests {
 
 	/**
 	 * A daemon that the command leaves behind (a double fork, so that it is orphaned, in
-	 * a session of its own where the rung gives one: {@link NewSession}) does not outlive
-	 * a command that exits by itself. The command exits only once the daemon runs.
+	 * a session of its own where the mechanism gives one: {@link NewSession}) does not
+	 * outlive a command that exits by itself. The command exits only once the daemon
+	 * runs.
 	 */
 	@ForEachLinuxMechanism
 	void normalExitLeavesNoBackgroundProcess(MechanismChoice mechanism) {

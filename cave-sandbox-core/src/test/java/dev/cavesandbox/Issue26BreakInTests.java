@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +21,7 @@ import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.internal.egress.EgressProxy;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
@@ -39,16 +39,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Break-in attempts on the claims of issue 26, by a helper who did not build them: on the
- * seccomp rung, no process of a command's tree leaves its process group or outruns
+ * seccomp mechanism, no process of a command's tree leaves its process group or outruns
  * {@code contain}'s single {@code kill(-group, SIGKILL)}, and the result arrives within
  * the timeout, the kill grace period and one second; no process that the sandbox starts
  * can be inspected through {@code /proc} by the command; each execution of a root JVM on
- * the seccomp rung has a uid of its own that no other execution reaches. The attempts are
- * a C program ({@code issue26-attempts.c}, compiled here with {@code gcc -static}) whose
- * every mode ends itself at a deadline or when a stop file appears. Attempts that were
- * held are passing tests; one that got through would be a failing test, disabled as a
- * finding. The heavy ones load both cores with a CPU hog of the test's own while they
- * run.
+ * the seccomp mechanism has a uid of its own that no other execution reaches. The
+ * attempts are a C program ({@code issue26-attempts.c}, compiled here with
+ * {@code gcc -static}) whose every mode ends itself at a deadline or when a stop file
+ * appears. Attempts that were held are passing tests; one that got through would be a
+ * failing test, disabled as a finding. The heavy ones load both cores with a CPU hog of
+ * the test's own while they run.
  */
 @EnabledOnOs(OS.LINUX)
 class Issue26BreakInTests {
@@ -90,7 +90,8 @@ class Issue26BreakInTests {
 		return LinuxMechanisms.isolated(choice, (builder) -> customizer.apply(builder.timeout(Duration.ofSeconds(60))));
 	}
 
-	// ---- 1. the seccomp rung's process group and its one kill -------------------------
+	// ---- 1. the seccomp mechanism's process group and its one kill
+	// -------------------------
 
 	/**
 	 * Every process of the tree clones its successor with {@code CLONE_PARENT}, so that
@@ -196,8 +197,8 @@ class Issue26BreakInTests {
 
 	/**
 	 * Finding: a command that merely ignores SIGTERM and outlives a 3 s timeout on the
-	 * seccomp rung gets its result after about 6 s, beyond timeout + grace (1 s) + 1 s,
-	 * and often as a {@link ProcessTreeSurvivedException} naming a process that is not
+	 * seccomp mechanism gets its result after about 6 s, beyond timeout + grace (1 s) + 1
+	 * s, and often as a {@link ProcessTreeSurvivedException} naming a process that is not
 	 * the command's: {@code contain} itself ({@code Name: 4} from its argv[0]
 	 * {@code /proc/self/fd/4}, {@code State: Z (zombie)}, {@code PPid: 1},
 	 * {@code Uid: 0}). The teardown kills outer, so {@code contain} (which then kills the
@@ -299,7 +300,7 @@ class Issue26BreakInTests {
 
 	// ---- 2. the sandbox's own processes through /proc ---------------------------------
 
-	static Stream<MechanismChoice> rungsWithEgress() {
+	static Stream<MechanismChoice> mechanismsWithEgress() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE, MechanismChoice.NAMESPACES);
 	}
 
@@ -312,8 +313,8 @@ class Issue26BreakInTests {
 	 * {@code syscall}, 25 executions in a row with both cores loaded. On namespaces the
 	 * {@code /proc} is the host's, so this also tries outer, unshare, the JVM and every
 	 * other host process. Observed: held (no link read, no path opened through one, no
-	 * byte of another process's memory files, on any rung). What the command does see:
-	 * the descriptor <em>numbers</em> of PID 1 and the bridge (bwrap: /proc/1/fd 3,
+	 * byte of another process's memory files, on any mechanism). What the command does
+	 * see: the descriptor <em>numbers</em> of PID 1 and the bridge (bwrap: /proc/1/fd 3,
 	 * /proc/2/fd 4; unshare: /proc/1/fd 3 and the bridge's 4), since its
 	 * {@code CAP_DAC_OVERRIDE} passes the directory's mode; readlink and open of each
 	 * entry are refused (ptrace access). On namespaces, where {@code /proc} is the
@@ -322,7 +323,7 @@ class Issue26BreakInTests {
 	 * path is reachable through them.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithEgress")
+	@MethodSource("mechanismsWithEgress")
 	void aRootJvmsCommandInspectsNoProcessThroughProc(MechanismChoice choice, @TempDir Path work) throws Exception {
 		Files.copy(program, work.resolve(PROGRAM), StandardCopyOption.REPLACE_EXISTING);
 		try (ProcessIsolatedExecutor executor = executor(choice,
@@ -339,7 +340,7 @@ class Issue26BreakInTests {
 	 * the numbers of the descriptors of nobody's own outer and unshare processes).
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithEgress")
+	@MethodSource("mechanismsWithEgress")
 	void aNobodyJvmsCommandInspectsNoProcessThroughProc(MechanismChoice choice, @TempDir Path work,
 			@TempDir Path launcherDirectory, @TempDir Path egressHome) throws Exception {
 		Files.copy(program, work.resolve(PROGRAM), StandardCopyOption.REPLACE_EXISTING);
@@ -362,8 +363,8 @@ class Issue26BreakInTests {
 	}
 
 	/**
-	 * On the seccomp rung (root JVM) the spinner sees the host's {@code /proc}: outer,
-	 * {@code contain}, the JVM, other executions. Observed: held.
+	 * On the seccomp mechanism (root JVM) the spinner sees the host's {@code /proc}:
+	 * outer, {@code contain}, the JVM, other executions. Observed: held.
 	 */
 	@Test
 	void aSeccompCommandInspectsNoProcessThroughProc(@TempDir Path work) throws Exception {
@@ -372,9 +373,9 @@ class Issue26BreakInTests {
 	}
 
 	/**
-	 * The spinner from a JVM of nobody on the seccomp rung: outer and {@code contain} run
-	 * as the command's own uid on the host, where only their non-dumpable state and
-	 * Landlock's ptrace rule keep the command out. Observed: held.
+	 * The spinner from a JVM of nobody on the seccomp mechanism: outer and
+	 * {@code contain} run as the command's own uid on the host, where only their
+	 * non-dumpable state and Landlock's ptrace rule keep the command out. Observed: held.
 	 */
 	@Test
 	void aNobodyJvmsSeccompCommandInspectsNoProcessThroughProc(@TempDir Path work, @TempDir Path launcherDirectory)
@@ -388,7 +389,7 @@ class Issue26BreakInTests {
 		spinReachesNothing("SECCOMP (nobody's JVM)", () -> NobodyCommandLines.run(command, work).output());
 	}
 
-	// ---- 3. one uid per execution on the seccomp rung
+	// ---- 3. one uid per execution on the seccomp mechanism
 	// ----------------------------------
 
 	/**

@@ -1,8 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,7 +10,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -24,12 +24,12 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * The command user of a JVM running as the host's root ({@code --command-user}, see
- * {@link dev.cavesandbox.internal.launcher.Launcher}): on the rungs with a user namespace
- * the command runs as {@code cave.sandbox.linux.command-user} (default 65534) with
- * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that the
- * process limit holds; it still writes the root JVM's working directories, and gains
- * nothing over files of other owners. On the seccomp rung, which has no user namespace,
- * each execution runs as a uid of the host of its own from
+ * {@link dev.cavesandbox.internal.launcher.Launcher}): on the mechanisms with a user
+ * namespace the command runs as {@code cave.sandbox.linux.command-user} (default 65534)
+ * with {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over root:root files only, so that
+ * the process limit holds; it still writes the root JVM's working directories, and gains
+ * nothing over files of other owners. On the seccomp mechanism, which has no user
+ * namespace, each execution runs as a uid of the host of its own from
  * {@code cave.sandbox.linux.command-user-range} (default 65536-66559), all with the
  * command user's gid ({@code --command-group}), without any capability, and the working
  * directory's group is that gid for the execution. With command user 0 it stays root. Run
@@ -50,7 +50,7 @@ class LauncherCommandUserTests {
 	/**
 	 * The command's identity: uid and gid 65534 without supplementary groups, only
 	 * {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} (bounding set included), in a user
-	 * namespace that maps only 0 and 65534; on the seccomp rung, in the host's user
+	 * namespace that maps only 0 and 65534; on the seccomp mechanism, in the host's user
 	 * namespace, a uid of the command user range with gid 65534, without any capability.
 	 * The probe's facts say which.
 	 */
@@ -124,7 +124,7 @@ class LauncherCommandUserTests {
 	}
 
 	/**
-	 * The seccomp rung's command user, a uid of the host without capabilities: the
+	 * The seccomp mechanism's command user, a uid of the host without capabilities: the
 	 * application's working directory (root's, 0700) is its group's for the execution
 	 * only, so that it writes it, and reaches it by its path ({@code TMPDIR}); it reads
 	 * the files there that others may read, not root's 0600 one, nor {@code /etc/shadow};
@@ -136,7 +136,7 @@ class LauncherCommandUserTests {
 	 * directory is the same, in a home that others may pass through (0711) but not list.
 	 */
 	@org.junit.jupiter.api.Test
-	void onTheSeccompRungTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
+	void onTheSeccompMechanismTheCommandUserHasTheWorkingDirectorysGroupForTheExecutionOnly(@TempDir Path directory)
 			throws Exception {
 		Path input = Files.writeString(directory.resolve("input"), "for everyone\n");
 		Files.setPosixFilePermissions(input, PosixFilePermissions.fromString("rw-r--r--"));
@@ -175,9 +175,9 @@ class LauncherCommandUserTests {
 	}
 
 	/**
-	 * A work directory that the seccomp rung's command user cannot pass through (mode
-	 * 0700): the probe sees it, the commands stay root, and the facts say why the process
-	 * limit does not hold, with the fix.
+	 * A work directory that the seccomp mechanism's command user cannot pass through
+	 * (mode 0700): the probe sees it, the commands stay root, and the facts say why the
+	 * process limit does not hold, with the fix.
 	 */
 	@org.junit.jupiter.api.Test
 	void aWorkDirectoryTheCommandUserCannotReachKeepsSeccompCommandsRootAndSaysWhy(@TempDir Path workDirectory)

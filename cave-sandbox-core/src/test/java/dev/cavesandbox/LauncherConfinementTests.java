@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -13,6 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
@@ -108,10 +108,10 @@ class LauncherConfinementTests {
 	}
 
 	/**
-	 * What every attempt gives inside a mechanism without a private loopback: on a rung
-	 * without a mount namespace, Landlock refuses writes outside the working directory,
-	 * and {@code /proc/PID/mem} opened for writing is outside it even for the command's
-	 * own child.
+	 * What every attempt gives inside a mechanism without a private loopback: on a
+	 * mechanism without a mount namespace, Landlock refuses writes outside the working
+	 * directory, and {@code /proc/PID/mem} opened for writing is outside it even for the
+	 * command's own child.
 	 */
 	private static Map<String, String> refused(MechanismChoice mechanism) {
 		Map<String, String> refused = new LinkedHashMap<>(REFUSED);
@@ -140,9 +140,9 @@ class LauncherConfinementTests {
 	}
 
 	/**
-	 * A private loopback opens inet sockets and nothing else; a rung without a network
-	 * namespace refuses the request with a code instead of running it on the host's
-	 * network stack.
+	 * A private loopback opens inet sockets and nothing else; a mechanism without a
+	 * network namespace refuses the request with a code instead of running it on the
+	 * host's network stack.
 	 */
 	@ForEachLinuxMechanism
 	void privateLoopbackAllowsInetSocketsAndNothingElse(MechanismChoice mechanism, @TempDir Path directory)
@@ -221,9 +221,9 @@ class LauncherConfinementTests {
 	 * {@code /proc/keys} lists every key the command's uid may view, whatever keyring
 	 * holds it (keyrings(7)): the same uid inside as outside sees the description of the
 	 * JVM's session key (not its payload). Fails today: nothing hides {@code /proc/keys}
-	 * in the sandbox. A rung without a mount namespace has no {@code /proc} of its own,
-	 * as its verdict says: the key's description is listed there, and what stays is that
-	 * its payload cannot be read.
+	 * in the sandbox. A mechanism without a mount namespace has no {@code /proc} of its
+	 * own, as its verdict says: the key's description is listed there, and what stays is
+	 * that its payload cannot be read.
 	 */
 	@ForEachLinuxMechanism
 	void sessionKeyIsNotListedInProcKeys(MechanismChoice choice, @TempDir Path directory) throws Exception {

@@ -1,12 +1,12 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.launcher.LauncherInstallation;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;

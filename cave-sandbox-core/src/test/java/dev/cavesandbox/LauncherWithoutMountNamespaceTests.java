@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +18,7 @@ import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -34,14 +34,15 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The launcher without a mount namespace ({@code --no-mount-namespace}), run directly by
- * {@code outer} in the host's namespaces, as the rungs without namespaces run it:
- * {@code exec} (the namespaces rung's last step) and {@code contain} (the seccomp rung's
- * wrapper). Nothing hides the host's files, sockets or processes here, so what confines
- * the command is the launcher alone: its seccomp filter (no {@code socket(AF_UNIX)}, no
- * {@code AF_INET} without a private loopback) and its Landlock layer (writes only in the
- * working directory, no signal to and no ptrace-mode access of processes outside the
- * command's own). Each attempt has a control outside the launcher; every run is made by
- * root and by an unprivileged user (nobody) through {@code setpriv}.
+ * {@code outer} in the host's namespaces, as the mechanisms without namespaces run it:
+ * {@code exec} (the namespaces mechanism's last step) and {@code contain} (the seccomp
+ * mechanism's wrapper). Nothing hides the host's files, sockets or processes here, so
+ * what confines the command is the launcher alone: its seccomp filter (no
+ * {@code socket(AF_UNIX)}, no {@code AF_INET} without a private loopback) and its
+ * Landlock layer (writes only in the working directory, no signal to and no ptrace-mode
+ * access of processes outside the command's own). Each attempt has a control outside the
+ * launcher; every run is made by root and by an unprivileged user (nobody) through
+ * {@code setpriv}.
  * <p>
  * Then {@code contain}: what the command leaves behind (a {@code setsid} double-forked
  * daemon) is killed when the command exits and when {@code outer} is killed, and the
@@ -124,7 +125,7 @@ class LauncherWithoutMountNamespaceTests {
 	}
 
 	/**
-	 * With a private loopback (the namespaces rung's option) the filter leaves
+	 * With a private loopback (the namespaces mechanism's option) the filter leaves
 	 * {@code AF_INET} to the network namespace and Landlock leaves TCP alone; AF_UNIX is
 	 * still refused.
 	 */

@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -12,18 +10,20 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The one list of Linux mechanisms that every behavioural test of the sandbox runs for: a
  * test annotated {@link ForEachLinuxMechanism} runs once per entry, so a new mechanism (a
- * rung of the ladder) joins every such test by being added to {@link #ALL}. A mechanism
- * that the probe does not verify on the test host fails the test rather than skipping it:
- * CI installs every mechanism.
+ * mechanism of the ladder) joins every such test by being added to {@link #ALL}. A
+ * mechanism that the probe does not verify on the test host fails the test rather than
+ * skipping it: CI installs every mechanism.
  */
 public final class LinuxMechanisms {
 
@@ -59,8 +59,8 @@ public final class LinuxMechanisms {
 
 	/**
 	 * Return the namespaces that a mechanism gives the command, as the probe verified it
-	 * with the default settings: a test keys on them what it asserts of a rung that does
-	 * not claim a namespace (its probe facts name it under {@code not given: }).
+	 * with the default settings: a test keys on them what it asserts of a mechanism that
+	 * does not claim a namespace (its probe facts name it under {@code not given: }).
 	 * @param mechanism the mechanism
 	 * @return the namespaces of {@link SandboxMechanism#namespaces()}
 	 */
@@ -83,8 +83,8 @@ public final class LinuxMechanisms {
 	}
 
 	/**
-	 * Give a working directory's group to the command user of the seccomp rung, as the
-	 * executor does for each execution, for a test that runs a verified command line
+	 * Give a working directory's group to the command user of the seccomp mechanism, as
+	 * the executor does for each execution, for a test that runs a verified command line
 	 * itself (a root JVM's command user there is a uid of the host, which could not
 	 * write, or even enter, a directory of mode 0700).
 	 * @param mechanism the mechanism whose command line runs in the directory

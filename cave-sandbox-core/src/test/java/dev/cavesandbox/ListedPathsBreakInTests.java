@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.Closeable;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,10 +9,12 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,13 +40,13 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 @EnabledOnOs(OS.LINUX)
 class ListedPathsBreakInTests {
 
-	static Stream<Arguments> rungsAndUsers() {
+	static Stream<Arguments> mechanismsAndUsers() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE)
 			.flatMap((choice) -> Stream.of(Arguments.of(choice, false), Arguments.of(choice, true)));
 	}
 
 	@ParameterizedTest(name = "{0}, nobody: {1}")
-	@MethodSource("rungsAndUsers")
+	@MethodSource("mechanismsAndUsers")
 	void listedPathSwappedForALinkAfterTheJvmResolvedItIsRefused(MechanismChoice choice, boolean nobody,
 			@TempDir Path work, @TempDir Path launcherDirectory) throws Exception {
 		Path root = Path.of("/srv", "cave-i13-fds-" + UUID.randomUUID());
@@ -105,7 +105,7 @@ class ListedPathsBreakInTests {
 	 * nothing of the vault is shown.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void listedPathSwappedAfterOuterOpenedItIsRefusedByTheWrapper(MechanismChoice choice, @TempDir Path work)
 			throws Exception {
 		Path root = Path.of("/srv", "cave-i13-fds-" + UUID.randomUUID());
@@ -147,7 +147,7 @@ class ListedPathsBreakInTests {
 	 * names the path.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void executorReportsASwappedListedPathAsALaunchFailure(MechanismChoice choice) throws Exception {
 		Path root = Path.of("/srv", "cave-i13-fds-" + UUID.randomUUID());
 		Path listed = root.resolve("listed");
@@ -170,7 +170,7 @@ class ListedPathsBreakInTests {
 		}
 	}
 
-	static Stream<MechanismChoice> rungs() {
+	static Stream<MechanismChoice> mechanisms() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE);
 	}
 

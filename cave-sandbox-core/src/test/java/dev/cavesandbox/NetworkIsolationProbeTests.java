@@ -1,15 +1,12 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,15 +16,18 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.FaultySandboxes.Fault;
-import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -59,7 +59,7 @@ public class NetworkIsolationProbeTests {
 
 	/**
 	 * The capabilities fact of a command: none, except for a host root JVM's command user
-	 * on the rungs with a user namespace.
+	 * on the mechanisms with a user namespace.
 	 */
 	private static String capabilities(MechanismChoice choice) {
 		boolean hostRoot = "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace();
@@ -159,7 +159,7 @@ public class NetworkIsolationProbeTests {
 	/**
 	 * The command lines that the probe verified as root also isolate a user without
 	 * privileges: the same builders, with that user's uid, spawned through setpriv. Each
-	 * namespace is checked where the rung gives it; without a mount namespace, the
+	 * namespace is checked where the mechanism gives it; without a mount namespace, the
 	 * world-writable {@code /tmp} stays in sight and Landlock refuses the write there.
 	 */
 	@ForEachLinuxMechanism
@@ -238,8 +238,8 @@ public class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The seccomp rung's only binary is the launcher: a missing {@code launcherPath} is
-	 * named with the launcher's cause.
+	 * The seccomp mechanism's only binary is the launcher: a missing {@code launcherPath}
+	 * is named with the launcher's cause.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -271,8 +271,9 @@ public class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * Without bwrap and unshare, the rungs that need them are named with their missing
-	 * binaries, and auto settles on the seccomp rung, which runs only the launcher.
+	 * Without bwrap and unshare, the mechanisms that need them are named with their
+	 * missing binaries, and auto settles on the seccomp mechanism, which runs only the
+	 * launcher.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -313,8 +314,8 @@ public class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The refusals of namespaces, for every rung that creates some: the seccomp rung
-	 * creates none, so neither refusal reaches it (auto falls to it, see
+	 * The refusals of namespaces, for every mechanism that creates some: the seccomp
+	 * mechanism creates none, so neither refusal reaches it (auto falls to it, see
 	 * {@link #whereEveryMechanismIsRefusedTheKernelsCauseIsReported}).
 	 */
 	static Stream<Arguments> realKernelRefusals() {
@@ -326,8 +327,8 @@ public class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * Where every rung with namespaces is refused them, auto names the kernel's cause of
-	 * each and falls to the seccomp rung, which needs none.
+	 * Where every mechanism with namespaces is refused them, auto names the kernel's
+	 * cause of each and falls to the seccomp mechanism, which needs none.
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -390,8 +391,8 @@ public class NetworkIsolationProbeTests {
 
 	/**
 	 * The real sandbox without the tmpfs over the hidden directories: the child sees the
-	 * host's {@code /tmp}, where host unix sockets live. The namespaces rung has no mount
-	 * namespace and hides nothing; what stands in for it is the launcher's
+	 * host's {@code /tmp}, where host unix sockets live. The namespaces mechanism has no
+	 * mount namespace and hides nothing; what stands in for it is the launcher's
 	 * {@code --no-mount-namespace}, and without it the launcher refuses to run in a
 	 * working directory that is not a bind.
 	 */
@@ -423,7 +424,7 @@ public class NetworkIsolationProbeTests {
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
 	void aWrapperThatKeepsCapabilitiesStillGivesTheCommandNone(MechanismChoice choice) {
-		// The seccomp rung has no wrapper: outer and contain run with the JVM's
+		// The seccomp mechanism has no wrapper: outer and contain run with the JVM's
 		// capabilities, so its real command line is this case.
 		IsolationCapability capability = probe(
 				(choice == MechanismChoice.SECCOMP) ? SandboxSettings.builder().mechanism(choice).build()
@@ -630,12 +631,13 @@ public class NetworkIsolationProbeTests {
 	}
 
 	/**
-	 * The seccomp rung runs nothing but the launcher, whose SHA-256 the probe checks, so
-	 * no wrapper can give it a fault; the reason says what it does not claim either.
+	 * The seccomp mechanism runs nothing but the launcher, whose SHA-256 the probe
+	 * checks, so no wrapper can give it a fault; the reason says what it does not claim
+	 * either.
 	 */
 	private static void assumeNoWrapperFor(MechanismChoice choice, String reason) {
 		Assumptions.assumeTrue(choice != MechanismChoice.SECCOMP,
-				"the seccomp rung has no wrapper binary to give a fault, and " + reason);
+				"the seccomp mechanism has no wrapper binary to give a fault, and " + reason);
 	}
 
 	private static String namespace(String type) {

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.io.TempDirFactory;
 /**
  * The {@code @TempDir} factory of these tests (set in {@code junit-platform.properties}):
  * JUnit's standard temporary directory with mode 0711 instead of 0700, so that the
- * command user a root JVM's seccomp rung switches to (a uid of the host) may pass it to
- * reach a working directory inside. It may not list it.
+ * command user a root JVM's seccomp mechanism switches to (a uid of the host) may pass it
+ * to reach a working directory inside. It may not list it.
  */
 public final class PassableTempDirectories implements TempDirFactory {
 

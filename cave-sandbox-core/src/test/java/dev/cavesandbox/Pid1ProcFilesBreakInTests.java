@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * own (launcher 12), then the session of the sandbox's teardown, which a nice of 19 let
  * 200 spinners in sessions of their own starve ({@link TeardownBreakInTests}). PID 1 now
  * runs in a user namespace of its own that maps no root, so its files belong to the
- * host's root. (bwrap maps no root for a JVM of nobody; the rungs without a mount
+ * host's root. (bwrap maps no root for a JVM of nobody; the mechanisms without a mount
  * namespace refuse the write by Landlock.)
  */
 @EnabledOnOs(OS.LINUX)
@@ -42,7 +42,7 @@ class Pid1ProcFilesBreakInTests {
 	/**
 	 * A JVM of nobody: after a command that writes 19 to {@code /proc/1/autogroup} (and
 	 * to its ancestors'), the JVM's own autogroup still has the nice value it had, and
-	 * the write to the sandbox's PID 1 was refused on every rung.
+	 * the write to the sandbox's PID 1 was refused on every mechanism.
 	 */
 	@ParameterizedTest
 	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES", "SECCOMP" })

@@ -1,9 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,19 +14,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.cavesandbox.internal.mechanism.LinuxNamespace;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Break-in attempts on the private working directories: an unprivileged local user
@@ -39,8 +38,9 @@ import static org.awaitility.Awaitility.await;
  * directory it is given, for the next execution that reuses it, and one opening what it
  * creates to other local users. Each test is an attack that must stay stopped. The
  * executors' commands stay root ({@code command-user} 0), the strongest attacker a root
- * JVM can have: a command user cannot even change the home's mode on the seccomp rung
- * (root owns it), see {@link #theSeccompRungsCommandUserCannotOpenTheHome}.
+ * JVM can have: a command user cannot even change the home's mode on the seccomp
+ * mechanism (root owns it), see
+ * {@link #theSeccompMechanismsCommandUserCannotOpenTheHome}.
  */
 @EnabledOnOs(OS.LINUX)
 class PrivateDirectoriesBreakInTests {
@@ -121,9 +121,9 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
-	 * Root's own home, opened to others (as a command of a rung without a mount namespace
-	 * can, with {@code chmod 755 ..}), before the executor is created or between two
-	 * executions: it is made owner-only again and used.
+	 * Root's own home, opened to others (as a command of a mechanism without a mount
+	 * namespace can, with {@code chmod 755 ..}), before the executor is created or
+	 * between two executions: it is made owner-only again and used.
 	 */
 	@Test
 	void homeOpenedToOthersIsRepairedAndUsed() throws Exception {
@@ -243,12 +243,12 @@ class PrivateDirectoriesBreakInTests {
 	}
 
 	/**
-	 * On the seccomp rung a root JVM's command user, a uid of the host from the range,
-	 * cannot open the home ({@code chmod 755 ..}: root owns it), nor its own directory
-	 * (root owns that too; its group is the command user's for the execution).
+	 * On the seccomp mechanism a root JVM's command user, a uid of the host from the
+	 * range, cannot open the home ({@code chmod 755 ..}: root owns it), nor its own
+	 * directory (root owns that too; its group is the command user's for the execution).
 	 */
 	@Test
-	void theSeccompRungsCommandUserCannotOpenTheHome() throws Exception {
+	void theSeccompMechanismsCommandUserCannotOpenTheHome() throws Exception {
 		Path work = Files.createDirectory(this.root.resolve("work"));
 		Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path home = work.resolve("cave-sandbox-0");
@@ -355,8 +355,7 @@ class PrivateDirectoriesBreakInTests {
 							+ " syscall(188, $p, $n, $v, 6, 0) == 0 or die \"setxattr: $!\\n\"'");
 			assertThat(first.exitCode()).as(first.stderrText()).isZero();
 			// New directories until the cleaner has renewed the old one: then the old
-			// one,
-			// without the attribute.
+			// one, without the attribute.
 			executeUntilIn(executor, first, "pwd; " + LIST_XATTRS,
 					(second) -> assertThat(second.stdoutText()).endsWith("\n[]\n"));
 		}

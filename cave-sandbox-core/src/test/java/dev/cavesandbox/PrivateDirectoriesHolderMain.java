@@ -1,10 +1,11 @@
 package dev.cavesandbox;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.workspace.OrphanSweepTests;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * Run in a child JVM by {@link OrphanSweepTests}: creates private directories in the

@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,10 +25,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Red team 3 on the teardown of launcher 13 (setsid refused on every rung, PID 1 in a
- * user namespace of its own, {@code close()} that reports survivors): trees that need no
- * CPU race at all to outlive the bound of issue 26, because their death itself takes CPU
- * time.
+ * Red team 3 on the teardown of launcher 13 (setsid refused on every mechanism, PID 1 in
+ * a user namespace of its own, {@code close()} that reports survivors): trees that need
+ * no CPU race at all to outlive the bound of issue 26, because their death itself takes
+ * CPU time.
  * <ul>
  * <li>{@code mapped-tree.c}: one process writes 1-2 GiB of private memory in 4 KiB pages
  * and forks 200-300 children that share it copy-on-write and sleep. A SIGKILL reaches

@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -13,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -149,7 +149,7 @@ class RedTeam4BreakInTests {
 	 * there; in 6 runs of 8 the execution returned exit 137 and no survivor while the 16
 	 * readers were still there: {@code close()} had shut the spawn threads down first,
 	 * whose parent-death signal killed the sandboxes before it listed their trees, and it
-	 * killed the seccomp rung's {@code contain} without looking below it.
+	 * killed the seccomp mechanism's {@code contain} without looking below it.
 	 */
 	@ParameterizedTest
 	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES", "SECCOMP" })
@@ -306,7 +306,7 @@ class RedTeam4BreakInTests {
 			+ "the command's CapEff 0xa): /proc/1/autogroup read back 'nice 19', oom_score_adj 1000, and "
 			+ "/proc/1/clear_refs and /proc/1/sched opened for writing too; a nobody JVM's command is refused "
 			+ "(Pid1ProcFilesBreakInTests covers only that). The README's threat model says the files of the "
-			+ "sandbox's PID 1 belong to the host's root on every rung, so that the command cannot renice it. No "
+			+ "sandbox's PID 1 belong to the host's root on every mechanism, so that the command cannot renice it. No "
 			+ "effect on the teardown measured: with the autogroup at 19, 8 spinners and 32 lanes below a subreaper, "
 			+ "3 s timeout, the CLI ended 3987-4112 ms after the tree's first line with or without the renice, "
 			+ "nothing left")

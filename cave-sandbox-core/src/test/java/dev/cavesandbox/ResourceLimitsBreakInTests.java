@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -25,8 +25,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Attempts to get past the resource limits (issue 12) from inside, each written as the
  * test that passes once the hole is closed. The ones that fail today are disabled with
- * the finding's name in the reason; enabled, they show the hole on the rungs named there
- * and hold on the others.
+ * the finding's name in the reason; enabled, they show the hole on the mechanisms named
+ * there and hold on the others.
  */
 @EnabledOnOs(OS.LINUX)
 class ResourceLimitsBreakInTests {
@@ -37,7 +37,8 @@ class ResourceLimitsBreakInTests {
 
 	/**
 	 * An unprivileged uid that no other process of this host has, one per run (on the
-	 * seccomp rung every task of the uid counts, also another JVM's running these tests).
+	 * seccomp mechanism every task of the uid counts, also another JVM's running these
+	 * tests).
 	 */
 	private static final long UID = 62000L + ThreadLocalRandom.current().nextInt(1000);
 
@@ -99,14 +100,15 @@ class ResourceLimitsBreakInTests {
 	}
 
 	/**
-	 * Finding "seccomp rung: the process limit grows by leap-frogging": an unprivileged
-	 * execution limited to 20 processes starts while another execution of the same uid
-	 * has filled its own 20; that one ends; the new one then forks. It must still get no
-	 * more than its 20. On the seccomp rung (no user namespace) the launcher added the
-	 * uid's tasks it saw at start to RLIMIT_NPROC, so once they ended the command got
-	 * their room as well (about 40; repeated, each execution got 20 more than the one
-	 * before: measured 19, 42, 67, 91, 116 with five staggered executions). Now it adds
-	 * only the tasks outside the JVM's tree: the JVM's executions share the room there.
+	 * Finding "seccomp mechanism: the process limit grows by leap-frogging": an
+	 * unprivileged execution limited to 20 processes starts while another execution of
+	 * the same uid has filled its own 20; that one ends; the new one then forks. It must
+	 * still get no more than its 20. On the seccomp mechanism (no user namespace) the
+	 * launcher added the uid's tasks it saw at start to RLIMIT_NPROC, so once they ended
+	 * the command got their room as well (about 40; repeated, each execution got 20 more
+	 * than the one before: measured 19, 42, 67, 91, 116 with five staggered executions).
+	 * Now it adds only the tasks outside the JVM's tree: the JVM's executions share the
+	 * room there.
 	 */
 	@ForEachLinuxMechanism
 	void anExecutionDoesNotInheritTheProcessRoomOfAnExecutionThatEnded(MechanismChoice choice, @TempDir Path first,
@@ -119,10 +121,11 @@ class ResourceLimitsBreakInTests {
 		CompletableFuture<NobodyCommandLines.Run> earlier = start(mechanism, limits, first);
 		try {
 			await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(first.resolve("count")));
-			// The later execution starts, and its launcher counts the uid's tasks, while
-			// the earlier one holds its full share. It runs python itself, without
-			// timeout(1): on the seccomp rung the executions of one JVM share the room,
-			// so the later one cannot fork while the earlier one holds it.
+			// The later execution starts, and its launcher counts the uid's tasks,
+			// while the earlier one holds its full share. It runs python itself,
+			// without timeout(1): on the seccomp mechanism the executions of one
+			// JVM share the room, so the later one cannot fork while the earlier
+			// one holds it.
 			CompletableFuture<NobodyCommandLines.Run> later = start(mechanism, limits, second,
 					List.of(PYTHON, "-c", FILL_ON_SIGNAL, second.toString()));
 			try {
@@ -157,14 +160,14 @@ class ResourceLimitsBreakInTests {
 	}
 
 	/**
-	 * Finding "seccomp rung: System V shared memory outlives the execution": a command
-	 * limited to 64 MiB of data memory creates a 128 MiB System V segment, touches every
-	 * page and exits without removing it. Nothing of it may stay once the execution has
-	 * ended. On the seccomp rung (no IPC namespace) the segment stays in the host's IPC
-	 * namespace, its memory taken, until someone removes it (kernel.shm_rmid_forced is
-	 * 0).
+	 * Finding "seccomp mechanism: System V shared memory outlives the execution": a
+	 * command limited to 64 MiB of data memory creates a 128 MiB System V segment,
+	 * touches every page and exits without removing it. Nothing of it may stay once the
+	 * execution has ended. On the seccomp mechanism (no IPC namespace) the segment stays
+	 * in the host's IPC namespace, its memory taken, until someone removes it
+	 * (kernel.shm_rmid_forced is 0).
 	 */
-	@Disabled("finding: seccomp rung System V shm outlives the execution (fails on seccomp: a 128 MiB segment stays)")
+	@Disabled("finding: seccomp mechanism System V shm outlives the execution (fails on seccomp: a 128 MiB segment stays)")
 	@ForEachLinuxMechanism
 	void aSystemVSegmentDoesNotOutliveTheExecution(MechanismChoice choice, @TempDir Path directory,
 			@TempDir Path launcherDirectory) throws Exception {
@@ -200,10 +203,10 @@ class ResourceLimitsBreakInTests {
 	 * Finding "RLIMIT_DATA does not count MAP_GROWSDOWN": a command limited to 64 MiB of
 	 * data memory maps 256 MiB of private anonymous memory with {@code MAP_GROWSDOWN} (a
 	 * "stack", which RLIMIT_DATA leaves out) and touches every page. The allocation must
-	 * fail; today it succeeds on every rung (measured: 1 GiB resident under a 64 MiB
+	 * fail; today it succeeds on every mechanism (measured: 1 GiB resident under a 64 MiB
 	 * limit).
 	 */
-	@Disabled("finding: RLIMIT_DATA does not count MAP_GROWSDOWN mappings (fails on every rung)")
+	@Disabled("finding: RLIMIT_DATA does not count MAP_GROWSDOWN mappings (fails on every mechanism)")
 	@ForEachLinuxMechanism
 	void privateMemoryMappedAsAStackCountsTowardsTheMemoryLimit(MechanismChoice choice, @TempDir Path directory) {
 		String script = """
@@ -240,7 +243,7 @@ class ResourceLimitsBreakInTests {
 	 * then runs every command unisolated and without any limit. The verdict must name the
 	 * limit instead.
 	 */
-	@Disabled("finding: a limit too small for the probe's shell fails it as NOT_VERIFIED/UNKNOWN (fails on every rung)")
+	@Disabled("finding: a limit too small for the probe's shell fails it as NOT_VERIFIED/UNKNOWN (fails on every mechanism)")
 	@ForEachLinuxMechanism
 	void aLimitTheKernelRefusesIsNotReportedAsMissingNetworkIsolation(MechanismChoice choice) {
 		for (ResourceLimits limits : List.of(ResourceLimits.builder().memory(1).build(),

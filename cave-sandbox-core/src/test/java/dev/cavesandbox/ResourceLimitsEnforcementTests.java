@@ -1,8 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.probe.HostFacts;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -21,25 +18,27 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.probe.HostFacts;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The resource limits, enforced for real on every rung: through the executor as the JVM's
- * user (root here), and through the verified command line run by an unprivileged uid
- * ({@link NobodyCommandLines}). Each test runs a command that would exceed a limit and
- * shows where it stops; process counts are taken from the host, in {@code /proc}. The
+ * The resource limits, enforced for real on every mechanism: through the executor as the
+ * JVM's user (root here), and through the verified command line run by an unprivileged
+ * uid ({@link NobodyCommandLines}). Each test runs a command that would exceed a limit
+ * and shows where it stops; process counts are taken from the host, in {@code /proc}. The
  * kernel exempts the host's root from the process limit: a root JVM's commands run as the
- * command user, in a user namespace of the sandbox's own or, on the seccomp rung, as that
- * uid of the host, and the limit holds on every rung.
+ * command user, in a user namespace of the sandbox's own or, on the seccomp mechanism, as
+ * that uid of the host, and the limit holds on every mechanism.
  */
 @EnabledOnOs(OS.LINUX)
 class ResourceLimitsEnforcementTests {
@@ -50,10 +49,10 @@ class ResourceLimitsEnforcementTests {
 
 	/**
 	 * An unprivileged uid that no other process of this host has: without a user
-	 * namespace (the seccomp rung) every task of the command's uid counts towards its
-	 * process limit, so other tests' processes of nobody, which come and go, would move
-	 * it. One per run, so that a run of these tests in another JVM at the same time does
-	 * not share it either.
+	 * namespace (the seccomp mechanism) every task of the command's uid counts towards
+	 * its process limit, so other tests' processes of nobody, which come and go, would
+	 * move it. One per run, so that a run of these tests in another JVM at the same time
+	 * does not share it either.
 	 */
 	private static final long UID = 61000L + ThreadLocalRandom.current().nextInt(1000);
 
@@ -156,11 +155,11 @@ class ResourceLimitsEnforcementTests {
 		Files.setAttribute(directory, "unix:uid", (int) UID);
 		Path real = directory.toRealPath();
 		String marker = "cave-sandbox-bomb-" + UUID.randomUUID();
-		// Other processes of the same uid outside the sandbox and outside the JVM's tree
-		// (setsid -f: their shell's parent exits; the shell reaps them), as other
-		// programs of that user: they must not take the command's share of its limit.
-		// (On the seccomp rung the processes the JVM started itself, other executions
-		// among them, do.)
+		// Other processes of the same uid outside the sandbox and outside the JVM's
+		// tree (setsid -f: their shell's parent exits; the shell reaps them), as
+		// other programs of that user: they must not take the command's share of
+		// its limit. (On the seccomp mechanism the processes the JVM started
+		// itself, other executions among them, do.)
 		String othersMarker = "59." + (100000 + ThreadLocalRandom.current().nextInt(900000));
 		new ProcessBuilder(NobodyCommandLines.asUser(UID,
 				List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c",
@@ -192,12 +191,12 @@ class ResourceLimitsEnforcementTests {
 				processes, largest, took.toMillis());
 		assertThat(run.exitCode()).as("ended by its own timeout (SIGKILL): %s", run.output()).isEqualTo(128 + 9);
 		assertThat(largest).as("the bomb's processes at once").isLessThanOrEqualTo(processes);
-		// The bomb came near its limit: it would grow past any bound without it. Not
-		// always to the last process (only bwrap's PID 1 and timeout(1) take a share): on
-		// two cores hundreds of processes retrying their forks and the census share the
-		// CPU: on the seccomp rung the default's bomb, retrying every 10 ms, was seen at
-		// 458 to 462 of 512 when its 5 s ended (the other rungs: 509 to 511); retrying
-		// every 50 ms, at 510.
+		// The bomb came near its limit: it would grow past any bound without it.
+		// Not always to the last process (only bwrap's PID 1 and timeout(1) take a
+		// share): on two cores hundreds of processes retrying their forks and the
+		// census share the CPU: on the seccomp mechanism the default's bomb,
+		// retrying every 10 ms, was seen at 458 to 462 of 512 when its 5 s ended
+		// (the other mechanisms: 509 to 511); retrying every 50 ms, at 510.
 		assertThat(largest).as("the bomb came near its limit").isGreaterThanOrEqualTo(processes * 3 / 4);
 		await().atMost(Duration.ofSeconds(30)).until(() -> Census.count(marker) == 0);
 		NobodyCommandLines.Run next = NobodyCommandLines.run(
@@ -212,10 +211,11 @@ class ResourceLimitsEnforcementTests {
 	/**
 	 * A command of the JVM's user that starts 100 processes with a limit of 64. Where the
 	 * JVM runs as the host's root, the kernel would not apply the limit (kernel/fork.c
-	 * exempts uid 0): the command runs as the command user on every rung, and the probe's
-	 * facts name no exemption. At most 64 start; the execution ends at its timeout, the
-	 * JVM's threads and heap are what they were, and the next execution runs. (With
-	 * command user 0 the exemption is stated: {@link LauncherCommandUserTests}.)
+	 * exempts uid 0): the command runs as the command user on every mechanism, and the
+	 * probe's facts name no exemption. At most 64 start; the execution ends at its
+	 * timeout, the JVM's threads and heap are what they were, and the next execution
+	 * runs. (With command user 0 the exemption is stated:
+	 * {@link LauncherCommandUserTests}.)
 	 */
 	@ForEachLinuxMechanism
 	void theProcessLimitHoldsForTheJvmsUserUnlessTheFactsSayItIsNotGiven(MechanismChoice choice,
@@ -235,7 +235,7 @@ class ResourceLimitsEnforcementTests {
 					.build())
 				.verified();
 			boolean exempt = facts.stream().anyMatch((fact) -> fact.startsWith(ROOT_EXEMPT));
-			assertThat(exempt).as("no rung leaves a root JVM's commands root: %s", facts).isFalse();
+			assertThat(exempt).as("no mechanism leaves a root JVM's commands root: %s", facts).isFalse();
 			assertThat(shell(executor, directory, "true").exitCode()).isZero();
 			JvmState before = JvmState.now();
 			ExecutionResult result;
@@ -387,8 +387,8 @@ class ResourceLimitsEnforcementTests {
 
 	/**
 	 * With a tmpfs size of 16 MB, writes to {@code /tmp} stop at 16 MiB ({@code ENOSPC})
-	 * on the rungs that hide it with a private tmpfs; the others have no such tmpfs, and
-	 * their facts say that they do not hide directories.
+	 * on the mechanisms that hide it with a private tmpfs; the others have no such tmpfs,
+	 * and their facts say that they do not hide directories.
 	 */
 	@ForEachLinuxMechanism
 	void writesToAPrivateTmpfsStopAtItsSize(MechanismChoice choice, @TempDir Path directory) {

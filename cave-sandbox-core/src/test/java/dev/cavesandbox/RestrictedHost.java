@@ -67,7 +67,7 @@ public final class RestrictedHost {
 
 	/**
 	 * The wrapper of {@link #unshareWithNamespaceLimitZero(Path)}, for the namespaces
-	 * rung, which runs the same {@code unshare(1)}.
+	 * mechanism, which runs the same {@code unshare(1)}.
 	 * @param directory where to write the wrapper
 	 * @return the wrapper, to be used as the unshare path
 	 * @throws IOException if it cannot be written
@@ -77,7 +77,8 @@ public final class RestrictedHost {
 	}
 
 	/**
-	 * The wrapper of {@link #unshareWithoutCapabilities(Path)}, for the namespaces rung.
+	 * The wrapper of {@link #unshareWithoutCapabilities(Path)}, for the namespaces
+	 * mechanism.
 	 * @param directory where to write the wrapper
 	 * @return the wrapper, to be used as the unshare path
 	 * @throws IOException if it cannot be written

@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -10,6 +9,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.egress.EgressAllowList;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.internal.egress.EgressProxy;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,14 +24,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
-
-import dev.cavesandbox.egress.EgressAllowList;
-import dev.cavesandbox.egress.EgressListener;
-import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.internal.egress.EgressProxy;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,16 +34,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * build: it listed the descriptors of the bridge, {@code init --allow-inet --egress-port
  * 3128}, found the egress directory at descriptor 6, reached the proxy through it and
  * listed its working directory's parent). A window in which a process of the sandbox's
- * own (PID 1, the bridge and its connection processes, the rung's PID 1 script,
+ * own (PID 1, the bridge and its connection processes, the mechanism's PID 1 script,
  * {@code contain}) holds such a descriptor while the command may inspect it is a finding
  * whatever its width, so the spinner ({@code proc-spinner.c}, compiled here with gcc, no
  * interpreter's start-up before its first look) reads, for every process it can see but
  * itself, the targets of its descriptors, its cwd and root, and opens its environ and
  * mem, round after round for 300 ms, and connects to the egress bridge in every round,
- * which forks a connection process each time. Thirty executions in a row per rung, with
- * the egress allow-list where the rung has a network namespace of its own for the bridge,
- * while a CPU hog of the test's own loads every core; as this (root) JVM and as nobody
- * (the rung's verified command line run as nobody, as
+ * which forks a connection process each time. Thirty executions in a row per mechanism,
+ * with the egress allow-list where the mechanism has a network namespace of its own for
+ * the bridge, while a CPU hog of the test's own loads every core; as this (root) JVM and
+ * as nobody (the mechanism's verified command line run as nobody, as
  * {@code EgressBreakInTests#aNonRootJvmsCommandFindsNoWayToTheEgressDirectoryThroughTheSandboxsProcesses}
  * does). Nothing may be read, of any process but the spinner itself.
  */
@@ -80,7 +79,7 @@ class SandboxProcessesInspectionBreakInTests {
 		this.allowed.close();
 	}
 
-	/** The rungs with a network namespace of their own, where the bridge runs. */
+	/** The mechanisms with a network namespace of their own, where the bridge runs. */
 	private static boolean egress(MechanismChoice mechanism) {
 		return mechanism != MechanismChoice.SECCOMP;
 	}
@@ -116,9 +115,9 @@ class SandboxProcessesInspectionBreakInTests {
 	}
 
 	/**
-	 * A JVM of nobody: its commands run as nobody, like the rung's processes that run
-	 * with the JVM's uid (the PID 1 scripts of unshare and namespaces, bubblewrap's init,
-	 * the bridge).
+	 * A JVM of nobody: its commands run as nobody, like the mechanism's processes that
+	 * run with the JVM's uid (the PID 1 scripts of unshare and namespaces, bubblewrap's
+	 * init, the bridge).
 	 */
 	@ForEachLinuxMechanism
 	void anUnprivilegedJvmsCommandNeverReadsADescriptorCwdRootOrMemoryOfTheSandboxsProcesses(MechanismChoice choice,

@@ -2,8 +2,6 @@ package dev.cavesandbox;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,7 +54,7 @@ class SandboxSettingsTests {
 				.maxConcurrent(4)
 				.build())
 			.withMessage("commandUserRange 70000-70002 holds 3 uids, fewer than maxConcurrent (4): each execution of "
-					+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
+					+ "a root JVM on the seccomp mechanism runs as a uid of its own; widen the range or lower "
 					+ "maxConcurrent");
 		assertThatExceptionOfType(NullPointerException.class)
 			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),

@@ -1,10 +1,6 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.process.ProcessRunnerTests;
-import dev.cavesandbox.internal.process.StartedProcess;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -26,6 +22,9 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
+import dev.cavesandbox.internal.process.StartedProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -134,7 +133,7 @@ class SandboxedProcessTests {
 	/**
 	 * destroy() ends a tree of two children that ignore SIGTERM, one of them started
 	 * after its attempt at a session of its own ({@code setsid}) was refused, as on every
-	 * rung ({@link NewSession}), which the command's stderr shows.
+	 * mechanism ({@link NewSession}), which the command's stderr shows.
 	 */
 	@ForEachLinuxMechanism
 	void destroyKillsTheWholeTreeIncludingChildrenThatIgnoreTerm(MechanismChoice mechanism) throws Exception {
@@ -287,7 +286,7 @@ class SandboxedProcessTests {
 			await().atMost(NO_HANG).until(() -> ProcessRunnerTests.sleeping(marker).size() == 1);
 			executor.close();
 			assertThat(process.isAlive()).as("close waits for the teardown").isFalse();
-			// The seccomp rung's subreaper has had its SIGKILL: not a speed bound.
+			// The seccomp mechanism's subreaper has had its SIGKILL: not a speed bound.
 			await().atMost(Duration.ofSeconds(10)).until(() -> ProcessRunnerTests.processesWith(marker).isEmpty());
 			assertThatExceptionOfType(ExecutionCancelledException.class)
 				.isThrownBy(() -> executor.start(ExecutionRequest.of("true")));
@@ -338,7 +337,7 @@ class SandboxedProcessTests {
 		assertThat(shell).as("the command is the direct child").isEqualTo(process.pid());
 	}
 
-	static Stream<MechanismChoice> rungsWithANetworkNamespace() {
+	static Stream<MechanismChoice> mechanismsWithANetworkNamespace() {
 		return Stream.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE, MechanismChoice.NAMESPACES);
 	}
 
@@ -348,7 +347,7 @@ class SandboxedProcessTests {
 	 * knows); its decisions are there while it runs and after its end.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungsWithANetworkNamespace")
+	@MethodSource("mechanismsWithANetworkNamespace")
 	void aStartedProcessReachesItsAllowedHostsThroughTheProxy(MechanismChoice mechanism) throws Exception {
 		List<String> received = Collections.synchronizedList(new ArrayList<>());
 		HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);

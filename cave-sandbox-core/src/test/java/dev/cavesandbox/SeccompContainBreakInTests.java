@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,6 +15,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,15 +30,15 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Break-in attempts on the seccomp rung (launcher v6): its subreaper {@code contain}, the
- * working directory's grant to the command user, and the same-uid routes the filter was
- * to close. A root JVM's command runs there as a uid of the host of its own per execution
- * (from {@code cave.sandbox.linux.command-user-range}) with the command user's gid (65534
- * by default), so a process of uid 65534 shares only the command's gid, and another
- * execution only the gid. Attempts the sandbox withstands are passing tests; each one
- * that got through is a test that fails on the code it was written against, disabled as
- * an open finding. Every process a test starts ends by itself within two minutes, and
- * each test kills what is left of it before it ends.
+ * Break-in attempts on the seccomp mechanism (launcher v6): its subreaper
+ * {@code contain}, the working directory's grant to the command user, and the same-uid
+ * routes the filter was to close. A root JVM's command runs there as a uid of the host of
+ * its own per execution (from {@code cave.sandbox.linux.command-user-range}) with the
+ * command user's gid (65534 by default), so a process of uid 65534 shares only the
+ * command's gid, and another execution only the gid. Attempts the sandbox withstands are
+ * passing tests; each one that got through is a test that fails on the code it was
+ * written against, disabled as an open finding. Every process a test starts ends by
+ * itself within two minutes, and each test kills what is left of it before it ends.
  */
 @EnabledOnOs(OS.LINUX)
 class SeccompContainBreakInTests {
@@ -56,7 +56,7 @@ class SeccompContainBreakInTests {
 		seccomp = ProcessIsolatedExecutor.isolated(settings, capability);
 		assumeThat(capability.mechanism()).isInstanceOf(SeccompMechanism.class);
 		assumeThat(((SeccompMechanism) capability.mechanism()).commandGroup())
-			.as("the seccomp rung runs the commands of a root JVM as the command user")
+			.as("the seccomp mechanism runs the commands of a root JVM as the command user")
 			.isEqualTo(NOBODY);
 	}
 
@@ -121,7 +121,7 @@ class SeccompContainBreakInTests {
 	void aProcessWithAnExitedLeaderDiesWithItsCancelledExecution(@TempDir Path work)
 			throws IOException, InterruptedException {
 		String marker = "cave-leaderless-" + UUID.randomUUID();
-		RungsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
+		MechanismsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
 		long end = System.currentTimeMillis() / 1000 + 90;
 		Path heartbeat = work.resolve("heartbeat");
 		try {
@@ -153,7 +153,7 @@ class SeccompContainBreakInTests {
 	private void leaderlessChainDiesWithItsExecution(Path work, String ending, Duration timeout, int zombies)
 			throws IOException, InterruptedException {
 		String marker = "cave-leaderless-" + UUID.randomUUID();
-		RungsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
+		MechanismsWithoutMountsBreakInTests.copyResource("zombie-leader-chain.py", work);
 		long end = System.currentTimeMillis() / 1000 + 90;
 		try {
 			long start = System.nanoTime();
@@ -318,23 +318,23 @@ class SeccompContainBreakInTests {
 
 	/**
 	 * System V shared memory and POSIX message queues are not separated by anything on
-	 * the seccomp rung (no IPC namespace, Landlock does not cover them) and outlive the
-	 * processes that made them: an execution leaves a segment and a queue of the command
-	 * user behind, and a later execution reads and removes them. Observed: the segment
-	 * was in {@code ipcs -m} after the first execution; the second read its text and
-	 * removed it (IPC_RMID). The queue: the first execution's mq_open(O_CREAT|O_WRONLY)
-	 * answered EACCES (Landlock refuses the open for writing), yet the queue existed: the
-	 * second execution opened it for reading and unlinked it.
+	 * the seccomp mechanism (no IPC namespace, Landlock does not cover them) and outlive
+	 * the processes that made them: an execution leaves a segment and a queue of the
+	 * command user behind, and a later execution reads and removes them. Observed: the
+	 * segment was in {@code ipcs -m} after the first execution; the second read its text
+	 * and removed it (IPC_RMID). The queue: the first execution's
+	 * mq_open(O_CREAT|O_WRONLY) answered EACCES (Landlock refuses the open for writing),
+	 * yet the queue existed: the second execution opened it for reading and unlinked it.
 	 */
 	@Test
 	@Disabled("open finding: System V shared memory and POSIX message queues outlive the execution that made them "
-			+ "and are read and removed by a later execution (no IPC namespace on the seccomp rung)")
+			+ "and are read and removed by a later execution (no IPC namespace on the seccomp mechanism)")
 	void ipcObjectsDoNotOutliveTheirExecutionNorReachTheNext(@TempDir Path base)
 			throws IOException, InterruptedException {
 		Path first = Files.createDirectory(base.resolve("first"));
 		Path second = Files.createDirectory(base.resolve("second"));
-		RungsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", first);
-		RungsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", second);
+		MechanismsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", first);
+		MechanismsWithoutMountsBreakInTests.copyResource("sysv-ipc.py", second);
 		String key = String.valueOf(ThreadLocalRandom.current().nextInt(0x10000000, 0x7fffffff));
 		try {
 			ExecutionResult plant = seccomp
@@ -376,7 +376,7 @@ class SeccompContainBreakInTests {
 	@Test
 	void anotherProcessOfTheCommandUserCannotBeChangedWithoutASignal(@TempDir Path work)
 			throws IOException, InterruptedException {
-		RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", work);
+		MechanismsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", work);
 		// A session of its own: the control renices the victim's autogroup, otherwise
 		// this JVM's session (the rest of the test run would be slowed down).
 		List<String> victimCommand = new ArrayList<>(List.of("setsid"));
@@ -399,7 +399,7 @@ class SeccompContainBreakInTests {
 			assertThat(after).isEqualTo(before);
 			assertThat(victim.isAlive()).isTrue();
 			Path controlDirectory = Files.createDirectory(work.resolve("control"));
-			RungsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", controlDirectory);
+			MechanismsWithoutMountsBreakInTests.copyResource("same-uid-interference.py", controlDirectory);
 			NobodyCommandLines.giveToNobody(controlDirectory);
 			String control = run(NobodyCommandLines.asNobody(List.of(PYTHON,
 					controlDirectory.resolve("same-uid-interference.py").toString(), String.valueOf(victim.pid()))));

@@ -1,8 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.process.ProcessRunnerTests;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Disabled;
@@ -106,8 +106,8 @@ class StartedProcessBreakInTests {
 	 * A daemon made the classic way (fork, setsid, fork again, the middle one exits;
 	 * TERM, HUP and INT ignored) is no longer the wrapper's descendant on a host without
 	 * a PID namespace of the sandbox: destroy() still ends it before it returns. Every
-	 * rung refuses the new session ({@link NewSession}): the daemon is orphaned in the
-	 * command's session once its {@code setsid} has been refused, which the command's
+	 * mechanism refuses the new session ({@link NewSession}): the daemon is orphaned in
+	 * the command's session once its {@code setsid} has been refused, which the command's
 	 * stderr shows.
 	 */
 	@ForEachLinuxMechanism
@@ -231,10 +231,10 @@ class StartedProcessBreakInTests {
 	}
 
 	/**
-	 * The same fork loop, left to run: whatever escaped destroy() on the seccomp rung is
-	 * not killed later either (it is init's now), keeps forking, and reads the input file
-	 * of the next execution, which gets the same (reused) private directory, granted to
-	 * the same command user's group.
+	 * The same fork loop, left to run: whatever escaped destroy() on the seccomp
+	 * mechanism is not killed later either (it is init's now), keeps forking, and reads
+	 * the input file of the next execution, which gets the same (reused) private
+	 * directory, granted to the same command user's group.
 	 */
 	@ForEachLinuxMechanism
 	void whatEscapesDestroyCannotReadTheNextExecutionsInputFiles(MechanismChoice mechanism) throws Exception {
@@ -274,8 +274,8 @@ class StartedProcessBreakInTests {
 
 	/**
 	 * destroy() sends SIGTERM to every process of the tree that the JVM lists, the
-	 * seccomp rung's subreaper ({@code contain}) included: it must survive that (it is
-	 * what kills the tree), or at least take the tree with it.
+	 * seccomp mechanism's subreaper ({@code contain}) included: it must survive that (it
+	 * is what kills the tree), or at least take the tree with it.
 	 */
 	@ForEachLinuxMechanism
 	void theSandboxsOwnProcessesSurviveTheTermThatDestroySends(MechanismChoice mechanism) throws Exception {
@@ -335,7 +335,8 @@ class StartedProcessBreakInTests {
 
 	/**
 	 * The daemon: {@code sleep <marker>1}, orphaned, in a session of its own unless the
-	 * rung refuses one ({@link NewSession}; unisolated, in fallback mode, it never does).
+	 * mechanism refuses one ({@link NewSession}; unisolated, in fallback mode, it never
+	 * does).
 	 */
 	private static String daemon(String marker, boolean sessionRefused) {
 		return "( " + NewSession.setsid(sessionRefused, "sh -c \"trap '' TERM HUP INT; exec sleep " + marker + "1\"")
@@ -343,10 +344,10 @@ class StartedProcessBreakInTests {
 	}
 
 	/**
-	 * Where the rung refuses the daemon a new session (every rung: {@link NewSession}),
-	 * the refusal is the first line of the command's stderr (setsid(1) fails at once,
-	 * before the daemon starts). Elsewhere stderr stays empty and is not read, which
-	 * would block.
+	 * Where the mechanism refuses the daemon a new session (every mechanism:
+	 * {@link NewSession}), the refusal is the first line of the command's stderr
+	 * (setsid(1) fails at once, before the daemon starts). Elsewhere stderr stays empty
+	 * and is not read, which would block.
 	 */
 	private static void assertSetsidAttempted(SandboxedProcess process, boolean refused) throws IOException {
 		if (refused) {

@@ -1,8 +1,9 @@
 package dev.cavesandbox;
 
+import java.nio.file.Path;
+
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.process.ProcessRunnerTests;
-import java.nio.file.Path;
 
 /**
  * Run in a child JVM by {@link SandboxedProcessTests} with a marker, a mechanism and a

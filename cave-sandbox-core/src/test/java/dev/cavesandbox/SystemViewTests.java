@@ -6,14 +6,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,17 +25,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.internal.mechanism.FilesystemView;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.mechanism.UnshareMechanism;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The system view of the two rungs with a mount namespace, on the real kernel: the raw
- * command line of {@code bwrap} and {@code unshare} with a system view built from this
- * host, run by this (root) JVM, whose commands run as the command user, and by an
+ * The system view of the two mechanisms with a mount namespace, on the real kernel: the
+ * raw command line of {@code bwrap} and {@code unshare} with a system view built from
+ * this host, run by this (root) JVM, whose commands run as the command user, and by an
  * unprivileged user ({@link NobodyCommandLines}). Files of the host outside the view do
  * not exist inside until listed; common programs run unchanged.
  */
@@ -40,7 +39,7 @@ class SystemViewTests {
 
 	private static final Path SHADOW = Path.of("/etc/shadow");
 
-	static Stream<Arguments> rungsAndUsers() {
+	static Stream<Arguments> mechanismsAndUsers() {
 		return Stream.of(Arguments.of(MechanismChoice.BWRAP, false), Arguments.of(MechanismChoice.BWRAP, true),
 				Arguments.of(MechanismChoice.UNSHARE, false), Arguments.of(MechanismChoice.UNSHARE, true));
 	}
@@ -53,7 +52,7 @@ class SystemViewTests {
 	 * the readable files are read (not written), and a writable directory is written.
 	 */
 	@ParameterizedTest(name = "{0}, nobody: {1}")
-	@MethodSource("rungsAndUsers")
+	@MethodSource("mechanismsAndUsers")
 	void hostFilesOutsideTheViewDoNotExistUntilListed(MechanismChoice choice, boolean nobody, @TempDir Path work,
 			@TempDir Path launcherDirectory, @TempDir Path writable) throws Exception {
 		String name = "cave-i13-" + UUID.randomUUID();
@@ -110,7 +109,7 @@ class SystemViewTests {
 	 * working directory) run in the system view as on the host.
 	 */
 	@ParameterizedTest(name = "{0}, nobody: {1}")
-	@MethodSource("rungsAndUsers")
+	@MethodSource("mechanismsAndUsers")
 	void programsRunUnchangedInTheSystemView(MechanismChoice choice, boolean nobody, @TempDir Path work,
 			@TempDir Path launcherDirectory) throws Exception {
 		Files.writeString(work.resolve("data"), "cave\n");
@@ -177,7 +176,7 @@ class SystemViewTests {
 	}
 
 	/**
-	 * Run {@code sh -c script} through the raw command line of the rung's verified
+	 * Run {@code sh -c script} through the raw command line of the mechanism's verified
 	 * mechanism with the given view, by this JVM or by nobody.
 	 */
 	private static NobodyCommandLines.Run run(MechanismChoice choice, boolean nobody, FilesystemView view,

@@ -1,6 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +12,7 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -32,16 +32,16 @@ import static org.awaitility.Awaitility.await;
  * the processes that tear them down rather than outrun the kill.
  * <ul>
  * <li>{@code session-spinners.c}: every spinner of the tree takes a session of its own
- * (allowed on the rungs with a PID namespace). With the scheduler's autogroups (on here:
- * {@code /proc/sys/kernel/sched_autogroup_enabled}) each session gets one share of the
- * CPU, so the JVM's session, where {@code outer}, the wrapper and the sandbox's PID 1
+ * (allowed on the mechanisms with a PID namespace). With the scheduler's autogroups (on
+ * here: {@code /proc/sys/kernel/sched_autogroup_enabled}) each session gets one share of
+ * the CPU, so the JVM's session, where {@code outer}, the wrapper and the sandbox's PID 1
  * run, gets one share in hundreds; without autogroups (a JVM in a container's CPU cgroup)
  * every task gets one share anyway.</li>
- * <li>{@code affinity-pin.c}: on the seccomp rung, a JVM of nobody shares its uid with
- * the command, which sees it by pid; {@code sched_setaffinity(2)} needs only the same
- * uid, so the command tries to pin the JVM's threads, {@code outer} and {@code contain}
- * to CPU 0 and spins there. With them pinned, the result came up to 431 ms late under a
- * CPU hog of the test run's own; since launcher 14 the filter refuses
+ * <li>{@code affinity-pin.c}: on the seccomp mechanism, a JVM of nobody shares its uid
+ * with the command, which sees it by pid; {@code sched_setaffinity(2)} needs only the
+ * same uid, so the command tries to pin the JVM's threads, {@code outer} and
+ * {@code contain} to CPU 0 and spins there. With them pinned, the result came up to 431
+ * ms late under a CPU hog of the test run's own; since launcher 14 the filter refuses
  * {@code sched_setaffinity(pid)} where there is no PID namespace.</li>
  * </ul>
  * Each asserts the issue's bound: the result within the timeout plus the kill grace
@@ -90,8 +90,8 @@ class TeardownBreakInTests {
 
 	/**
 	 * A root JVM: a tree of 400 processes that ignore SIGTERM and spin, each in a session
-	 * of its own where the rung allows it, is timed out and gone within the timeout plus
-	 * the grace period plus one second.
+	 * of its own where the mechanism allows it, is timed out and gone within the timeout
+	 * plus the grace period plus one second.
 	 */
 	@ParameterizedTest
 	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES", "SECCOMP" })
@@ -173,10 +173,11 @@ class TeardownBreakInTests {
 	}
 
 	/**
-	 * A JVM of nobody on the seccomp rung whose command tries to pin {@code contain},
-	 * {@code outer} and the JVM to CPU 0 and spins there with 64 processes, ignoring
-	 * SIGTERM: not a thread is pinned, the result arrives within the timeout plus the
-	 * JVM's grace period (500 ms) plus one second, and nothing of the command is left.
+	 * A JVM of nobody on the seccomp mechanism whose command tries to pin
+	 * {@code contain}, {@code outer} and the JVM to CPU 0 and spins there with 64
+	 * processes, ignoring SIGTERM: not a thread is pinned, the result arrives within the
+	 * timeout plus the JVM's grace period (500 ms) plus one second, and nothing of the
+	 * command is left.
 	 */
 	@Test
 	void aNobodyJvmsCommandCannotPinTheJvmToItsSpinnersAndIsKilledOnTime(@TempDir Path directory) throws Exception {

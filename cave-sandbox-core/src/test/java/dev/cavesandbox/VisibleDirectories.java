@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -9,16 +7,19 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
+
 /**
  * A place for test files that a sandbox must see at the same path as the host: outside
  * every default hidden directory. The build's {@code target} directory when the checkout
  * lies outside them, else a directory under the user's {@code ~/.cache} (a checkout under
  * {@code /tmp}, as CI may make, is hidden inside the sandbox). Where the JVM runs as root
  * and that place cannot be passed by other uids (a checkout or a home of mode 0700), a
- * directory under {@code /var/cache} instead: the seccomp rung runs a root JVM's commands
- * as a uid of the host, which must reach its working directory by its path. Every
- * directory made here has mode 0711 (passable, not listable). Everything created there is
- * removed when the JVM exits.
+ * directory under {@code /var/cache} instead: the seccomp mechanism runs a root JVM's
+ * commands as a uid of the host, which must reach its working directory by its path.
+ * Every directory made here has mode 0711 (passable, not listable). Everything created
+ * there is removed when the JVM exits.
  */
 public final class VisibleDirectories {
 

@@ -1,7 +1,5 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,7 +15,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -97,7 +97,8 @@ class WorkingDirectoryRaceTests {
 	}
 
 	private static void race(MechanismChoice mechanism, Path root) throws Exception {
-		// Passable by a root JVM's command user on the seccomp rung, a uid of the host.
+		// Passable by a root JVM's command user on the seccomp mechanism, a uid of the
+		// host.
 		Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path jobs = Files.createDirectory(root.resolve("jobs"));
 		Path work = Files.createDirectories(jobs.resolve("a").resolve("work"));
@@ -200,8 +201,8 @@ class WorkingDirectoryRaceTests {
 					refusedByTheLauncher.get() + changedDuringSetUp.get() + notSetUp.get() + refusedByTheExecutor.get())
 				.as(counts)
 				.isPositive();
-			// The seccomp rung's command user had the directory's group only while it
-			// ran.
+			// The seccomp mechanism's command user had the directory's group only
+			// while it ran.
 			assertThat(ownership(work)).as(counts).isEqualTo(ownership);
 			System.out.println(mechanism + ": " + counts);
 		}

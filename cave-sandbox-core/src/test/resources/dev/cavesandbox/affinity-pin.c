@@ -2,7 +2,7 @@
  * A command that changes the CPU affinity of the processes above it (issue 26 red team):
  * sched_setaffinity(2) needs only the same effective uid as its target (or
  * CAP_SYS_NICE), no ptrace access, and Landlock's scopes (signals, abstract sockets,
- * ptrace) do not refuse it. Without a PID namespace (the seccomp rung) the launcher's
+ * ptrace) do not refuse it. Without a PID namespace (the seccomp mechanism) the launcher's
  * processes and the JVM are visible by pid; a JVM of nobody shares the command's uid.
  * Since launcher 14 the seccomp filter refuses sched_setaffinity(pid) there.
  *

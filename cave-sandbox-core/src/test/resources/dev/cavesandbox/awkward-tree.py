@@ -6,7 +6,7 @@
 # command then exits or waits for its timeout).
 # The daemon's parent attempts a session of its own (setsid(2)) before the second fork,
 # and the tree prints "daemon: own session" or "daemon: setsid refused" before "tree
-# started": a rung without a PID namespace (seccomp) refuses it with EPERM, so that the
+# started": a mechanism without a PID namespace (seccomp) refuses it with EPERM, so that the
 # command's process group stays its whole tree. The daemon runs either way.
 import ctypes
 import os

@@ -1,4 +1,4 @@
-# Run by ContainerRungsTests inside the sandbox ("isolated") and, as the control, without it:
+# Run by ContainerMechanismsTests inside the sandbox ("isolated") and, as the control, without it:
 #   container-egress.py MESSAGE TCP4_PORT TCP6_PORT UDP_PORT DNS_PORT ABSTRACT_NAME SOCKET_PATH
 # Every attempt goes to a listener of the test on loopback (127.0.0.1, ::1, ::ffff:127.0.0.1)
 # or to a unix socket the test created; never to any other address. One line per attempt,

@@ -1,6 +1,6 @@
 /*
  * Break-in attempts of Issue26BreakInTests (issue 26): process trees that try to leave
- * the seccomp rung's process group or outrun its kill, a /proc spinner against the
+ * the seccomp mechanism's process group or outrun its kill, a /proc spinner against the
  * sandbox's own processes, signals to the containing process, and probes between the
  * executions of different command users. Every mode ends itself at DEADLINE (seconds
  * since the epoch) or as soon as the file STOP exists.

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	long millis = atol(argv[1]);
 	int port = (argc == 3) ? atoi(argv[2]) : 0;
 	/* Its pid as /proc names it: getpid() gives the pid in the command's own PID
-	 * namespace, which differs where /proc is the host's (the namespaces rung). */
+	 * namespace, which differs where /proc is the host's (the namespaces mechanism). */
 	char self[32];
 	ssize_t self_length = readlink("/proc/self", self, sizeof self - 1);
 	if (self_length <= 0) {

@@ -3,7 +3,7 @@
  * team). The kernel's scheduler autogroups (sched(7), "The autogroup feature", on by
  * default where the JVM's tasks are in the root CPU cgroup) give each session one share
  * of the CPU, whatever its number of processes: a tree of many spinners in one session
- * gets one share, the JVM's session another. Where setsid(2) is allowed (the rungs with a
+ * gets one share, the JVM's session another. Where setsid(2) is allowed (the mechanisms with a
  * PID namespace), every spinner of this tree takes its own session, so that the JVM's
  * session, with the processes that tear the sandbox down (outer, the wrapper, PID 1),
  * gets one share in SPINNERS + 1.

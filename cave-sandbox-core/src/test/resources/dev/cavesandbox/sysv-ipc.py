@@ -1,5 +1,5 @@
 # System V shared memory and POSIX message queues, which no namespace separates on the
-# seccomp rung and which outlive the processes that made them. argv[1]: "plant" (create a
+# seccomp mechanism and which outlive the processes that made them. argv[1]: "plant" (create a
 # segment and a queue named after argv[2] holding argv[3]), "read" (print what they
 # hold), or "remove" (remove both). argv[2]: a key, a decimal number. One line per step:
 # "<step> ok [data]" or "<step> <errno name>".

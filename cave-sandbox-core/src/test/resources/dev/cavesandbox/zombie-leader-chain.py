@@ -1,4 +1,4 @@
-# A tree that the seccomp rung's subreaper cannot stop: its /proc scan reads the state of
+# A tree that the seccomp mechanism's subreaper cannot stop: its /proc scan reads the state of
 # each process's thread-group leader (/proc/PID/status), and the stop rounds skip what
 # shows "Z". A process whose leader thread has exited (SYS_exit of the leader alone) while
 # another thread runs on shows "Z" and is never sent SIGSTOP. Its running thread

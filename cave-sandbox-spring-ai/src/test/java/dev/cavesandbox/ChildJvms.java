@@ -1,7 +1,8 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.process.ProcessRunnerTests;
 import java.util.List;
+
+import dev.cavesandbox.internal.process.ProcessRunnerTests;
 
 /**
  * The core tests' child JVMs and process lookups, for the tests of the Spring AI module

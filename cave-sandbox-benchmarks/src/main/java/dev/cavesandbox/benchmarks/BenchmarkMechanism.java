@@ -10,11 +10,11 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationProbe;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 
 /**

@@ -17,9 +17,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.process.CommandResolver;
 import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.SandboxSettings;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;

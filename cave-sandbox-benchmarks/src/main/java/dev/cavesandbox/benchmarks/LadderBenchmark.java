@@ -27,20 +27,20 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The rungs of the ladder side by side in one fork: in each round, in an order shuffled
- * anew (a fixed seed), a plain {@link ProcessBuilder} spawn of {@code /bin/true}, the raw
- * command line of each rung that the probe verifies here (launcher included: what the
- * executor spawns), and the seccomp rung's executor. The medians of one measurement
- * iteration go to JMH as auxiliary counters (µs), with the seccomp rung's ratios to the
- * plain spawn: the median of each round's ratio, so that a change of load weighs on both
- * sides of a ratio alike.
+ * The mechanisms of the ladder side by side in one fork: in each round, in an order
+ * shuffled anew (a fixed seed), a plain {@link ProcessBuilder} spawn of
+ * {@code /bin/true}, the raw command line of each mechanism that the probe verifies here
+ * (launcher included: what the executor spawns), and the seccomp mechanism's executor.
+ * The medians of one measurement iteration go to JMH as auxiliary counters (µs), with the
+ * seccomp mechanism's ratios to the plain spawn: the median of each round's ratio, so
+ * that a change of load weighs on both sides of a ratio alike.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 public class LadderBenchmark {
 
-	private static final List<String> RUNGS = List.of("bwrap", "unshare", "namespaces", "seccomp");
+	private static final List<String> MECHANISMS = List.of("bwrap", "unshare", "namespaces", "seccomp");
 
 	@Param("200")
 	public int rounds;
@@ -58,26 +58,25 @@ public class LadderBenchmark {
 	@Setup
 	public void setUp() throws IOException {
 		this.directory = Files.createTempDirectory("cave-sandbox-ladder-").toRealPath();
-		// Passable by others: for a root JVM the seccomp rung's raw line runs the command
-		// as
-		// the command user (65534), which must enter the directory (the executor grants
-		// its own working directories; the raw line gets none).
+		// Passable by others: for a root JVM the seccomp mechanism's raw line runs the
+		// command as the command user (65534), which must enter the directory (the
+		// executor grants its own working directories; the raw line gets none).
 		Files.setPosixFilePermissions(this.directory, PosixFilePermissions.fromString("rwx--x--x"));
 		this.commandLines.put("plain", List.of("/bin/true"));
-		for (String rung : RUNGS) {
+		for (String choice : MECHANISMS) {
 			try {
-				BenchmarkMechanism mechanism = BenchmarkMechanism.resolve(rung);
-				this.commandLines.put(rung, mechanism.commandLine(this.directory, "/bin/true"));
-				if (rung.equals("seccomp")) {
+				BenchmarkMechanism mechanism = BenchmarkMechanism.resolve(choice);
+				this.commandLines.put(choice, mechanism.commandLine(this.directory, "/bin/true"));
+				if (choice.equals("seccomp")) {
 					this.seccompExecutor = mechanism.executor(mechanism.settings());
 				}
 			}
 			catch (IllegalStateException ex) {
-				System.out.println("# skipping rung " + rung + ": " + ex.getMessage());
+				System.out.println("# skipping mechanism " + choice + ": " + ex.getMessage());
 			}
 		}
 		if (this.seccompExecutor == null) {
-			throw new IllegalStateException("the seccomp rung is not available here: nothing to compare");
+			throw new IllegalStateException("the seccomp mechanism is not available here: nothing to compare");
 		}
 	}
 
@@ -124,7 +123,8 @@ public class LadderBenchmark {
 	}
 
 	/**
-	 * The medians of one measurement iteration, in µs, and the seccomp rung's ratios.
+	 * The medians of one measurement iteration, in µs, and the seccomp mechanism's
+	 * ratios.
 	 */
 	@State(Scope.Thread)
 	@AuxCounters(AuxCounters.Type.EVENTS)

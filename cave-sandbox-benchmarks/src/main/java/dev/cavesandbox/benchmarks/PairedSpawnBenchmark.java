@@ -11,11 +11,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,8 +1,8 @@
 package dev.cavesandbox.egress;
 
-import dev.cavesandbox.internal.egress.RequestTarget;
 import java.util.Locale;
 
+import dev.cavesandbox.internal.egress.RequestTarget;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,11 +1,11 @@
 package dev.cavesandbox.egress;
 
-import dev.cavesandbox.internal.egress.EgressProxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
+import dev.cavesandbox.internal.egress.EgressProxy;
 import org.jspecify.annotations.Nullable;
 
 /**

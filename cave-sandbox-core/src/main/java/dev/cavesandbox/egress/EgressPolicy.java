@@ -1,8 +1,9 @@
 package dev.cavesandbox.egress;
 
+import java.util.Objects;
+
 import dev.cavesandbox.internal.egress.DestinationAddresses;
 import dev.cavesandbox.internal.egress.EgressProxy;
-import java.util.Objects;
 
 /**
  * What an {@link EgressProxy} lets through.

@@ -1,9 +1,10 @@
 package dev.cavesandbox.egress;
 
-import dev.cavesandbox.internal.egress.EgressProxy;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
+
+import dev.cavesandbox.internal.egress.EgressProxy;
 
 /**
  * Resolves the host names that clients of an {@link EgressProxy} ask for. The proxy calls

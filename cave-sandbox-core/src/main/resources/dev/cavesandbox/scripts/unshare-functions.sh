@@ -1,5 +1,5 @@
 #!/bin/sh
-# The functions of the unshare rung's set-up script (UnshareMountScript), after
+# The functions of the unshare mechanism's set-up script (UnshareMountScript), after
 # pid1-start.sh:
 # flags MOUNT_POINT sets f to the per-mount options of the topmost mount there (mountinfo,
 # proc(5); blanks and backslashes in a mount point are octal escapes such as \040,

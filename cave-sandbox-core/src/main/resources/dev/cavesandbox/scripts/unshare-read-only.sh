@@ -1,5 +1,5 @@
 #!/bin/sh
-# The read-only pass of the unshare rung's set-up script (UnshareMountScript), for a
+# The read-only pass of the unshare mechanism's set-up script (UnshareMountScript), for a
 # read-only root or a system view (there after pivot_root: the new root, its system
 # directories and their submounts, and /dev). Every writable mount becomes read-only,
 # except /proc and /dev/pts, the hidden directories, the working directory and the

@@ -5,7 +5,6 @@ import java.time.Duration;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.SandboxSettings;
-
 import org.jspecify.annotations.Nullable;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -6,8 +6,8 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;

@@ -108,7 +108,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 		}
 		return (range.size() < this.maxConcurrent) ? "holds " + range.size()
 				+ " uids, fewer than cave.sandbox.max-concurrent (" + this.maxConcurrent + "): each execution of "
-				+ "a root JVM on the seccomp rung runs as a uid of its own; widen the range or lower "
+				+ "a root JVM on the seccomp mechanism runs as a uid of its own; widen the range or lower "
 				+ "cave.sandbox.max-concurrent" : null;
 	}
 

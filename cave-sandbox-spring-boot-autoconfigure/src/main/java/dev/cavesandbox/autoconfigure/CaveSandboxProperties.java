@@ -56,8 +56,8 @@ import org.springframework.util.unit.DataSize;
  * mechanisms; unisolated (fallback mode) and on macOS none is applied. A request may
  * override each of them.
  * @param filesystem What of the host's filesystem the commands see (Linux mechanisms).
- * @param egress Which hosts commands may reach through the egress proxy (Linux rungs with
- * a network namespace: bwrap, unshare, namespaces).
+ * @param egress Which hosts commands may reach through the egress proxy (Linux mechanisms
+ * with a network namespace: bwrap, unshare, namespaces).
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -152,22 +152,22 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * default: the launcher's seccomp filter refuses them, since a new user namespace
 	 * opens kernel attack surface.
 	 * @param commandUser Uid (and gid) that the commands of a JVM running as root run as
-	 * on the rungs with a user namespace (bwrap, unshare, namespaces), so that the
+	 * on the mechanisms with a user namespace (bwrap, unshare, namespaces), so that the
 	 * process limit holds: the kernel never applies RLIMIT_NPROC to the host's root. On
-	 * the seccomp rung its gid is the gid of every execution (their uids come from
+	 * the seccomp mechanism its gid is the gid of every execution (their uids come from
 	 * command-user-range), to which the working directory's group is given for the
-	 * execution. 0 keeps them root on every rung, the seccomp rung included, without a
-	 * process limit. Ignored for a JVM of another user.
+	 * execution. 0 keeps them root on every mechanism, the seccomp mechanism included,
+	 * without a process limit. Ignored for a JVM of another user.
 	 * @param commandUserRange Uids, written FIRST-LAST, from which each running execution
-	 * of a JVM running as root on the seccomp rung (no user namespace) takes one of its
-	 * own, as a uid of the host without capabilities, so that executions share no process
-	 * count and cannot signal or ptrace each other. All of them run with command-user's
-	 * gid, which they share: files and IPC objects made group-accessible stay reachable
-	 * to the others, and the working directory's group is that gid for the execution. At
-	 * least max-concurrent uids. The default lies in a range that systemd's "Users,
-	 * Groups, UIDs and GIDs on systemd Systems" lists as unused, below the subordinate
-	 * ids of /etc/subuid (from 100000): choose uids that no account or program on the
-	 * host uses.
+	 * of a JVM running as root on the seccomp mechanism (no user namespace) takes one of
+	 * its own, as a uid of the host without capabilities, so that executions share no
+	 * process count and cannot signal or ptrace each other. All of them run with
+	 * command-user's gid, which they share: files and IPC objects made group-accessible
+	 * stay reachable to the others, and the working directory's group is that gid for the
+	 * execution. At least max-concurrent uids. The default lies in a range that systemd's
+	 * "Users, Groups, UIDs and GIDs on systemd Systems" lists as unused, below the
+	 * subordinate ids of /etc/subuid (from 100000): choose uids that no account or
+	 * program on the host uses.
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
@@ -195,9 +195,9 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * /sbin, /lib*, /etc without its secret files (shadow, sudoers, SSH host keys, TLS
 	 * private keys), the JVM's java.home, a new /dev and /proc, the hidden directories
 	 * (empty), the working directory and the listed paths; nothing else of the host
-	 * exists inside (on the rungs without a mount namespace, Landlock refuses reading
-	 * it). 'host' shows the host's whole filesystem, read-only, without the hidden
-	 * directories.
+	 * exists inside (on the mechanisms without a mount namespace, Landlock refuses
+	 * reading it). 'host' shows the host's whole filesystem, read-only, without the
+	 * hidden directories.
 	 * @param readablePaths Host paths (directories or files) every command sees read-only
 	 * besides the view: absolute, without symbolic links. A path that does not exist is
 	 * left out, and the verified facts say so. A request may add more.
@@ -218,8 +218,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * 127.0.0.1:3128 to a proxy in the JVM (HTTP CONNECT and plain HTTP), HTTP_PROXY,
 	 * HTTPS_PROXY, ALL_PROXY (and lower case) and JAVA_TOOL_OPTIONS point at it, and the
 	 * proxy resolves each name itself and connects only to what it checked. Only the
-	 * rungs bwrap, unshare and namespaces can offer it; on seccomp and macOS an execution
-	 * fails with cave_sandbox_egress_unavailable.
+	 * mechanisms bwrap, unshare and namespaces can offer it; on seccomp and macOS an
+	 * execution fails with cave_sandbox_egress_unavailable.
 	 *
 	 * @param allowedHosts Entries 'host' (ports 80 and 443), '*.domain' (its subdomains,
 	 * ports 80 and 443) or 'host:port' (that port only). A request may replace the list.

@@ -43,8 +43,8 @@ final class ProbedCapability {
 
 	/**
 	 * The fix for a process limit that a root JVM does not get: a work directory that the
-	 * command user can reach, where that was missing (the seccomp rung); else a JVM of
-	 * another user, or a command user.
+	 * command user can reach, where that was missing (the seccomp mechanism); else a JVM
+	 * of another user, or a command user.
 	 */
 	static String processLimitFix(String fact) {
 		return fact.contains("cannot reach the work directory")

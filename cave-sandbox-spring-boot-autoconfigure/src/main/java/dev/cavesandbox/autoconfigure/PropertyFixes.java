@@ -120,16 +120,16 @@ final class PropertyFixes {
 					+ "example a Kubernetes emptyDir) at java.io.tmpdir or set " + property("workDirectory")
 					+ " to a writable directory; if it is mounted noexec, set " + property("linux.launcherPath")
 					+ " to an executable copy of the launcher or choose a work directory that allows execution";
-			case MOUNT_REFUSED -> "with " + property("mechanism") + "=auto the rungs without a mount namespace "
+			case MOUNT_REFUSED -> "with " + property("mechanism") + "=auto the mechanisms without a mount namespace "
 					+ "(namespaces, seccomp) are tried next; to keep the mount namespace, allow mounts in user "
 					+ "namespaces (containerd/Kubernetes: an AppArmor profile that allows mount, or the container's "
 					+ "securityContext.appArmorProfile type Unconfined), and check that every directory of "
 					+ property("hiddenDirectories") + " exists and is a plain directory";
-			case KERNEL_REFUSED -> "with " + property("mechanism") + "=auto the seccomp rung, which needs no "
+			case KERNEL_REFUSED -> "with " + property("mechanism") + "=auto the seccomp mechanism, which needs no "
 					+ "namespace, is tried next; to get namespaces, enable unprivileged user namespaces (sysctl -w "
 					+ "kernel.unprivileged_userns_clone=1 on Debian), or run the container with a seccomp profile that "
 					+ "allows unshare and clone with namespace flags";
-			case NESTING_FORBIDDEN -> "with " + property("mechanism") + "=auto the seccomp rung, which needs no "
+			case NESTING_FORBIDDEN -> "with " + property("mechanism") + "=auto the seccomp mechanism, which needs no "
 					+ "namespace, is tried next; or let the outer sandbox allow nested user namespaces (drop "
 					+ "--disable-userns; raise user.max_user_namespaces inside it)";
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "

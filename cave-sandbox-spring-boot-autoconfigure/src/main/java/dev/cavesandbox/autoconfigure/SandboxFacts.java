@@ -6,8 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
-import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxMode;

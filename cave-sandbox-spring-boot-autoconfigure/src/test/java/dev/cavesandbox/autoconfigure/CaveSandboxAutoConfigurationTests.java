@@ -9,16 +9,16 @@ import java.util.Map;
 import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
-import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.RestrictedHost;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Tag;
@@ -151,12 +151,12 @@ class CaveSandboxAutoConfigurationTests {
 	 * once, with the fix. Any other user's JVM gets the limit and no warning.
 	 */
 	/**
-	 * Allowed hosts on a rung without a network namespace (seccomp) cannot hold: the
+	 * Allowed hosts on a mechanism without a network namespace (seccomp) cannot hold: the
 	 * executor says so at startup, and an execution fails with its code.
 	 */
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
-	void allowedHostsWhereTheRungCannotOfferEgressAreWarnedAtStartup(CapturedOutput output) {
+	void allowedHostsWhereTheMechanismCannotOfferEgressAreWarnedAtStartup(CapturedOutput output) {
 		this.runner
 			.withPropertyValues("cave.sandbox.mechanism=seccomp", "cave.sandbox.egress.allowed-hosts=localhost:8080")
 			.run((context) -> {

@@ -119,7 +119,7 @@ class DemoReport {
 	/**
 	 * The egress proxy's SSRF guard: the command may use the proxy for the listener's
 	 * address (the allow-list names it), but the proxy refuses a loopback destination, so
-	 * nothing arrives. On a rung without a network namespace the request is refused
+	 * nothing arrives. On a mechanism without a network namespace the request is refused
 	 * before anything runs.
 	 */
 	private Row egress(Path workspace) throws IOException {
@@ -139,7 +139,7 @@ class DemoReport {
 					.build());
 			}
 			catch (EgressUnavailableException ex) {
-				return new Row(job, null, "REFUSED: " + ex.code() + " (this rung has no network namespace)", true);
+				return new Row(job, null, "REFUSED: " + ex.code() + " (this mechanism has no network namespace)", true);
 			}
 			int received = receivedBytes(listener);
 			boolean blocked = received == 0;

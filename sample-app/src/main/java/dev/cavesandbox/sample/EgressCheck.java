@@ -18,9 +18,9 @@ import dev.cavesandbox.SandboxSettings;
 
 /**
  * The egress attempts of {@link VerifyCommand}: a child JVM ({@link EgressChild}) inside
- * the chosen rung attempts each {@link EgressListener} of this command, then the same
- * child unsandboxed (the control) must reach each within 30 s, so that the silence means
- * something. Prints one line per attempt: {@code blocked}, or {@code GOT THROUGH},
+ * the chosen mechanism attempts each {@link EgressListener} of this command, then the
+ * same child unsandboxed (the control) must reach each within 30 s, so that the silence
+ * means something. Prints one line per attempt: {@code blocked}, or {@code GOT THROUGH},
  * {@code NOT BLOCKED}, {@code NOT RUN}, {@code NOT CHECKED} or {@code CONTROL FAILED}.
  */
 final class EgressCheck {
@@ -68,12 +68,12 @@ final class EgressCheck {
 	 * Create the command's working directory in the base, with the child's class file.
 	 */
 	private static Path prepare(Path base) throws IOException {
-		// Passable, not listable, by other uids: on the seccomp rung a root JVM's
+		// Passable, not listable, by other uids: on the seccomp mechanism a root JVM's
 		// commands run as the command user, a uid of the host, which reaches its
 		// working directory by its path.
 		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x"));
 		// The command's working directory is shared with it by design; the socket
-		// lies beside it, where the rungs with a mount namespace hide it and the
+		// lies beside it, where the mechanisms with a mount namespace hide it and the
 		// others refuse socket(AF_UNIX).
 		Path work = Files.createDirectory(base.resolve("work"));
 		EgressChild.writeClass(work);

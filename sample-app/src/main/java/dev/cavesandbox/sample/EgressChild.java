@@ -26,7 +26,7 @@ import dev.cavesandbox.SandboxSettings;
 /**
  * The child JVM of {@link VerifyCommand}'s egress attempts ({@link EgressAttempts}), run
  * from its class file in the command's working directory, for at most 120 s: inside the
- * sandbox of the chosen rung, and unsandboxed as the control. Its report is one
+ * sandbox of the chosen mechanism, and unsandboxed as the control. Its report is one
  * {@code KIND sent: ...} or {@code KIND failed: ...} line per attempt; a child that fails
  * inside is noted in brackets on the output.
  */
@@ -48,7 +48,7 @@ final class EgressChild {
 
 	/**
 	 * Write the child's class file, read from this application's class loader, into the
-	 * command's working directory (the one directory every rung shows the command).
+	 * command's working directory (the one directory every mechanism shows the command).
 	 */
 	static void writeClass(Path work) throws IOException {
 		String resource = EgressAttempts.class.getName().replace('.', '/') + ".class";

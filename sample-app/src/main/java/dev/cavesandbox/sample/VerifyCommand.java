@@ -13,17 +13,18 @@ import dev.cavesandbox.SandboxSettings;
 
 /**
  * {@code java -jar sample-app.jar [--cave.sandbox.*=...] verify}: what a user runs in an
- * image before deploying it. It probes each rung of the Linux ladder on its own (bwrap,
- * unshare, namespaces, seccomp, with the application's other settings) and prints its
- * verdict, then the rung that the application's {@code cave.sandbox.mechanism} chooses
- * and the facts the probe verified (what the rung does not give included). Then, through
- * an isolated executor of that rung, the {@link EgressCheck}: a child JVM attempts TCP
- * (127.0.0.1, ::1, ::ffff:127.0.0.1), UDP, a DNS query and a unix socket against
- * listeners that this command opens itself, on loopback and at a path it creates, and
- * nowhere else; the same child unsandboxed must reach each of them.
+ * image before deploying it. It probes each mechanism of the Linux ladder on its own
+ * (bwrap, unshare, namespaces, seccomp, with the application's other settings) and prints
+ * its verdict, then the mechanism that the application's {@code cave.sandbox.mechanism}
+ * chooses and the facts the probe verified (what the mechanism does not give included).
+ * Then, through an isolated executor of that mechanism, the {@link EgressCheck}: a child
+ * JVM attempts TCP (127.0.0.1, ::1, ::ffff:127.0.0.1), UDP, a DNS query and a unix socket
+ * against listeners that this command opens itself, on loopback and at a path it creates,
+ * and nowhere else; the same child unsandboxed must reach each of them.
  * <p>
- * Exit code 0 when a rung is verified and every attempt was blocked; 125 when no rung is
- * verified, an attempt got through, or an attempt or its control did not happen.
+ * Exit code 0 when a mechanism is verified and every attempt was blocked; 125 when no
+ * mechanism is verified, an attempt got through, or an attempt or its control did not
+ * happen.
  */
 final class VerifyCommand {
 
@@ -58,7 +59,7 @@ final class VerifyCommand {
 				+ System.getProperty("java.home") + "), " + System.getProperty("os.name") + " "
 				+ System.getProperty("os.version"));
 		this.out.println();
-		List<String> available = probeRungs();
+		List<String> available = probeMechanisms();
 		this.out.println();
 		String setting = "cave.sandbox.mechanism=" + name(this.settings.mechanism());
 		if (!this.chosen.available()) {
@@ -78,17 +79,17 @@ final class VerifyCommand {
 	}
 
 	/**
-	 * Probe each rung of the ladder on its own and print its verdict.
-	 * @return the names of the rungs available
+	 * Probe each mechanism of the ladder on its own and print its verdict.
+	 * @return the names of the mechanisms available
 	 */
-	private List<String> probeRungs() {
-		this.out.println("Rungs, strongest first, each probed on its own with the other cave.sandbox.* settings:");
+	private List<String> probeMechanisms() {
+		this.out.println("Mechanisms, strongest first, each probed on its own with the other cave.sandbox.* settings:");
 		List<String> available = new ArrayList<>();
-		for (MechanismChoice rung : LADDER) {
-			IsolationCapability capability = new NetworkIsolationProbe(withMechanism(this.settings, rung)).probe();
-			printRung(rung, capability);
+		for (MechanismChoice choice : LADDER) {
+			IsolationCapability capability = new NetworkIsolationProbe(withMechanism(this.settings, choice)).probe();
+			printMechanism(choice, capability);
 			if (capability.available()) {
-				available.add(name(rung));
+				available.add(name(choice));
 			}
 		}
 		return available;
@@ -113,8 +114,8 @@ final class VerifyCommand {
 		return VERIFIED;
 	}
 
-	private void printRung(MechanismChoice rung, IsolationCapability capability) {
-		String label = "  " + String.format(Locale.ROOT, "%-11s", name(rung));
+	private void printMechanism(MechanismChoice choice, IsolationCapability capability) {
+		String label = "  " + String.format(Locale.ROOT, "%-11s", name(choice));
 		if (capability.available()) {
 			this.out.println(label + "available (probe " + capability.probeTime().toMillis() + " ms)");
 		}

@@ -123,9 +123,9 @@ class ExecCommandTests {
 	/**
 	 * Issue 26: the core's hostile tree (32 lanes forking their successors below a
 	 * subreaper that ignores SIGCHLD, continuing each other, the command staying) under a
-	 * 3 s timeout, on every rung. The CLI says the timeout ended it and exits 124 within
-	 * the timeout plus the kill grace period (1 s) plus one second from the tree's first
-	 * line on stdout (the CLI held on to pipes of a tree that lived on for a minute
+	 * 3 s timeout, on every mechanism. The CLI says the timeout ended it and exits 124
+	 * within the timeout plus the kill grace period (1 s) plus one second from the tree's
+	 * first line on stdout (the CLI held on to pipes of a tree that lived on for a minute
 	 * once), and no process of the tree is left once it has exited.
 	 */
 	@ParameterizedTest
@@ -224,8 +224,8 @@ class ExecCommandTests {
 	}
 
 	/**
-	 * With the namespace limit at zero only the seccomp rung is left; unshare, chosen on
-	 * its own, is unavailable.
+	 * With the namespace limit at zero only the seccomp mechanism is left; unshare,
+	 * chosen on its own, is unavailable.
 	 */
 	@Test
 	void namespaceLimitZeroWithUnshareChosenExitsWith125InStrictModeAndRunsNothing(@TempDir Path directory)

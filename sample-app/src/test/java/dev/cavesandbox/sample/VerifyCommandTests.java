@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code java -jar sample-app.jar verify}, run in a real child JVM on this host: the
- * probes of every rung, and real egress attempts from a child JVM inside the sandbox
+ * probes of every mechanism, and real egress attempts from a child JVM inside the sandbox
  * against the command's own loopback listeners and unix socket.
  */
 @EnabledOnOs(OS.LINUX)
@@ -23,12 +23,12 @@ class VerifyCommandTests {
 			"UDP 127.0.0.1:", "DNS query, UDP 127.0.0.1:", "unix socket /");
 
 	@Test
-	void onThisHostEveryRungIsProbedAndEveryAttemptIsBlocked() throws Exception {
+	void onThisHostEveryMechanismIsProbedAndEveryAttemptIsBlocked() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("verify");
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		List<String> lines = result.stdout().lines().toList();
-		for (String rung : List.of("bwrap", "unshare", "namespaces", "seccomp")) {
-			assertThat(lines).as("%s", result).anyMatch((line) -> line.matches("  " + rung + " +available \\(.*"));
+		for (String choice : List.of("bwrap", "unshare", "namespaces", "seccomp")) {
+			assertThat(lines).as("%s", result).anyMatch((line) -> line.matches("  " + choice + " +available \\(.*"));
 		}
 		assertThat(lines).anyMatch(
 				(line) -> line.startsWith("Chosen (cave.sandbox.mechanism=auto): bwrap, verified by the probe in "));
@@ -44,22 +44,22 @@ class VerifyCommandTests {
 	}
 
 	/**
-	 * Each rung chosen on its own: the attempts are made inside it, and the facts include
-	 * what it does not give.
+	 * Each mechanism chosen on its own: the attempts are made inside it, and the facts
+	 * include what it does not give.
 	 */
 	@ParameterizedTest
 	@ValueSource(strings = { "bwrap", "unshare", "namespaces", "seccomp" })
-	void eachRungChosenOnItsOwnBlocksEveryAttempt(String rung) throws Exception {
-		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mechanism=" + rung, "verify");
+	void eachMechanismChosenOnItsOwnBlocksEveryAttempt(String choice) throws Exception {
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mechanism=" + choice, "verify");
 		assertThat(result.exitCode()).as("%s", result).isZero();
-		assertThat(result.stdout()).contains("Chosen (cave.sandbox.mechanism=" + rung + "): " + rung + ", verified")
-			.contains("Egress attempts from a child JVM inside " + rung + ",");
-		if (rung.equals("namespaces") || rung.equals("seccomp")) {
+		assertThat(result.stdout()).contains("Chosen (cave.sandbox.mechanism=" + choice + "): " + choice + ", verified")
+			.contains("Egress attempts from a child JVM inside " + choice + ",");
+		if (choice.equals("namespaces") || choice.equals("seccomp")) {
 			assertThat(result.stdout()).contains("  - not given: hidden directories:");
 		}
 		else {
-			// These rungs give everything: a root JVM's commands run as the command user,
-			// so that the process limit holds.
+			// These mechanisms give everything: a root JVM's commands run as the
+			// command user, so that the process limit holds.
 			assertThat(result.stdout().lines().filter((line) -> line.contains("not given:"))).isEmpty();
 			if ("root".equals(System.getProperty("user.name"))) {
 				assertThat(result.stdout())
@@ -71,16 +71,16 @@ class VerifyCommandTests {
 
 	/**
 	 * A host where no user namespace can be created (the JVM in a nested user namespace
-	 * whose limit is zero): the rungs with namespaces name their cause, and strict mode
-	 * verifies the seccomp rung.
+	 * whose limit is zero): the mechanisms with namespaces name their cause, and strict
+	 * mode verifies the seccomp mechanism.
 	 */
 	@Test
-	void withoutUserNamespacesTheSeccompRungIsChosenAndBlocksEveryAttempt() throws Exception {
+	void withoutUserNamespacesTheSeccompMechanismIsChosenAndBlocksEveryAttempt() throws Exception {
 		SampleJvm.Result result = SampleJvm.run(SampleJvm.NAMESPACE_LIMIT_ZERO, "", "verify");
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		List<String> lines = result.stdout().lines().toList();
-		for (String rung : List.of("bwrap", "unshare", "namespaces")) {
-			assertThat(lines).as("%s", result).anyMatch((line) -> line.matches("  " + rung + " +unavailable"));
+		for (String choice : List.of("bwrap", "unshare", "namespaces")) {
+			assertThat(lines).as("%s", result).anyMatch((line) -> line.matches("  " + choice + " +unavailable"));
 		}
 		assertThat(lines).filteredOn((line) -> line.contains("cause: NESTING_FORBIDDEN: ")).hasSize(3);
 		assertThat(lines).anyMatch((line) -> line.matches("  seccomp +available \\(.*"))

@@ -1,10 +1,10 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressListener;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,12 +1,12 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressPolicy;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
 import java.util.List;
 
+import dev.cavesandbox.egress.EgressPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,14 +1,14 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressAllowList;
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.HostResolver;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
 
+import dev.cavesandbox.egress.EgressAllowList;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.egress.HostResolver;
 import org.jspecify.annotations.Nullable;
 
 /**

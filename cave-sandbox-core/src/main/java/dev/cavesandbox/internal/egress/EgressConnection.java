@@ -1,6 +1,5 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressDecision;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -13,12 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.internal.egress.RequestTarget.BadRequestException;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import org.jspecify.annotations.Nullable;
-
-import dev.cavesandbox.internal.egress.RequestTarget.BadRequestException;
 
 /**
  * One client connection of an {@link EgressProxy}: its request is read, checked

@@ -1,8 +1,5 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressListener;
-import dev.cavesandbox.egress.EgressPolicy;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -18,6 +15,9 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

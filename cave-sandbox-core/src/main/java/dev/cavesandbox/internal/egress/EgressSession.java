@@ -1,23 +1,20 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.SandboxSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
+import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.internal.egress.EgressProxy;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 
 /**
  * The egress of one execution with an allow-list: a private directory of its own, in the

@@ -1,7 +1,6 @@
 package dev.cavesandbox.internal.egress;
 
 import dev.cavesandbox.egress.EgressDecision;
-
 import org.jspecify.annotations.Nullable;
 
 /**

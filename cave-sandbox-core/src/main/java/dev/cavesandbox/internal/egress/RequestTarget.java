@@ -1,8 +1,8 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressAllowList;
 import java.util.Locale;
 
+import dev.cavesandbox.egress.EgressAllowList;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.execution;
 
+import java.time.Duration;
+
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.egress.EgressAllowList;
-import java.time.Duration;
-
 import org.jspecify.annotations.Nullable;
 
 /**

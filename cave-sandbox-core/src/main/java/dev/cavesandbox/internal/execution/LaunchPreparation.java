@@ -1,6 +1,16 @@
 package dev.cavesandbox.internal.execution;
 
-import dev.cavesandbox.internal.launcher.LauncherContract;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
 import dev.cavesandbox.ConcurrencyLimitExceededException;
 import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionCancelledException;
@@ -15,6 +25,7 @@ import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.internal.egress.EgressSession;
 import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -24,17 +35,6 @@ import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.InputFiles;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -269,9 +269,9 @@ final class LaunchPreparation {
 
 	/**
 	 * Hand the working directory's group to the command user where the command runs as a
-	 * uid of the host without capabilities (the seccomp rung with a command user), which
-	 * could not write it otherwise; see {@link WorkingDirectoryGrant}. Executions that
-	 * overlap in one directory share the grant.
+	 * uid of the host without capabilities (the seccomp mechanism with a command user),
+	 * which could not write it otherwise; see {@link WorkingDirectoryGrant}. Executions
+	 * that overlap in one directory share the grant.
 	 * @return the grant, or {@code null} where none is needed
 	 */
 	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {
@@ -284,7 +284,7 @@ final class LaunchPreparation {
 			if (unpassable != null) {
 				throw new InvalidExecutionRequestException("working directory " + realDirectory
 						+ " cannot be reached by the command user " + group + ": it may not pass through " + unpassable
-						+ " (the seccomp rung runs a root JVM's commands as that uid of the host, which reaches its "
+						+ " (the seccomp mechanism runs a root JVM's commands as that uid of the host, which reaches its "
 						+ "directory by its path); give others search permission (chmod o+x) on " + unpassable
 						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
 						+ "process limit then does not hold)");

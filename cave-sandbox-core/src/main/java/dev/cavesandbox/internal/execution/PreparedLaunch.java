@@ -1,14 +1,5 @@
 package dev.cavesandbox.internal.execution;
 
-import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.SandboxLaunchException;
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.internal.egress.EgressSession;
-import dev.cavesandbox.internal.launcher.CommandUsers;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.process.ProcessRunner;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,6 +8,15 @@ import java.util.UUID;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.cavesandbox.SandboxLaunchException;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.internal.egress.EgressSession;
+import dev.cavesandbox.internal.launcher.CommandUsers;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +50,7 @@ final class PreparedLaunch implements AutoCloseable {
 	private @Nullable WorkingDirectoryGrant grant;
 
 	/**
-	 * The uid the command runs as on the seccomp rung (a root JVM's; its gid is the
+	 * The uid the command runs as on the seccomp mechanism (a root JVM's; its gid is the
 	 * command user's), or {@link Launcher#CALLER}.
 	 */
 	private long commandUser = Launcher.CALLER;

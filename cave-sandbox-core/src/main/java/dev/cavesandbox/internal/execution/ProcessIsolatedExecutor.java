@@ -1,6 +1,17 @@
 package dev.cavesandbox.internal.execution;
 
-import dev.cavesandbox.internal.launcher.LauncherContract;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
 import dev.cavesandbox.ExecutionCancelledException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -22,24 +33,13 @@ import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.LauncherFailure;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.StartedProcess;
 import dev.cavesandbox.internal.process.WatchedProcess;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,7 +91,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		boolean commandUser = commandGroup(capability) >= 0;
 		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
 				capability != null, commandUser);
-		// One command user per execution: a root JVM's commands on the seccomp rung.
+		// One command user per execution: a root JVM's commands on the seccomp mechanism.
 		CommandUsers commandUsers = commandUser ? new CommandUsers(settings.linux().commandUserRange()) : null;
 		this.preparation = new LaunchPreparation(settings, capability, this.privateDirectories, commandUsers,
 				() -> this.resolver);
@@ -177,8 +177,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * threads. When the process has ended, its sandbox is torn down in this order before
 	 * {@link SandboxedProcess#onExit()} completes: the egress proxy is stopped (its
 	 * decisions stay readable), the working directory's group is taken back from the
-	 * command user (seccomp rung), the private working directory is released, the command
-	 * user is given back (seccomp rung, root JVM) and the slot is given back.
+	 * command user (seccomp mechanism), the private working directory is released, the
+	 * command user is given back (seccomp mechanism, root JVM) and the slot is given
+	 * back.
 	 * <p>
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
 	 * process ends with exit code {@value LauncherContract#SETUP_FAILED} and the
@@ -254,7 +255,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * The gid that must be able to write the working directory, or
 	 * {@link Launcher#CALLER}.
 	 * @param capability the verified capability, or {@code null} unisolated
-	 * @return the command user's gid on the seccomp rung with a command user, else
+	 * @return the command user's gid on the seccomp mechanism with a command user, else
 	 * {@link Launcher#CALLER}
 	 */
 	public static long commandGroup(@Nullable IsolationCapability capability) {

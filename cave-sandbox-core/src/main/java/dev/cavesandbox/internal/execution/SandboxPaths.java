@@ -1,17 +1,17 @@
 package dev.cavesandbox.internal.execution;
 
-import dev.cavesandbox.CommandNotFoundException;
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.InvalidExecutionRequestException;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.workspace.FilesystemViews;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.CommandNotFoundException;
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.workspace.PrivateHome;
+import dev.cavesandbox.internal.workspace.ViewResolver;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,7 +69,7 @@ final class SandboxPaths {
 					"working directory " + real + " is the root or contains a hidden "
 							+ "directory (hiddenDirectories), which it would uncover; use a directory of its own");
 		}
-		Path secret = FilesystemViews.secretAround(real, true);
+		Path secret = ViewResolver.secretAround(real, true);
 		if (secret != null) {
 			throw new InvalidExecutionRequestException(
 					"working directory " + real + ((real.startsWith(secret)) ? " lies in " : " holds ") + secret
@@ -106,11 +106,11 @@ final class SandboxPaths {
 	SandboxMechanism withListedPaths(SandboxMechanism mechanism, ExecutionRequest request) {
 		List<Path> readable = request.readablePaths()
 			.stream()
-			.map((path) -> FilesystemViews.checkRequested("readable path", path))
+			.map((path) -> ViewResolver.checkRequested("readable path", path))
 			.toList();
 		List<Path> writable = request.writablePaths()
 			.stream()
-			.map((path) -> FilesystemViews.checkRequested("writable path", path))
+			.map((path) -> ViewResolver.checkRequested("writable path", path))
 			.toList();
 		List<Path> allWritable = new ArrayList<>(writable);
 		allWritable.addAll(this.settings.filesystem().writablePaths());

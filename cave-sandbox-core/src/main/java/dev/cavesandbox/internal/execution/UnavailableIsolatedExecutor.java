@@ -1,5 +1,7 @@
 package dev.cavesandbox.internal.execution;
 
+import java.util.concurrent.CompletableFuture;
+
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
@@ -7,7 +9,6 @@ import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxedProcess;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The {@link IsolatedExecutor} of strict mode on a host without isolation: it fails

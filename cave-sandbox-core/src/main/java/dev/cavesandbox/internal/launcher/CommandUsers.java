@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.SandboxLaunchException;
-import dev.cavesandbox.SandboxSettings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -14,10 +12,13 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
+import dev.cavesandbox.SandboxLaunchException;
+import dev.cavesandbox.SandboxSettings;
+
 /**
- * The command users of a root JVM's executions on the seccomp rung, one uid of its own
- * for each running execution ({@link SandboxSettings.Linux#commandUserRange()}). That
- * rung has no user namespace, so whatever one uid of the host does is shared by
+ * The command users of a root JVM's executions on the seccomp mechanism, one uid of its
+ * own for each running execution ({@link SandboxSettings.Linux#commandUserRange()}). That
+ * mechanism has no user namespace, so whatever one uid of the host does is shared by
  * everything running as it: the kernel counts {@code RLIMIT_NPROC} per real uid
  * (kernel/fork.c, the ucounts of the initial user namespace), lets a process signal
  * another whose real or saved uid is its real or effective uid (kill(2)), and allows

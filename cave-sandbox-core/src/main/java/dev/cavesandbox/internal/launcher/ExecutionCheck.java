@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
-import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +13,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import org.jspecify.annotations.Nullable;
 
 /**

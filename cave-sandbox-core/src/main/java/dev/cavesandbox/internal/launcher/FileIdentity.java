@@ -1,11 +1,12 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Map;
+
+import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 
 /**
  * A file's identity as far as replacing or writing it goes: its device, inode, size,

@@ -1,12 +1,13 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+
 /**
- * A {@linkplain FilesystemView filesystem view} as the launcher's options, for the rungs
- * without a mount namespace, where the launcher builds the view with Landlock
+ * A {@linkplain FilesystemView filesystem view} as the launcher's options, for the
+ * mechanisms without a mount namespace, where the launcher builds the view with Landlock
  * (landlock(7)): {@code --write PATH} is writable beneath, and with any
  * {@code --read PATH} (a system view) reading and executing are handled too, so that the
  * command reads only beneath its working directory, the read and write paths,

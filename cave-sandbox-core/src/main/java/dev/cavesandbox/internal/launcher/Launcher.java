@@ -1,14 +1,13 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The command line of the native launcher ({@code cave-sandbox-launcher}, built from
@@ -16,9 +15,9 @@ import dev.cavesandbox.ResourceLimits;
  * full): the argv prefix that runs the wrapper through {@code outer} in the host
  * ({@link #outer(Path, boolean, List)}), and the argv that runs the command inside
  * through {@value LauncherContract#INIT} (bubblewrap's PID 1),
- * {@value LauncherContract#EXEC} (unshare, the namespaces rung) or
- * {@value LauncherContract#CONTAIN} (the seccomp rung's subreaper, no namespace at all)
- * ({@link #inside}). Without a mount namespace the launcher builds the
+ * {@value LauncherContract#EXEC} (unshare, the namespaces mechanism) or
+ * {@value LauncherContract#CONTAIN} (the seccomp mechanism's subreaper, no namespace at
+ * all) ({@link #inside}). Without a mount namespace the launcher builds the
  * {@linkplain FilesystemView filesystem view} with Landlock
  * ({@link LandlockView#options(FilesystemView)}). The descriptors, modes, exit code and
  * names it shares with the C sources are {@link LauncherContract}'s; what its seccomp
@@ -37,8 +36,8 @@ import dev.cavesandbox.ResourceLimits;
  * caller's
  * @param egress the egress bridge of one execution, or {@code null}
  * @param commandGroup the gid a root JVM's command runs as: the command user's own uid
- * except on the seccomp rung, where each execution runs as a uid of its own with this one
- * gid; {@value #CALLER} exactly where {@code commandUser} is
+ * except on the seccomp mechanism, where each execution runs as a uid of its own with
+ * this one gid; {@value #CALLER} exactly where {@code commandUser} is
  */
 public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nullable Egress egress,
 		long commandGroup) {
@@ -139,8 +138,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 
 	/**
 	 * Return this launcher with another command user and the same group: on the seccomp
-	 * rung a root JVM's executions each run as a uid of their own, all with the command
-	 * user's gid ({@value LauncherContract#CONTAIN} alone takes {@code --command-group}).
+	 * mechanism a root JVM's executions each run as a uid of their own, all with the
+	 * command user's gid ({@value LauncherContract#CONTAIN} alone takes
+	 * {@code --command-group}).
 	 * @param commandUser the uid, from 1 to {@value Integer#MAX_VALUE}
 	 * @return a launcher whose command runs as that uid and as {@link #commandGroup()}
 	 * @throws IllegalArgumentException if this launcher has no command user (the command
@@ -292,7 +292,7 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	/**
 	 * Return the argv of
 	 * {@link #inside(String, boolean, boolean, boolean, ResourceLimits, List)} with the
-	 * filesystem view of a rung without a mount namespace: its
+	 * filesystem view of a mechanism without a mount namespace: its
 	 * {@linkplain LandlockView#options(FilesystemView) options} after the command user's.
 	 * @param mode {@value LauncherContract#EXEC} or {@value LauncherContract#CONTAIN}
 	 * @param loopback whether the command has a private loopback

@@ -1,10 +1,11 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
 import java.util.regex.Pattern;
+
+import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 
 /**
  * The launcher's build in the jar for one platform: the binary under

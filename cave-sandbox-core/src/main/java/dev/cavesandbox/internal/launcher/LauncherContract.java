@@ -40,12 +40,12 @@ public final class LauncherContract {
 	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
 	public static final String INIT = "init";
 
-	/** The mode that replaces itself with the command (unshare, namespaces rung). */
+	/** The mode that replaces itself with the command (unshare, namespaces mechanism). */
 	public static final String EXEC = "exec";
 
 	/**
-	 * The mode of the seccomp rung: {@code outer}'s wrapper, a subreaper that kills what
-	 * the command leaves behind.
+	 * The mode of the seccomp mechanism: {@code outer}'s wrapper, a subreaper that kills
+	 * what the command leaves behind.
 	 */
 	public static final String CONTAIN = "contain";
 

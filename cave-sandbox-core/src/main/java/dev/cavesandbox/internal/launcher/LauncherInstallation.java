@@ -1,8 +1,5 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,6 +17,10 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 
 /**
  * Where cave-sandbox's native launcher ({@code cave-sandbox-launcher}) is, verified: with

@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +7,9 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
+
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
 
 /**
  * The checks of a configured {@link SandboxSettings.Linux#launcherPath()}: absolute, a

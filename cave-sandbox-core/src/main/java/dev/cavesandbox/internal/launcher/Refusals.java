@@ -23,8 +23,8 @@ final class Refusals {
 	 * ({@value LauncherContract#CONTAIN}): then {@code sched_setaffinity(pid)} is refused
 	 * (the command would see the JVM) and {@code setpgid} too, so that the command's
 	 * whole tree stays in its process group, which {@value LauncherContract#CONTAIN}
-	 * kills at once ({@code setsid} is refused on every rung: the whole tree stays in one
-	 * session, so in one scheduler autogroup)
+	 * kills at once ({@code setsid} is refused on every mechanism: the whole tree stays
+	 * in one session, so in one scheduler autogroup)
 	 * @param userNamespaces whether the command may create user namespaces of its own
 	 * @return the names, in the launcher's order
 	 */

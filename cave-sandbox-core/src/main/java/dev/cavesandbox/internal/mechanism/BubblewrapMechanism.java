@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.internal.launcher.Launcher;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -11,6 +9,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 
 /**
  * Builds the command line of bubblewrap ({@code bwrap(1)}, Debian package

@@ -25,8 +25,8 @@ import java.util.stream.Stream;
  * empty read-only directory), the system links (such as {@code /bin -> usr/bin} on a
  * merged-{@code /usr} system), a new {@code /dev} and {@code /proc}, the hidden
  * directories as private empty tmpfs mounts, and the listed paths. Everything else of the
- * host does not exist inside (or, on the rungs without a mount namespace, cannot be read:
- * Landlock).</li>
+ * host does not exist inside (or, on the mechanisms without a mount namespace, cannot be
+ * read: Landlock).</li>
  * </ul>
  * In both, the command's working directory is visible and writable, each readable path is
  * visible read-only and each writable path visible and writable (on top of what the view

@@ -2,9 +2,9 @@ package dev.cavesandbox.internal.mechanism;
 
 /**
  * A Linux namespace that a mechanism gives the command (namespaces(7)), besides the user
- * namespace that every namespaced rung creates to own the others. Each one the mechanism
- * claims is verified by the probe; each one it does not give is named in the probe's
- * facts, with what stands in for it.
+ * namespace that every namespaced mechanism creates to own the others. Each one the
+ * mechanism claims is verified by the probe; each one it does not give is named in the
+ * probe's facts, with what stands in for it.
  */
 public enum LinuxNamespace {
 

@@ -1,24 +1,23 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.LandlockView;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.LandlockView;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import org.jspecify.annotations.Nullable;
 
 import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
 
-import dev.cavesandbox.ResourceLimits;
-
 /**
- * Builds the command line of the rung for hosts that allow user namespaces but refuse
- * mounts in them (containerd's AppArmor profile under Kubernetes: bubblewrap fails with
- * {@code Failed to make / slave}, unshare with
+ * Builds the command line of the mechanism for hosts that allow user namespaces but
+ * refuse mounts in them (containerd's AppArmor profile under Kubernetes: bubblewrap fails
+ * with {@code Failed to make / slave}, unshare with
  * {@code cannot change root filesystem propagation}): {@code unshare(1)} with new user,
  * network, IPC and PID namespaces and no mount namespace. A pure function of its inputs;
  * nothing here touches the host.

@@ -1,10 +1,11 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 
 import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
 
@@ -27,10 +28,10 @@ final class Pid1Script {
 	}
 
 	/**
-	 * Return the whole command line of a rung built on util-linux {@code unshare}:
+	 * Return the whole command line of a mechanism built on util-linux {@code unshare}:
 	 * {@link Launcher#outer(Path)}, {@code setpriv --pdeathsig KILL}, then
-	 * {@code unshare --user --map-root-user} with the rung's other options, the script as
-	 * PID 1, and the launcher's inside argv as the script's {@code "$@"}.
+	 * {@code unshare --user --map-root-user} with the mechanism's other options, the
+	 * script as PID 1, and the launcher's inside argv as the script's {@code "$@"}.
 	 * @param launcher the native launcher
 	 * @param workingDirectory the working directory
 	 * @param setpriv the {@code setpriv} binary

@@ -1,13 +1,12 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.Launcher;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One way of running a command without network access: a small immutable builder that
@@ -90,7 +89,7 @@ public sealed interface SandboxMechanism
 	/**
 	 * Return the Linux namespaces this mechanism gives the command, each of which the
 	 * probe verifies.
-	 * @return the namespaces; empty where there are none (the seccomp rung, macOS)
+	 * @return the namespaces; empty where there are none (the seccomp mechanism, macOS)
 	 */
 	default Set<LinuxNamespace> namespaces() {
 		return Set.of();
@@ -126,7 +125,7 @@ public sealed interface SandboxMechanism
 	 * @param egress the bridge
 	 * @return the mechanism
 	 * @throws IllegalArgumentException where the mechanism has no network namespace of
-	 * its own (the seccomp rung, sandbox-exec)
+	 * its own (the seccomp mechanism, sandbox-exec)
 	 */
 	default SandboxMechanism withEgress(Launcher.Egress egress) {
 		throw new IllegalArgumentException("the " + name() + " mechanism has no network namespace of its own, so it "

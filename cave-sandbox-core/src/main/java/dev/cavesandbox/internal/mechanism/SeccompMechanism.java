@@ -1,18 +1,18 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.LandlockView;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.LandlockView;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 
 /**
- * Builds the command line of the last rung, for hosts that allow no namespace at all:
- * Docker's default seccomp profile and capability set, containerd's
+ * Builds the command line of the last mechanism, for hosts that allow no namespace at
+ * all: Docker's default seccomp profile and capability set, containerd's
  * {@code RuntimeDefault}, and the Kubernetes "restricted" Pod Security Standard refuse
  * {@code unshare(2)}, {@code clone(2)} with namespace flags and {@code mount(2)}, but
  * still let a process load a seccomp filter of its own and, on current kernels, a
@@ -69,7 +69,7 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
 			ResourceLimits limits) {
 		if (loopback) {
-			throw new IllegalArgumentException("the seccomp rung has no network namespace: no private loopback");
+			throw new IllegalArgumentException("the seccomp mechanism has no network namespace: no private loopback");
 		}
 		List<String> command = new ArrayList<>(this.launcher.outer(workingDirectory, false));
 		command
@@ -84,8 +84,8 @@ public record SeccompMechanism(Launcher launcher, FilesystemView filesystem) imp
 
 	/**
 	 * The group that must be able to write the working directory: the command user's gid,
-	 * which every execution's uid runs with and which has no capability on this rung, so
-	 * it would not be able to write a root JVM's directory otherwise.
+	 * which every execution's uid runs with and which has no capability on this
+	 * mechanism, so it would not be able to write a root JVM's directory otherwise.
 	 * @return the gid, or {@link Launcher#CALLER} without a command user
 	 */
 	public long commandGroup() {

@@ -1,18 +1,17 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import org.jspecify.annotations.Nullable;
 
 import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
-
-import dev.cavesandbox.ResourceLimits;
 
 /**
  * Builds the command line of the util-linux mechanism: {@code unshare(1)} with new user,

@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 
+import dev.cavesandbox.internal.launcher.Launcher;
 import org.jspecify.annotations.Nullable;
 
 import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;

@@ -1,8 +1,5 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.workspace.FilesystemViews;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.workspace.ViewResolver;
 
 /**
  * The facts outside the sandbox that the Linux probe compares the child's with.
@@ -75,7 +76,7 @@ public record HostFacts(String netNamespace, String pidNamespace, String ipcName
 			}
 		}
 		List<String> leftOut = new ArrayList<>();
-		FilesystemView view = FilesystemViews.resolve(settings, FilesystemView.outermost(existing), leftOut);
+		FilesystemView view = ViewResolver.resolve(settings, FilesystemView.outermost(existing), leftOut);
 		Map<Path, Long> devices = new LinkedHashMap<>();
 		for (Path directory : view.hiddenDirectories()) {
 			devices.put(directory, ((Number) attribute(directory, "unix:dev")).longValue());

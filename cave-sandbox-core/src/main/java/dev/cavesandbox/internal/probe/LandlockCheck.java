@@ -1,17 +1,17 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Judges the Landlock layer of a rung without a mount namespace (landlock(7)), from the
- * launcher's {@code landlock=} line (ABI, {@code reads=view} or {@code reads=host}) and
- * from what the child could do: it must not have written a file beside its working
+ * Judges the Landlock layer of a mechanism without a mount namespace (landlock(7)), from
+ * the launcher's {@code landlock=} line (ABI, {@code reads=view} or {@code reads=host})
+ * and from what the child could do: it must not have written a file beside its working
  * directory, nor opened the JVM's memory for writing. Also states what Landlock gives of
  * the filesystem in place of a mount namespace.
  */
@@ -72,11 +72,11 @@ final class LandlockCheck {
 	}
 
 	/**
-	 * Add what a rung without a mount namespace gives of the filesystem: no private
+	 * Add what a mechanism without a mount namespace gives of the filesystem: no private
 	 * hidden directories, writes (and in a system view reads) limited by Landlock, file
 	 * metadata not covered, and with a PID namespace the host's {@code /proc}.
 	 * @param view the view of the settings
-	 * @param pidNamespace whether the rung creates a PID namespace
+	 * @param pidNamespace whether the mechanism creates a PID namespace
 	 * @param verified receives the facts
 	 */
 	static void filesystemFacts(FilesystemView view, boolean pidNamespace, List<String> verified) {
@@ -94,7 +94,7 @@ final class LandlockCheck {
 					+ "unreachable because socket(AF_UNIX) is refused");
 			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
 					+ (view.readOnlyRoot() ? ""
-							: "; readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same"));
+							: "; readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same"));
 		}
 		verified.add(LinuxProbe.NOT_GIVEN + "the metadata of files outside the working directory that the JVM's user "
 				+ "owns: Landlock does not cover chmod (set-id bits stay refused by the filter), chown to the user's "

@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.ResourceLimits;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.ResourceLimits;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * from {@code /proc/self/limits}) against the limits it ran with, and states them in the
  * facts, labelled with the names of the {@code cave.sandbox.limits.*} properties. A
  * setting above the JVM's own hard limit is that hard limit (setrlimit(2) cannot raise
- * it). On a rung without a user namespace the launcher adds the uid's other tasks to the
- * process limit and reports how many ({@code nproc_others=N}).
+ * it). On a mechanism without a user namespace the launcher adds the uid's other tasks to
+ * the process limit and reports how many ({@code nproc_others=N}).
  */
 final class LimitsCheck {
 

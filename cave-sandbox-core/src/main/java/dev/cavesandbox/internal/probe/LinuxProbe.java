@@ -1,5 +1,11 @@
 package dev.cavesandbox.internal.probe;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxSettings;
@@ -14,17 +20,11 @@ import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.PrivateHome;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-
 import org.jspecify.annotations.Nullable;
 
 /**
- * Verifies one Linux mechanism (a rung of the ladder: bubblewrap, unshare, namespaces or
- * seccomp) by running its real command line, as an execution would, with
+ * Verifies one Linux mechanism (a mechanism of the ladder: bubblewrap, unshare,
+ * namespaces or seccomp) by running its real command line, as an execution would, with
  * {@link ProbeScript}, which reports what the child sees; {@link LinuxVerdict} judges
  * that against the {@link HostFacts}. Where the host lacks a part of the mechanism
  * (util-linux without {@code --map-user}, a command user that cannot reach the work
@@ -34,8 +34,8 @@ import org.jspecify.annotations.Nullable;
 public final class LinuxProbe {
 
 	/**
-	 * How a verified fact begins that names what the rung does not give, and what stands
-	 * in for it.
+	 * How a verified fact begins that names what the mechanism does not give, and what
+	 * stands in for it.
 	 */
 	public static final String NOT_GIVEN = "not given: ";
 
@@ -115,8 +115,8 @@ public final class LinuxProbe {
 	 * Return the launcher with the command user where the JVM is the host's root: the
 	 * kernel exempts the host's root from RLIMIT_NPROC, so a root JVM's commands run as
 	 * the command user, in a user namespace that the launcher prepares; on the seccomp
-	 * rung, which has none, each execution runs as a uid of the host of its own from the
-	 * range, with the command user's gid (the probe verifies the range's first uid).
+	 * mechanism, which has none, each execution runs as a uid of the host of its own from
+	 * the range, with the command user's gid (the probe verifies the range's first uid).
 	 */
 	private Launcher withCommandUser(Launcher launcher, HostFacts host) {
 		int commandUser = this.settings.linux().commandUser();
@@ -208,9 +208,9 @@ public final class LinuxProbe {
 	 * Run the script with the mechanism, and again with what stands in where the host
 	 * lacks a part of it: without the uid mapping where util-linux before 2.38 lacks
 	 * {@code --map-user} (the command stays uid 0, without capabilities); without the
-	 * command user where the seccomp rung's command user, a uid of the host, cannot reach
-	 * a work directory that only root can pass through (its commands stay root, and the
-	 * facts say why the process limit does not hold).
+	 * command user where the seccomp mechanism's command user, a uid of the host, cannot
+	 * reach a work directory that only root can pass through (its commands stay root, and
+	 * the facts say why the process limit does not hold).
 	 */
 	private Run run(ProbeSession session, SandboxMechanism candidate, List<String> argv)
 			throws IOException, InterruptedException {
@@ -248,7 +248,8 @@ public final class LinuxProbe {
 		boolean privateLoopback = false;
 		String loopbackFact;
 		if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK)) {
-			loopbackFact = "private loopback unavailable: the " + mechanism.name() + " rung has no network namespace";
+			loopbackFact = "private loopback unavailable: the " + mechanism.name()
+					+ " mechanism has no network namespace";
 		}
 		else if (mechanism.supportsPrivateLoopback()) {
 			ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true, true);

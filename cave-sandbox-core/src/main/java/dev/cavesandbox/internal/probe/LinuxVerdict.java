@@ -1,14 +1,5 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.ResourceLimits;
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.mechanism.LinuxNamespace;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.process.ProcessRunner;
-import dev.cavesandbox.internal.process.WrapperFailureClassifier;
-import dev.cavesandbox.internal.workspace.FilesystemViewCheck;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +8,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.probe.ViewVerdict;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,9 +29,9 @@ import org.jspecify.annotations.Nullable;
  * {@code CAP_FOWNER}), runs under the launcher's no_new_privs and seccomp filter with
  * every refusal reported, and, without a mount namespace, under its Landlock layer; each
  * set resource limit is the child's ({@link LimitsCheck}); the working directory is
- * visible and writable; the filesystem view holds ({@link FilesystemViewCheck}); each
- * hidden directory is a private tmpfs (of the set size) and, where asked, the root is
- * read-only. A namespace the mechanism does not create is stated as not given
+ * visible and writable; the filesystem view holds ({@link ViewVerdict}); each hidden
+ * directory is a private tmpfs (of the set size) and, where asked, the root is read-only.
+ * A namespace the mechanism does not create is stated as not given
  * ({@link LinuxProbe#NOT_GIVEN}).
  */
 final class LinuxVerdict {
@@ -61,7 +61,7 @@ final class LinuxVerdict {
 
 	/**
 	 * Whether the command user is one of a user namespace of its own, with two
-	 * capabilities there; on the seccomp rung it is a uid of the host, without any.
+	 * capabilities there; on the seccomp mechanism it is a uid of the host, without any.
 	 */
 	private final boolean namespacedUser;
 
@@ -238,7 +238,7 @@ final class LinuxVerdict {
 		return null;
 	}
 
-	/** Check the Landlock layer of a rung without a mount namespace. */
+	/** Check the Landlock layer of a mechanism without a mount namespace. */
 	private @Nullable Failure landlock() {
 		return mountNamespace() ? null : LandlockCheck.check(this.facts, this.host.view(), this.verified);
 	}
@@ -273,8 +273,8 @@ final class LinuxVerdict {
 	}
 
 	/**
-	 * Check the seccomp rung's command user, a uid of the host: it must reach the working
-	 * directory by its path.
+	 * Check the seccomp mechanism's command user, a uid of the host: it must reach the
+	 * working directory by its path.
 	 */
 	private @Nullable Failure hostCommandUser(String uid, String gid) {
 		this.verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds (the "
@@ -307,13 +307,13 @@ final class LinuxVerdict {
 	}
 
 	private @Nullable Failure filesystemView() {
-		return Failure.notVerified(FilesystemViewCheck.check(this.facts, this.host, mountNamespace(), this.verified));
+		return Failure.notVerified(ViewVerdict.check(this.facts, this.host, mountNamespace(), this.verified));
 	}
 
 	/**
-	 * Check the filesystem of a rung with a mount namespace: each hidden directory is
-	 * another filesystem than the host's (a private tmpfs, of the set size), and the root
-	 * is read-only where the view asks for it.
+	 * Check the filesystem of a mechanism with a mount namespace: each hidden directory
+	 * is another filesystem than the host's (a private tmpfs, of the set size), and the
+	 * root is read-only where the view asks for it.
 	 */
 	private @Nullable Failure privateFilesystem() {
 		Long tmpfsSize = this.limits.tmpfsSize();
@@ -344,7 +344,7 @@ final class LinuxVerdict {
 	}
 
 	/**
-	 * State what a rung without a mount namespace gives of the filesystem: Landlock
+	 * State what a mechanism without a mount namespace gives of the filesystem: Landlock
 	 * limits writes (and, in a system view, reads) in the host's own filesystem.
 	 */
 	private @Nullable Failure landlockFilesystem() {

@@ -1,11 +1,5 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.process.ProcessRunner;
-import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,6 +8,13 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.List;
+
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.mechanism.SandboxExecMechanism;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 
 /**
  * Verifies sandbox-exec on macOS: it runs {@code /usr/bin/true} under the deny-network

@@ -1,12 +1,13 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
-import dev.cavesandbox.internal.mechanism.ShellScripts;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.mechanism.ShellScripts;
 
 /**
  * The script that the Linux probe runs in the sandbox ({@code probe.sh}, only sh,

@@ -1,16 +1,5 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.mechanism.SeccompMechanism;
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.process.ProcessRunner;
-import dev.cavesandbox.internal.process.WrapperFailureClassifier;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
-import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
-import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,6 +9,17 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.WrapperFailureClassifier;
+import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -49,7 +49,7 @@ public final class ProbeSession implements AutoCloseable {
 
 	/**
 	 * The variable that gives the child the absolute path of its working directory, which
-	 * a command user of the seccomp rung must reach by that path ({@code TMPDIR};
+	 * a command user of the seccomp mechanism must reach by that path ({@code TMPDIR};
 	 * {@code probe.sh} reads it by this name).
 	 */
 	static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_PROBE_DIRECTORY";
@@ -167,7 +167,7 @@ public final class ProbeSession implements AutoCloseable {
 		if (group < 0) {
 			return this.runner.run(spec);
 		}
-		// As an execution's: the command user of this rung has no capability.
+		// As an execution's: the command user of this mechanism has no capability.
 		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group)) {
 			return this.runner.run(spec);
 		}

@@ -1,14 +1,15 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.InvalidExecutionRequestException;
-import dev.cavesandbox.SandboxSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
 
 /**
  * The environment of a child: the baseline ({@code PATH}, {@code HOME} and {@code TMPDIR}

@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.CommandNotExecutableException;
-import dev.cavesandbox.CommandNotFoundException;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import dev.cavesandbox.CommandNotExecutableException;
+import dev.cavesandbox.CommandNotFoundException;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 
 /**

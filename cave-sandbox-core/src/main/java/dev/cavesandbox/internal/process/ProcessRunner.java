@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.ExecutionCancelledException;
-import dev.cavesandbox.ProcessTreeSurvivedException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
+import dev.cavesandbox.ExecutionCancelledException;
+import dev.cavesandbox.ProcessTreeSurvivedException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,6 +1,5 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.ExecutionCancelledException;
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
@@ -11,6 +10,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.cavesandbox.ExecutionCancelledException;
 
 /**
  * The long-lived platform threads that spawn every process ({@code cave-sandbox-spawn-N},

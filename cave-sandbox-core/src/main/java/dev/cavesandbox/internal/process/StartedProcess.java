@@ -1,9 +1,5 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.Isolation;
-import dev.cavesandbox.SandboxedProcess;
-import dev.cavesandbox.internal.egress.EgressSession;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -14,7 +10,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import dev.cavesandbox.Isolation;
+import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.internal.egress.EgressSession;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -47,7 +47,7 @@ final class TreeTeardown {
 	 * wrapper's launcher ({@code outer}, our direct child), never a listing of its tree
 	 * first: a tree that forks without pause makes every read of {@code /proc} slow (a
 	 * listing took seconds under a break-in's tree), time in which it runs on.
-	 * {@code outer} passes SIGTERM on to the sandbox's PID 1 or the seccomp rung's
+	 * {@code outer} passes SIGTERM on to the sandbox's PID 1 or the seccomp mechanism's
 	 * {@code contain}, which give it to the command's whole tree at once
 	 * ({@code kill(-1)} in the PID namespace, the command's process group), and its death
 	 * takes the sandbox down (the parent-death signals of bwrap, unshare and PID 1;
@@ -139,8 +139,8 @@ final class TreeTeardown {
 
 	/**
 	 * SIGKILL every descendant of the wrapper's children that are still alive (the
-	 * seccomp rung's subreaper, which had the grace period to take its tree down), round
-	 * after round until none is left, before the children themselves are killed. A
+	 * seccomp mechanism's subreaper, which had the grace period to take its tree down),
+	 * round after round until none is left, before the children themselves are killed. A
 	 * subreaper that is still alive collects what a killed process forked meanwhile
 	 * (prctl(2), PR_SET_CHILD_SUBREAPER), so the next round finds it; killed first, it
 	 * would leave those to init, outside any tree this JVM can list.
@@ -171,9 +171,9 @@ final class TreeTeardown {
 	 * After the SIGKILL to a wrapper: give the sandbox up to the grace period to take its
 	 * own tree down before the SIGKILL backstop reaches what is left. bwrap and unshare
 	 * leave that to the kernel (their PID namespace dies with them); the launcher of the
-	 * seccomp rung, a child subreaper, gets SIGHUP when its parent dies and kills every
-	 * descendant itself, including those forked after the JVM listed the tree, which a
-	 * SIGKILL from here would leave to init.
+	 * seccomp mechanism, a child subreaper, gets SIGHUP when its parent dies and kills
+	 * every descendant itself, including those forked after the JVM listed the tree,
+	 * which a SIGKILL from here would leave to init.
 	 */
 	void awaitTeardown(List<ProcessHandle> tree) {
 		awaitEnd(tree, this.killGracePeriod);

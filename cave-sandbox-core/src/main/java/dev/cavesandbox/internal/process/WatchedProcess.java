@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.ProcessTreeSurvivedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.ProcessTreeSurvivedException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -151,7 +151,7 @@ public final class WatchedProcess {
 		}
 		TreeTeardown.reap(this.process);
 		// A wrapper killed from outside (not by terminate) can end before the
-		// sandbox it started: the seccomp rung's subreaper then still takes its tree
+		// sandbox it started: the seccomp mechanism's subreaper then still takes its tree
 		// down. The end is reported only once that is over.
 		this.trees.awaitTeardown(inside);
 		this.trees.killBelow(inside);

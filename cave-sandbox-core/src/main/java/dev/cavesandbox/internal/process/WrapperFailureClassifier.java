@@ -1,15 +1,13 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.internal.launcher.LauncherFailure;
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.UnavailabilityCause;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.LauncherFailure;
 
 /**

@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -17,6 +15,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.SandboxLaunchException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -17,6 +15,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.Set;
 
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.internal.launcher.Launcher;
 import org.jspecify.annotations.Nullable;
 
@@ -29,10 +29,10 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Owner-only (files {@code 0600}, directories {@code 0700}): the command reads and writes
  * them as the JVM's user does (a root JVM's command user has {@code CAP_DAC_OVERRIDE}
- * over root's files in its user namespace); on the seccomp rung, whose command user is a
- * uid of the host without capabilities, they get its group with read and write permission
- * (directories search too), as the working directory itself does for the execution
- * ({@link WorkingDirectoryGrant}).
+ * over root's files in its user namespace); on the seccomp mechanism, whose command user
+ * is a uid of the host without capabilities, they get its group with read and write
+ * permission (directories search too), as the working directory itself does for the
+ * execution ({@link WorkingDirectoryGrant}).
  */
 public final class InputFiles {
 

@@ -1,8 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.ExecutionCancelledException;
-import dev.cavesandbox.SandboxLaunchException;
-import dev.cavesandbox.WorkDirectoryUnusableException;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileStore;
@@ -17,6 +14,9 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.cavesandbox.ExecutionCancelledException;
+import dev.cavesandbox.SandboxLaunchException;
+import dev.cavesandbox.WorkDirectoryUnusableException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,8 +91,8 @@ public final class PrivateDirectories {
 	 * @param reuse whether emptied directories are kept at all: only where nothing of an
 	 * execution outlives it (an isolated execution, whose PID namespace is gone)
 	 * @param searchable whether the home gets search permission for others (mode 0711):
-	 * for a command user of the seccomp rung, another uid of the host, which must reach
-	 * its directory by its path ({@code TMPDIR}, {@code HOME})
+	 * for a command user of the seccomp mechanism, another uid of the host, which must
+	 * reach its directory by its path ({@code TMPDIR}, {@code HOME})
 	 */
 	public PrivateDirectories(Path workDirectory, int maxKept, boolean reuse, boolean searchable) {
 		this.searchable = searchable;

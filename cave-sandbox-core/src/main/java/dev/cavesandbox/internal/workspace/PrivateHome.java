@@ -31,16 +31,17 @@ import org.jspecify.annotations.Nullable;
  * <li><strong>Mode 0700</strong>, owned by this JVM's user: a root JVM's command is
  * really root, and what it makes setuid in its directory must stay unreachable by other
  * local users of a shared work directory ({@code /tmp}). With a command user of the
- * seccomp rung ({@code cave.sandbox.linux.command-user}) it is 0711
+ * seccomp mechanism ({@code cave.sandbox.linux.command-user}) it is 0711
  * ({@link #makeSearchable}): others may pass through, not list it.</li>
  * <li><strong>Already there</strong> (its name is predictable): used only if it is a
  * directory, not a link, this user's, without group or other permission; anything else is
  * refused with an {@link IOException} naming it (the executor's first execution fails
  * with a {@code SandboxLaunchException}).</li>
- * <li><strong>Opened to others</strong> (a command of a rung without a mount namespace
- * can {@code chmod 755 ..}; Landlock does not cover metadata): checked before every
- * execution (one {@code lstat}) and repaired to 0700 with a warning, unless another user
- * put an entry in it meanwhile: then refused, naming the entry, until it is gone.</li>
+ * <li><strong>Opened to others</strong> (a command of a mechanism without a mount
+ * namespace can {@code chmod 755 ..}; Landlock does not cover metadata): checked before
+ * every execution (one {@code lstat}) and repaired to 0700 with a warning, unless another
+ * user put an entry in it meanwhile: then refused, naming the entry, until it is
+ * gone.</li>
  * </ul>
  * The README's threat model says what is left.
  */
@@ -59,8 +60,9 @@ public final class PrivateHome {
 
 	/**
 	 * What opens a home to others. Search permission for others alone does not: a command
-	 * user of the seccomp rung needs it, and without read permission nobody can list the
-	 * randomly named directories, each mode 0700 or 0770 with the command user's group.
+	 * user of the seccomp mechanism needs it, and without read permission nobody can list
+	 * the randomly named directories, each mode 0700 or 0770 with the command user's
+	 * group.
 	 */
 	private static final Set<PosixFilePermission> GROUP_OR_OTHER = EnumSet.of(PosixFilePermission.GROUP_READ,
 			PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
@@ -219,7 +221,7 @@ public final class PrivateHome {
 			throw new IOException(refusal(home, own, "was replaced while it was repaired"));
 		}
 		logger.warn("Repaired {}, the home of uid {}'s private directories: it was open to others ({}), now {}; "
-				+ "other local users could reach the private directories while it was. A command of a rung without "
+				+ "other local users could reach the private directories while it was. A command of a mechanism without "
 				+ "a mount namespace can change the mode of its directory's parent (Landlock does not cover metadata)",
 				home, own, mode, PosixFilePermissions.toString(OWNER_ONLY));
 	}
@@ -245,8 +247,8 @@ public final class PrivateHome {
 	/**
 	 * Give others search permission on a checked home (mode 0711), through a descriptor
 	 * opened without following a link, where it lacks it: for a command user of the
-	 * seccomp rung, another uid of the host, which must reach its directory by its path
-	 * ({@code TMPDIR}, {@code HOME}).
+	 * seccomp mechanism, another uid of the host, which must reach its directory by its
+	 * path ({@code TMPDIR}, {@code HOME}).
 	 */
 	static void makeSearchable(Path home) throws IOException {
 		Path key = home.toAbsolutePath().normalize();

@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -11,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import org.jspecify.annotations.Nullable;
 
 /**

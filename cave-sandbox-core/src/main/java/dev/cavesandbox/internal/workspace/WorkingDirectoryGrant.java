@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A working directory's group handed to a command user for one execution, and taken back.
- * On the seccomp rung a root JVM's command runs as a uid of the host without any
+ * On the seccomp mechanism a root JVM's command runs as a uid of the host without any
  * capability ({@code cave.sandbox.linux.command-user}), so it could not write the JVM's
  * directory (owned by root, mode 0700): for the execution the directory's group becomes
  * the command user's gid, with read, write and search permission for the group; then the

@@ -1,14 +1,9 @@
 package dev.cavesandbox.internal.egress;
 
-import dev.cavesandbox.egress.EgressAllowList;
-import dev.cavesandbox.egress.EgressDecision;
-import dev.cavesandbox.egress.EgressListener;
-import dev.cavesandbox.egress.EgressPolicy;
-import dev.cavesandbox.egress.HostResolver;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
@@ -32,6 +27,11 @@ import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
+import dev.cavesandbox.egress.EgressAllowList;
+import dev.cavesandbox.egress.EgressDecision;
+import dev.cavesandbox.egress.EgressListener;
+import dev.cavesandbox.egress.EgressPolicy;
+import dev.cavesandbox.egress.HostResolver;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,18 @@
 package dev.cavesandbox.internal.execution;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
+
 import dev.cavesandbox.CaveSandboxException;
 import dev.cavesandbox.CommandNotExecutableException;
 import dev.cavesandbox.CommandNotFoundException;
@@ -21,23 +34,9 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.VisibleDirectories;
 import dev.cavesandbox.WorkDirectoryUnusableException;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.PrivateHome;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.function.UnaryOperator;
-
-import dev.cavesandbox.internal.mechanism.LinuxNamespace;
-
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -115,7 +114,7 @@ public class ProcessIsolatedExecutorTests {
 	 * executions run in the link's target (by hand: the host's {@code /} bound writable,
 	 * and a unix socket under {@code /run} reached). Here the link points at a hidden
 	 * directory under {@code /tmp} that holds a marker file: no execution may see it. A
-	 * rung without a mount namespace hides nothing (the marker is readable there by
+	 * mechanism without a mount namespace hides nothing (the marker is readable there by
 	 * design): its executions must still run in the directory they asked for, and none
 	 * may write into the link's target, which Landlock refuses outside the working
 	 * directory.
@@ -204,9 +203,8 @@ public class ProcessIsolatedExecutorTests {
 	@ForEachLinuxMechanism
 	void emptiedPrivateDirectoryIsReusedOnlyEmptyAndOwnerOnly(MechanismChoice mechanism, @TempDir Path directory)
 			throws IOException {
-		// A root JVM's command user on the seccomp rung gets the directory's group for
-		// the
-		// execution (0770) and cannot change its mode: root stays the owner.
+		// A root JVM's command user on the seccomp mechanism gets the directory's group
+		// for the execution (0770) and cannot change its mode: root stays the owner.
 		boolean grantedToTheCommandUser = ProcessIsolatedExecutor
 			.commandGroup(LinuxMechanisms.verified(SandboxSettings.builder().mechanism(mechanism).build())) >= 0;
 		String mode = grantedToTheCommandUser ? "770" : "700";
@@ -275,7 +273,7 @@ public class ProcessIsolatedExecutorTests {
 
 	/**
 	 * A daemon that the command leaves behind, double forked so that it is orphaned,
-	 * after an attempt at a session of its own (refused on every rung, which the
+	 * after an attempt at a session of its own (refused on every mechanism, which the
 	 * command's stderr shows: {@link NewSession}), does not outlive the command.
 	 */
 	@ForEachLinuxMechanism
@@ -426,10 +424,10 @@ public class ProcessIsolatedExecutorTests {
 		assumeThat(directory.toRealPath().startsWith(Path.of("/tmp"))).as("@TempDir lies in the hidden /tmp").isTrue();
 		Path script = Files.writeString(directory.resolve("tool.sh"), "#!/bin/sh\necho ran\n");
 		// Reachable and executable by every uid, so that only hiding can stop it (a root
-		// JVM's command user on the seccomp rung is another uid of the host).
+		// JVM's command user on the seccomp mechanism is another uid of the host).
 		Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
-		// The system view (the default) shows nothing of /tmp on any rung.
+		// The system view (the default) shows nothing of /tmp on any mechanism.
 		assertThatExceptionOfType(CommandNotFoundException.class).isThrownBy(() -> executor.execute(script.toString()))
 			.withMessageContaining("lies outside what the sandbox shows the command");
 		if (!LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
@@ -784,8 +782,7 @@ public class ProcessIsolatedExecutorTests {
 			});
 			// The JDK opens descriptors of its own for a while (the process reaper, pipes
 			// being closed): the count must settle back to at most the baseline, not
-			// match
-			// it at one instant.
+			// match it at one instant.
 			await().atMost(Duration.ofSeconds(60)).pollInSameThread().untilAsserted(() -> {
 				assertThat(openDescriptors()).isLessThanOrEqualTo(descriptorsBefore);
 				assertThat(threadsOtherThanReapers()).as("threads now: %s", Thread.getAllStackTraces().keySet())

@@ -1,5 +1,15 @@
 package dev.cavesandbox.internal.launcher;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
 import dev.cavesandbox.ConcurrentExecutionsProcessLimitBreakInTests;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -11,18 +21,6 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.probe.LinuxProbe;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -35,7 +33,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The command users of a root JVM's executions on the seccomp rung
+ * The command users of a root JVM's executions on the seccomp mechanism
  * ({@code cave.sandbox.linux.command-user-range}): each running execution runs as a uid
  * of the host of its own, so that one execution's fork storm does not take the process
  * count of another (the kernel counts {@code RLIMIT_NPROC} per real uid when there is no

@@ -1,11 +1,11 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.ResourceLimits;
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

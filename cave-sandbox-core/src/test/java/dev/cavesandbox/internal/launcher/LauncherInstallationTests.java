@@ -1,5 +1,14 @@
 package dev.cavesandbox.internal.launcher;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.ForEachLinuxMechanism;
@@ -11,18 +20,8 @@ import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.workspace.PrivateHome;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.util.HexFormat;
-import java.util.concurrent.TimeUnit;
-
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -132,8 +131,7 @@ class LauncherInstallationTests {
 		assertThat(failure(withLauncher(inShared))).startsWith("the directory " + shared.toRealPath()
 				+ " of launcherPath " + inShared + " is writable by group or others (rwxrwxrwx)");
 		// Found by the new-user trial: an open directory further up lets anyone rename
-		// the
-		// launcher's own directory away and put another in its place.
+		// the launcher's own directory away and put another in its place.
 		Path below = Files.createDirectory(shared.resolve("sub"));
 		Path deeper = copy(below.resolve("launcher"), resource(), "r-xr-xr-x");
 		assertThat(failure(withLauncher(deeper))).startsWith("the directory " + shared.toRealPath()
@@ -344,8 +342,8 @@ class LauncherInstallationTests {
 	 * The other way the break-in attempt reached the launcher: a writable root and a work
 	 * directory outside the hidden directories. The home of the private directories (and
 	 * of the launcher) is now hidden as well: the command sees only its own directory of
-	 * it, and cannot find the launcher to replace it. A rung without a mount namespace
-	 * hides nothing in the host view, the one with a root to make writable (the
+	 * it, and cannot find the launcher to replace it. A mechanism without a mount
+	 * namespace hides nothing in the host view, the one with a root to make writable (the
 	 * launcher's directory is in sight, as its verdict says) and has no writable root to
 	 * give: Landlock refuses the replacement outside the working directory.
 	 */

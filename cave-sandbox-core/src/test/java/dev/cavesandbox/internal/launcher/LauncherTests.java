@@ -1,15 +1,13 @@
 package dev.cavesandbox.internal.launcher;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
+import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -60,7 +58,7 @@ class LauncherTests {
 	}
 
 	@Test
-	void everyRungRefusesANewSession() {
+	void everyMechanismRefusesANewSession() {
 		assertThat(this.launcher.refusals(false)).containsSubsequence("sched_setattr(pid)", "setsid",
 				"unshare(CLONE_NEWUSER)");
 		assertThat(this.launcher.refusals(true, true)).contains("setsid");

@@ -1,13 +1,12 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.Test;
-
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.Launcher;
+import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;

@@ -1,15 +1,14 @@
 package dev.cavesandbox.internal.mechanism;
 
-import dev.cavesandbox.internal.launcher.Launcher;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.Test;
-
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.internal.launcher.Launcher;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 

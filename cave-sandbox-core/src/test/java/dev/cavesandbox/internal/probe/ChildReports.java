@@ -1,5 +1,11 @@
 package dev.cavesandbox.internal.probe;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.internal.launcher.Launcher;
@@ -8,11 +14,6 @@ import dev.cavesandbox.internal.mechanism.FilesystemView;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 
 /**
  * Reports of the Linux probe's child for {@link LinuxVerdictTests},

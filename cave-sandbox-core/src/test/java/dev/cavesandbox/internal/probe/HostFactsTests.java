@@ -1,12 +1,12 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.SandboxSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.SandboxSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

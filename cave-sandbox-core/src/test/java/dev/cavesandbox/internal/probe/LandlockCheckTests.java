@@ -1,29 +1,29 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static dev.cavesandbox.internal.probe.ChildReports.seccompReport;
 import static dev.cavesandbox.internal.probe.ChildReports.seccompVerdict;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Linux probe's judgement of the Landlock layer of a rung without a mount namespace,
- * from the child's report.
+ * The Linux probe's judgement of the Landlock layer of a mechanism without a mount
+ * namespace, from the child's report.
  */
 class LandlockCheckTests {
 
 	/**
-	 * Without its Landlock layer the seccomp rung is refused, named; where the layer is
-	 * reported but a write or the JVM's memory got through, it is not verified.
+	 * Without its Landlock layer the seccomp mechanism is refused, named; where the layer
+	 * is reported but a write or the JVM's memory got through, it is not verified.
 	 */
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = {
@@ -33,7 +33,7 @@ class LandlockCheckTests {
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir reads=view net=refused scope=signal,abstract-unix|NOT_VERIFIED|a host view of the filesystem, but the launcher reports reads=view",
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir net=refused scope=signal,abstract-unix|NOT_VERIFIED|reports reads=(no report)",
 			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
-	void theSeccompRungWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
+	void theSeccompMechanismWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
 			String detail) {
 		String report = seccompReport();
 		assertThat(report).contains(present + "\n");
@@ -66,14 +66,14 @@ class LandlockCheckTests {
 	}
 
 	/**
-	 * A writable root is not what the seccomp rung gives: Landlock limits writes all the
-	 * same, and the facts say so rather than let the setting look applied.
+	 * A writable root is not what the seccomp mechanism gives: Landlock limits writes all
+	 * the same, and the facts say so rather than let the setting look applied.
 	 */
 	@Test
-	void aWritableRootIsNamedAsWithoutEffectOnTheSeccompRung() {
+	void aWritableRootIsNamedAsWithoutEffectOnTheSeccompMechanism() {
 		assertThat(seccompVerdict(seccompReport(), false).verified())
 			.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed; "
-					+ "readOnlyRoot=false has no effect on this rung: Landlock limits writes all the same");
+					+ "readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same");
 	}
 
 }

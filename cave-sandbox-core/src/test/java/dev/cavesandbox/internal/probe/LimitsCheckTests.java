@@ -1,19 +1,19 @@
 package dev.cavesandbox.internal.probe;
 
+import java.util.Map;
+
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.UnavailabilityCause;
-import java.util.Map;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static dev.cavesandbox.internal.probe.ChildReports.seccompReport;
 import static dev.cavesandbox.internal.probe.ChildReports.limitedReport;
-import static dev.cavesandbox.internal.probe.ChildReports.seccompVerdict;
 import static dev.cavesandbox.internal.probe.ChildReports.limitedVerdict;
+import static dev.cavesandbox.internal.probe.ChildReports.seccompReport;
+import static dev.cavesandbox.internal.probe.ChildReports.seccompVerdict;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Linux probe's judgement of the child's resource limits and tmpfs sizes, from the
@@ -99,7 +99,7 @@ class LimitsCheckTests {
 	 * say what it counts.
 	 */
 	@Test
-	void theSeccompRungsProcessLimitCountsTheUidsOtherTasks() {
+	void theSeccompMechanismsProcessLimitCountsTheUidsOtherTasks() {
 		ResourceLimits limits = ResourceLimits.builder().processes(64).build();
 		String report = seccompReport() + "nproc_others=18\nlimit=processes:82\n";
 		IsolationCapability verdict = seccompVerdict(report, true, limits);

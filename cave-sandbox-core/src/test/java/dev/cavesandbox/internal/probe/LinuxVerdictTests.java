@@ -1,26 +1,26 @@
 package dev.cavesandbox.internal.probe;
 
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationProbeTests;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.mechanism.FilesystemView;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static dev.cavesandbox.internal.probe.ChildReports.LAUNCHER;
+import static dev.cavesandbox.internal.probe.ChildReports.commandUserVerdict;
+import static dev.cavesandbox.internal.probe.ChildReports.limitedReport;
 import static dev.cavesandbox.internal.probe.ChildReports.report;
 import static dev.cavesandbox.internal.probe.ChildReports.seccompReport;
-import static dev.cavesandbox.internal.probe.ChildReports.limitedReport;
-import static dev.cavesandbox.internal.probe.ChildReports.verdict;
 import static dev.cavesandbox.internal.probe.ChildReports.seccompVerdict;
-import static dev.cavesandbox.internal.probe.ChildReports.commandUserVerdict;
+import static dev.cavesandbox.internal.probe.ChildReports.verdict;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Linux probe's judgement of a child's report: namespaces, capabilities, the
@@ -84,11 +84,11 @@ class LinuxVerdictTests {
 	}
 
 	/**
-	 * The seccomp rung's child shares the JVM's namespaces: the probe accepts that, names
-	 * what is not given, and requires the Landlock layer instead.
+	 * The seccomp mechanism's child shares the JVM's namespaces: the probe accepts that,
+	 * names what is not given, and requires the Landlock layer instead.
 	 */
 	@Test
-	void theSeccompRungIsVerifiedWithoutNamespacesAndNamesWhatItDoesNotGive() {
+	void theSeccompMechanismIsVerifiedWithoutNamespacesAndNamesWhatItDoesNotGive() {
 		IsolationCapability verdict = seccompVerdict(seccompReport());
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.privateLoopback()).isFalse();
@@ -108,13 +108,13 @@ class LinuxVerdictTests {
 	}
 
 	/**
-	 * The seccomp rung's command user, a uid of the host: verified only as the range's
-	 * first uid with the command user's gid, without any capability, and able to reach
-	 * its directory by its path; the facts say what a uid of the host means and what the
-	 * executions share through the gid.
+	 * The seccomp mechanism's command user, a uid of the host: verified only as the
+	 * range's first uid with the command user's gid, without any capability, and able to
+	 * reach its directory by its path; the facts say what a uid of the host means and
+	 * what the executions share through the gid.
 	 */
 	@Test
-	void theSeccompRungsCommandUserIsVerifiedAsAUidOfTheHostWithTheCommandUsersGidWithoutCapabilities() {
+	void theSeccompMechanismsCommandUserIsVerifiedAsAUidOfTheHostWithTheCommandUsersGidWithoutCapabilities() {
 		String asCommandUser = seccompReport().replace("uid=1000\ngid=1000\n", "uid=65536\ngid=65534\n") + "path=ok\n";
 		IsolationCapability verdict = commandUserVerdict(asCommandUser);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();

@@ -1,12 +1,5 @@
 package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.ForEachLinuxMechanism;
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.LinuxMechanisms;
-import dev.cavesandbox.MechanismChoice;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.process.ProcessRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,10 +7,17 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.cavesandbox.ForEachLinuxMechanism;
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.LinuxMechanisms;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.FilesystemView;
-import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.process.ProcessRunner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

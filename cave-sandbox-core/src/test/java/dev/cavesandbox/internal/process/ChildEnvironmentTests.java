@@ -1,15 +1,15 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.InvalidExecutionRequestException;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,20 +1,5 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.CaveSandboxException;
-import dev.cavesandbox.ExecutionCancelledException;
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.ExecutionResult;
-import dev.cavesandbox.FloodMain;
-import dev.cavesandbox.ForEachLinuxMechanism;
-import dev.cavesandbox.LinuxMechanisms;
-import dev.cavesandbox.MechanismChoice;
-import dev.cavesandbox.NewSession;
-import dev.cavesandbox.ProcessTreeSurvivedException;
-import dev.cavesandbox.SandboxHolderMain;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
-import dev.cavesandbox.internal.workspace.PrivateHome;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -34,6 +19,21 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.cavesandbox.CaveSandboxException;
+import dev.cavesandbox.ExecutionCancelledException;
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.FloodMain;
+import dev.cavesandbox.ForEachLinuxMechanism;
+import dev.cavesandbox.LinuxMechanisms;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.NewSession;
+import dev.cavesandbox.ProcessTreeSurvivedException;
+import dev.cavesandbox.SandboxHolderMain;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -56,8 +56,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * <p>
  * The termination tests start a tree whose command traps SIGTERM (and writes a marker
  * into its working directory when it gets it), with a child that attempted a session of
- * its own ({@code setsid}, refused on every rung: {@link NewSession}; it runs once the
- * refusal has come) and a child that both ignore SIGTERM. They wait until every child
+ * its own ({@code setsid}, refused on every mechanism: {@link NewSession}; it runs once
+ * the refusal has come) and a child that both ignore SIGTERM. They wait until every child
  * runs, then let the timeout, the interrupt or the cancel happen, and assert what only
  * the runner's own termination produces: the command's TERM marker and exit code (the
  * grace period reached it), and no child left (the SIGKILL after the grace period reached
@@ -445,7 +445,7 @@ public class ProcessRunnerTests {
 	 * A command that traps SIGTERM (writes {@code got-term} into the file
 	 * {@code term-received} and to stdout, exits 3), with three children that sleep
 	 * "forever": one that attempted a session of its own ({@code setsid}, refused on
-	 * every rung: it runs once the refusal has come, which the file
+	 * every mechanism: it runs once the refusal has come, which the file
 	 * {@code setsid-attempt} shows) and one in the same session that both ignore SIGTERM,
 	 * and one that does not.
 	 */

@@ -1,9 +1,5 @@
 package dev.cavesandbox.internal.process;
 
-import dev.cavesandbox.IsolationCapability;
-import dev.cavesandbox.RestrictedHost;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.UnavailabilityCause;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +7,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.IsolationCapability;
+import dev.cavesandbox.RestrictedHost;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.UnavailabilityCause;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

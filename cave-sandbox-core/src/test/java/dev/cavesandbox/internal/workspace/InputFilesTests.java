@@ -1,13 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.ExecutionResult;
-import dev.cavesandbox.ForEachLinuxMechanism;
-import dev.cavesandbox.LinuxMechanisms;
-import dev.cavesandbox.MechanismChoice;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.SandboxedProcess;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,6 +10,14 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.ExecutionResult;
+import dev.cavesandbox.ForEachLinuxMechanism;
+import dev.cavesandbox.LinuxMechanisms;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,8 +33,8 @@ import static org.awaitility.Awaitility.await;
  * The request's input files ({@link ExecutionRequest.Builder#inputFile}), written by the
  * executor into the private working directory, on every Linux mechanism and unisolated.
  * Run as root (as the tests run here), the command is the command user (65534) on every
- * rung: in a user namespace of its own with {@code CAP_DAC_OVERRIDE} over root's files,
- * or on the seccomp rung a uid of the host that gets the files' group.
+ * mechanism: in a user namespace of its own with {@code CAP_DAC_OVERRIDE} over root's
+ * files, or on the seccomp mechanism a uid of the host that gets the files' group.
  */
 @EnabledOnOs(OS.LINUX)
 class InputFilesTests {
@@ -112,8 +112,8 @@ class InputFilesTests {
 	}
 
 	/**
-	 * Only the JVM's user (and on the seccomp rung the command user's group) may open
-	 * them: the files are written owner-only, and given to the group only where the
+	 * Only the JVM's user (and on the seccomp mechanism the command user's group) may
+	 * open them: the files are written owner-only, and given to the group only where the
 	 * command user needs it.
 	 */
 	@ForEachLinuxMechanism

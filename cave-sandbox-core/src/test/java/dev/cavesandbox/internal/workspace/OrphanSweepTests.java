@@ -1,9 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.PrivateDirectoriesHolderMain;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,6 +12,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.PrivateDirectoriesHolderMain;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

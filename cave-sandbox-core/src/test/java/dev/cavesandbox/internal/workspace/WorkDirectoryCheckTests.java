@@ -1,5 +1,9 @@
 package dev.cavesandbox.internal.workspace;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import dev.cavesandbox.ForEachLinuxMechanism;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
@@ -9,10 +13,6 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

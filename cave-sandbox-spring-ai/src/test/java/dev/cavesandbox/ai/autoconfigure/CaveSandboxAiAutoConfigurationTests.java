@@ -10,9 +10,9 @@ import dev.cavesandbox.ai.CodeExecutionTool;
 import dev.cavesandbox.autoconfigure.CaveSandboxAutoConfiguration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -6,8 +6,8 @@ import java.util.concurrent.CompletionException;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
-import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.Isolation;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxedProcess;
 import io.micrometer.observation.Observation;

@@ -65,12 +65,12 @@ class CaveSandboxHealthAutoConfigurationTests {
 	}
 
 	/**
-	 * The seccomp rung gives no namespace: health is up, and its details name what the
-	 * rung does not give, as the probe verified it.
+	 * The seccomp mechanism gives no namespace: health is up, and its details name what
+	 * the mechanism does not give, as the probe verified it.
 	 */
 	@Test
 	@Tag(HostSandboxes.SANDBOX)
-	void aRungWithoutNamespacesIsUpAndNamesWhatItDoesNotGive() {
+	void aMechanismWithoutNamespacesIsUpAndNamesWhatItDoesNotGive() {
 		this.runner.withPropertyValues("cave.sandbox.mechanism=seccomp").run((context) -> {
 			Health health = context.getBean(SandboxHealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.UP);

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -31,10 +31,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The system view of the two rungs without a mount namespace ({@code namespaces} and
+ * The system view of the two mechanisms without a mount namespace ({@code namespaces} and
  * {@code seccomp}), which the launcher builds with Landlock read rules: the raw command
- * line of each rung, rebuilt from the verified mechanism with a system view, run by this
- * (root) JVM, whose commands run as its command user, and by an unprivileged user
+ * line of each mechanism, rebuilt from the verified mechanism with a system view, run by
+ * this (root) JVM, whose commands run as its command user, and by an unprivileged user
  * (nobody) through {@code setpriv}. A file of mode 644 in {@code /srv} and in the JVM
  * user's home is unreadable until it is listed, {@code /etc/shadow} stays unreadable, a
  * link in the working directory reveals nothing, listed writable paths are writable and
@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code /root} and {@code /home}, which it removes.
  */
 @EnabledOnOs(OS.LINUX)
-class RungsWithoutMountsSystemViewTests {
+class MechanismsWithoutMountsSystemViewTests {
 
 	private Path srv;
 
@@ -85,9 +85,9 @@ class RungsWithoutMountsSystemViewTests {
 		return directory;
 	}
 
-	static Stream<Arguments> rungsAndUsers() {
+	static Stream<Arguments> mechanismsAndUsers() {
 		return Stream.of(MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP)
-			.flatMap((rung) -> Stream.of(Arguments.of(rung, false), Arguments.of(rung, true)));
+			.flatMap((choice) -> Stream.of(Arguments.of(choice, false), Arguments.of(choice, true)));
 	}
 
 	/**
@@ -100,8 +100,8 @@ class RungsWithoutMountsSystemViewTests {
 	 * listed.
 	 */
 	@ParameterizedTest(name = "{0}, nobody={1}")
-	@MethodSource("rungsAndUsers")
-	void hiddenFilesAreUnreadableUntilListed(MechanismChoice rung, boolean nobody, @TempDir Path base)
+	@MethodSource("mechanismsAndUsers")
+	void hiddenFilesAreUnreadableUntilListed(MechanismChoice choice, boolean nobody, @TempDir Path base)
 			throws IOException, InterruptedException {
 		Path work = workingDirectory(base);
 		Files.createSymbolicLink(work.resolve("link"), this.srv.resolve("secret"));
@@ -109,7 +109,7 @@ class RungsWithoutMountsSystemViewTests {
 		String script = "cat " + this.srv + "/secret; echo srv $?; cat " + home + "/secret; echo home $?; "
 				+ "cat link; echo link $?; cat /etc/shadow; echo shadow $?; ls /srv; echo list $?; "
 				+ "echo written > out && cat out; echo work $?";
-		NobodyCommandLines.Run hidden = run(rung, nobody, base, work, systemView(List.of(), List.of()), script);
+		NobodyCommandLines.Run hidden = run(choice, nobody, base, work, systemView(List.of(), List.of()), script);
 		assertThat(hidden.output()).contains("srv 1\n", "home 1\n", "link 1\n", "shadow 1\n", "list 2\n",
 				"written\nwork 0\n");
 		assertThat(hidden.output()).doesNotContain("hidden ", "root:");
@@ -123,9 +123,9 @@ class RungsWithoutMountsSystemViewTests {
 		assertThat(control.output()).as("control: the same reads by uid 65534 without the sandbox")
 			.contains("hidden " + this.srv + "\nsrv 0\n", "hidden " + this.srv + "\nlink 0\n",
 					"hidden " + this.nobodyHome + "\nhome 0\n");
-		boolean homeReachable = nobody || rung == MechanismChoice.NAMESPACES;
+		boolean homeReachable = nobody || choice == MechanismChoice.NAMESPACES;
 		List<Path> readable = homeReachable ? List.of(this.srv, home) : List.of(this.srv);
-		NobodyCommandLines.Run listed = run(rung, nobody, base, work, systemView(readable, List.of()), script);
+		NobodyCommandLines.Run listed = run(choice, nobody, base, work, systemView(readable, List.of()), script);
 		assertThat(listed.output()).contains("hidden " + this.srv + "\nsrv 0\n", "hidden " + this.srv + "\nlink 0\n",
 				"shadow 1\n", "written\nwork 0\n");
 		if (homeReachable) {
@@ -133,7 +133,7 @@ class RungsWithoutMountsSystemViewTests {
 		}
 		else {
 			assertThat(listed.output()).contains("home 1\n");
-			NobodyCommandLines.Run unreachable = run(rung, nobody, base, work,
+			NobodyCommandLines.Run unreachable = run(choice, nobody, base, work,
 					systemView(List.of(this.srv, home), List.of()), script);
 			assertThat(unreachable.exitCode()).as(unreachable.output()).isEqualTo(125);
 			assertThat(unreachable.output()).contains("cannot open " + home, "Permission denied")
@@ -146,8 +146,8 @@ class RungsWithoutMountsSystemViewTests {
 	 * readable, not writable.
 	 */
 	@ParameterizedTest(name = "{0}, nobody={1}")
-	@MethodSource("rungsAndUsers")
-	void writablePathsAreWritableAndReadableOnesAreNot(MechanismChoice rung, boolean nobody, @TempDir Path base)
+	@MethodSource("mechanismsAndUsers")
+	void writablePathsAreWritableAndReadableOnesAreNot(MechanismChoice choice, boolean nobody, @TempDir Path base)
 			throws IOException, InterruptedException {
 		Path work = workingDirectory(base);
 		Path writable = Files.createDirectory(this.srv.resolve("writable"));
@@ -156,7 +156,7 @@ class RungsWithoutMountsSystemViewTests {
 		String script = "(echo new > " + this.srv + "/new) 2>&1 && echo readable written || echo readable refused; "
 				+ "cat " + this.srv + "/secret; (echo new > " + writable + "/new) 2>&1 && cat " + writable
 				+ "/new && echo writable written || echo writable refused";
-		NobodyCommandLines.Run run = run(rung, nobody, base, work, systemView(List.of(this.srv), List.of(writable)),
+		NobodyCommandLines.Run run = run(choice, nobody, base, work, systemView(List.of(this.srv), List.of(writable)),
 				script);
 		assertThat(run.output()).contains("readable refused\n", "hidden " + this.srv + "\n", "new\nwritable written\n");
 		assertThat(Files.exists(this.srv.resolve("new"))).isFalse();
@@ -169,8 +169,8 @@ class RungsWithoutMountsSystemViewTests {
 	 * source file launched from the working directory).
 	 */
 	@ParameterizedTest(name = "{0}, nobody={1}")
-	@MethodSource("rungsAndUsers")
-	void programsRunUnchanged(MechanismChoice rung, boolean nobody, @TempDir Path base)
+	@MethodSource("mechanismsAndUsers")
+	void programsRunUnchanged(MechanismChoice choice, boolean nobody, @TempDir Path base)
 			throws IOException, InterruptedException {
 		Path work = workingDirectory(base);
 		Path source = Files.writeString(work.resolve("Hello.java"),
@@ -182,7 +182,7 @@ class RungsWithoutMountsSystemViewTests {
 				+ "perl -e 'print 6 * 7, qq(\\n)'; echo perl $?; printf abc | sha256sum; echo sha256sum $?; "
 				+ "printf zipped | gzip | gzip -d; echo; echo gzip $?; " + java + " -version 2>&1 | head -1; "
 				+ "echo version $?; " + java + " Hello.java; echo hello $?";
-		NobodyCommandLines.Run run = run(rung, nobody, base, work, systemView(List.of(), List.of()), script);
+		NobodyCommandLines.Run run = run(choice, nobody, base, work, systemView(List.of(), List.of()), script);
 		assertThat(run.output()).contains("[2]\npython 0\n", "42\nperl 0\n",
 				"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  -\nsha256sum 0\n",
 				"zipped\ngzip 0\n", "version \"" + System.getProperty("java.version") + "\"", "version 0\n",
@@ -196,11 +196,11 @@ class RungsWithoutMountsSystemViewTests {
 	 * that it would be read otherwise.
 	 */
 	@ParameterizedTest(name = "{0}")
-	@MethodSource("rungs")
-	void maskedSecretsStayUnreadableForACommandThatRunsAsRoot(MechanismChoice rung, @TempDir Path base)
+	@MethodSource("mechanisms")
+	void maskedSecretsStayUnreadableForACommandThatRunsAsRoot(MechanismChoice choice, @TempDir Path base)
 			throws IOException, InterruptedException {
 		Path work = workingDirectory(base);
-		SandboxMechanism verified = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(rung).build())
+		SandboxMechanism verified = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
 			.mechanism();
 		Launcher root = new Launcher(verified.binaries().get(0), false);
 		FilesystemView view = systemView(List.of(), List.of());
@@ -215,7 +215,7 @@ class RungsWithoutMountsSystemViewTests {
 		assertThat(control.output()).as("control: the same view without its masks").contains("root: shadow 0\n");
 	}
 
-	static Stream<MechanismChoice> rungs() {
+	static Stream<MechanismChoice> mechanisms() {
 		return Stream.of(MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
 	}
 
@@ -259,14 +259,14 @@ class RungsWithoutMountsSystemViewTests {
 	}
 
 	/**
-	 * Run the rung's raw command line with the view: this JVM's (root, its command user)
-	 * or nobody's.
+	 * Run the mechanism's raw command line with the view: this JVM's (root, its command
+	 * user) or nobody's.
 	 */
-	private static NobodyCommandLines.Run run(MechanismChoice rung, boolean nobody, Path base, Path work,
+	private static NobodyCommandLines.Run run(MechanismChoice choice, boolean nobody, Path base, Path work,
 			FilesystemView view, String script) throws IOException, InterruptedException {
 		SandboxMechanism mechanism = withView(
-				nobody ? NobodyCommandLines.mechanism(rung, Files.createDirectories(base.resolve("launcher")))
-						: LinuxMechanisms.verified(SandboxSettings.builder().mechanism(rung).build()).mechanism(),
+				nobody ? NobodyCommandLines.mechanism(choice, Files.createDirectories(base.resolve("launcher")))
+						: LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build()).mechanism(),
 				view);
 		List<String> command = mechanism.commandLine(List.of("/bin/sh", "-c", script), work.toRealPath(), false, false);
 		if (nobody) {
@@ -298,7 +298,7 @@ class RungsWithoutMountsSystemViewTests {
 
 	/**
 	 * Give a directory to uid 65534: nobody, and the command user of a root JVM on both
-	 * rungs.
+	 * mechanisms.
 	 */
 	private static void toCommandUser(Path directory) throws IOException {
 		UserPrincipal user = directory.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");

@@ -1,17 +1,12 @@
 package dev.cavesandbox;
 
-import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,9 +32,9 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Break-in attempts on the two rungs without a mount namespace ({@code namespaces} and
- * {@code seccomp}), whose boundary rests on the launcher's seccomp filter, Landlock and
- * (for {@code seccomp}) the launcher as a child subreaper instead of a mount and PID
+ * Break-in attempts on the two mechanisms without a mount namespace ({@code namespaces}
+ * and {@code seccomp}), whose boundary rests on the launcher's seccomp filter, Landlock
+ * and (for {@code seccomp}) the launcher as a child subreaper instead of a mount and PID
  * namespace. Each test shows what the command attempts from inside and asserts the
  * boundary; where the same attempt outside the sandbox is needed to show the check can
  * fail, it has an unisolated control. Everything touches this machine only: no socket is
@@ -46,11 +42,11 @@ import static org.awaitility.Awaitility.await;
  * JVM).
  */
 @EnabledOnOs(OS.LINUX)
-class RungsWithoutMountsBreakInTests {
+class MechanismsWithoutMountsBreakInTests {
 
 	private static final String PYTHON = "/usr/bin/python3";
 
-	private static final String ATTEMPTS = "rungs-without-mounts-attempts.py";
+	private static final String ATTEMPTS = "mechanisms-without-mounts-attempts.py";
 
 	private static final Map<MechanismChoice, ProcessIsolatedExecutor> executors = new ConcurrentHashMap<>();
 
@@ -68,7 +64,7 @@ class RungsWithoutMountsBreakInTests {
 		unisolated.close();
 	}
 
-	static Stream<MechanismChoice> rungs() {
+	static Stream<MechanismChoice> mechanisms() {
 		return Stream.of(MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
 	}
 
@@ -98,7 +94,7 @@ class RungsWithoutMountsBreakInTests {
 	 * shows each one works outside the sandbox.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void filesOutsideTheWorkingDirectoryCannotBeLinkedInOrWrittenThroughIt(MechanismChoice mechanism,
 			@TempDir Path base) throws IOException, InterruptedException {
 		Path work = Files.createDirectory(base.resolve("work"));
@@ -128,7 +124,7 @@ class RungsWithoutMountsBreakInTests {
 	 * back whatever the command changed.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void resourceLimitsOfTheJvmStay(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		long jvm = ProcessHandle.current().pid();
@@ -155,13 +151,13 @@ class RungsWithoutMountsBreakInTests {
 	 * user outside the domain (the JVM: starved, idle I/O) and its scheduling policy
 	 * ({@code SCHED_IDLE}: starved too; found by a break-in attempt), which the
 	 * launcher's filter refuses beyond the caller itself. A {@code sleep} of nobody
-	 * stands in for nobody's JVM; the command runs as nobody on the rung's real command
-	 * line. The CPU affinity too (pinned to one CPU crowded by the command, the JVM would
-	 * tear the sandbox down late): {@code sched_setaffinity(pid)} is refused where there
-	 * is no PID namespace, and on {@code namespaces} the pid names nothing.
+	 * stands in for nobody's JVM; the command runs as nobody on the mechanism's real
+	 * command line. The CPU affinity too (pinned to one CPU crowded by the command, the
+	 * JVM would tear the sandbox down late): {@code sched_setaffinity(pid)} is refused
+	 * where there is no PID namespace, and on {@code namespaces} the pid names nothing.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void schedulingAndLimitsOfAnotherProcessOfTheUserStayForAnUnprivilegedUser(MechanismChoice mechanism,
 			@TempDir Path base) throws IOException, InterruptedException {
 		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -231,19 +227,19 @@ class RungsWithoutMountsBreakInTests {
 	}
 
 	/**
-	 * The containing launcher of the seccomp rung is a process of the JVM's user outside
-	 * the command's Landlock domain, so signals cannot reach it, but its resource limits
-	 * can be tried: with its descriptors limited to the three it holds, a launcher that
-	 * found the tree by listing /proc (as before v10) could not, and a daemon of the
+	 * The containing launcher of the seccomp mechanism is a process of the JVM's user
+	 * outside the command's Landlock domain, so signals cannot reach it, but its resource
+	 * limits can be tried: with its descriptors limited to the three it holds, a launcher
+	 * that found the tree by listing /proc (as before v10) could not, and a daemon of the
 	 * command in a session of its own would be left to init. The daemon here is double
-	 * forked, so that it is orphaned, in a session of its own where the rung gives one:
-	 * the namespaces rung's PID namespace takes it down. The seccomp rung refuses the new
-	 * session ({@link NewSession}, which the command's stderr shows), so the daemon stays
-	 * in the command's process group, which {@code contain} kills with one signal,
-	 * needing no descriptor.
+	 * forked, so that it is orphaned, in a session of its own where the mechanism gives
+	 * one: the namespaces mechanism's PID namespace takes it down. The seccomp mechanism
+	 * refuses the new session ({@link NewSession}, which the command's stderr shows), so
+	 * the daemon stays in the command's process group, which {@code contain} kills with
+	 * one signal, needing no descriptor.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void aDaemonDiesWithItsExecutionEvenWhenTheCommandLimitsItsParent(MechanismChoice mechanism, @TempDir Path work) {
 		String marker = "cave-daemon-" + UUID.randomUUID();
 		boolean refused = NewSession.refused(mechanism);
@@ -279,11 +275,11 @@ class RungsWithoutMountsBreakInTests {
 	 * process, a zombie, a process without a parent-death signal and a spawned one: none
 	 * of it outlives its execution, whether the command exits, runs into its timeout or
 	 * is cancelled. The daemon attempts a session of its own ({@code os.setsid()}), which
-	 * the seccomp rung refuses ({@link NewSession}) and the namespaces rung gives: the
-	 * tree reports which, and the daemon runs either way.
+	 * the seccomp mechanism refuses ({@link NewSession}) and the namespaces mechanism
+	 * gives: the tree reports which, and the daemon runs either way.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void anAwkwardTreeDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		for (String ending : List.of("exit", "stay")) {
@@ -357,7 +353,7 @@ class RungsWithoutMountsBreakInTests {
 	 * only.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void socketThroughAnotherSystemCallAbiKillsTheCommand(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException {
 		assumeThat(System.getProperty("os.arch")).isEqualTo("amd64");
@@ -379,13 +375,13 @@ class RungsWithoutMountsBreakInTests {
 	 * A chain that forks a new process whenever its parent dies would keep a subreaper
 	 * that kills one generation at a time busy for ever, with a newborn always one
 	 * generation below, until the executor killed the subreaper and left the newborn of
-	 * that moment to init. The seccomp rung's subreaper stops the whole tree before it
-	 * kills any of it, so no process of the chain sees its parent die while it can still
-	 * fork; a PID namespace (the namespaces rung) dies as a whole. The chain ends itself
-	 * two minutes after it starts, whatever the outcome.
+	 * that moment to init. The seccomp mechanism's subreaper stops the whole tree before
+	 * it kills any of it, so no process of the chain sees its parent die while it can
+	 * still fork; a PID namespace (the namespaces mechanism) dies as a whole. The chain
+	 * ends itself two minutes after it starts, whatever the outcome.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void aChainThatRespawnsOnItsParentsDeathDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		chainDiesWithItsExecution(mechanism, work, "phoenix.py", "500", "spare forked");
@@ -393,14 +389,14 @@ class RungsWithoutMountsBreakInTests {
 
 	/**
 	 * Found by a break-in attempt: a chain in which every process forks the next, ignores
-	 * SIGTERM and waits outran the seccomp rung's subreaper, which killed one generation
-	 * at a time as each became its child; at the timeout the executor killed the
-	 * subreaper after the grace period, and hundreds of the chain's processes were left
-	 * to init. The subreaper now stops the whole tree before it kills any of it. The
+	 * SIGTERM and waits outran the seccomp mechanism's subreaper, which killed one
+	 * generation at a time as each became its child; at the timeout the executor killed
+	 * the subreaper after the grace period, and hundreds of the chain's processes were
+	 * left to init. The subreaper now stops the whole tree before it kills any of it. The
 	 * chain ends itself two minutes after it starts, whatever the outcome.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void aForkChainThatIgnoresTermDiesWithItsExecution(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		chainDiesWithItsExecution(mechanism, work, "fork-chain.py", "400", "chain started");
@@ -451,16 +447,17 @@ class RungsWithoutMountsBreakInTests {
 	/**
 	 * A command in the JVM's session shares its controlling terminal: with
 	 * {@code dev.tty.legacy_tiocsti=1} it can push input into it ({@code TIOCSTI}), which
-	 * the shell that started the JVM reads after the JVM ends. The other rungs run the
-	 * command in a session of its own (the launcher's {@code setsid(2)} as init or pid1).
+	 * the shell that started the JVM reads after the JVM ends. The other mechanisms run
+	 * the command in a session of its own (the launcher's {@code setsid(2)} as init or
+	 * pid1).
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void commandRunsInASessionOtherThanTheJvms(MechanismChoice mechanism, @TempDir Path work) throws IOException {
 		String jvmSession = Files.readString(Path.of("/proc/self/stat")).replaceFirst("^.*\\) ", "").split(" ")[3];
-		// /proc/self, not /proc/$$: on the namespaces rung /proc is the host's, and $$ is
-		// a
-		// PID of the command's own PID namespace, which names another host process.
+		// /proc/self, not /proc/$$: on the namespaces mechanism /proc is the host's, and
+		// $$ is a PID of the command's own PID namespace, which names another host
+		// process.
 		String script = "set -- $(cat /proc/self/stat); echo \"$6\"";
 		assertThat(shell(unisolated, work, script).stdoutText().trim()).as("control").isEqualTo(jvmSession);
 		ExecutionResult result = shell(isolated(mechanism), work, script);
@@ -478,7 +475,7 @@ class RungsWithoutMountsBreakInTests {
 	 * one the test types.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void commandCannotPushInputIntoTheTerminalOfItsCaller(MechanismChoice mechanism, @TempDir Path base)
 			throws IOException, InterruptedException {
 		Path work = Files.createDirectory(base.resolve("work"));
@@ -523,10 +520,10 @@ class RungsWithoutMountsBreakInTests {
 	/**
 	 * The JVM's /proc entries that need ptrace-mode access (memory, environment, working
 	 * and root directories, descriptors, maps) and signal 0 to it are refused by Landlock
-	 * (seccomp rung) or the PID namespace (namespaces rung).
+	 * (seccomp mechanism) or the PID namespace (namespaces mechanism).
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void theJvmsProcEntriesAndSignalsAreRefused(MechanismChoice mechanism, @TempDir Path work) throws IOException {
 		copyResource(ATTEMPTS, work);
 		ExecutionResult result = isolated(mechanism)
@@ -546,7 +543,7 @@ class RungsWithoutMountsBreakInTests {
 	 * attempt.
 	 */
 	@ParameterizedTest
-	@MethodSource("rungs")
+	@MethodSource("mechanisms")
 	void aHostProcessCannotBeSignalledByAnyRoute(MechanismChoice mechanism, @TempDir Path work)
 			throws IOException, InterruptedException {
 		copyResource(ATTEMPTS, work);
@@ -559,8 +556,7 @@ class RungsWithoutMountsBreakInTests {
 			List<String> lines = result.stdoutText().lines().toList();
 			assertThat(lines).as(result.stderrText()).hasSize(6);
 			// fcntl(2) succeeds: the kernel drops the SIGIO at delivery, so only the
-			// victim
-			// shows whether those got through
+			// victim shows whether those got through
 			assertThat(lines.subList(2, 6)).noneMatch((line) -> line.endsWith(" ok"));
 			assertThat(victim.isAlive()).as(result.stdoutText()).isTrue();
 			ExecutionResult control = unisolated
@@ -576,7 +572,7 @@ class RungsWithoutMountsBreakInTests {
 
 	/** Copy a script of the test resources into a working directory. */
 	static void copyResource(String name, Path work) throws IOException {
-		try (InputStream script = RungsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
+		try (InputStream script = MechanismsWithoutMountsBreakInTests.class.getResourceAsStream(name)) {
 			assertThat(script).as(name).isNotNull();
 			Files.copy(script, work.resolve(name), StandardCopyOption.REPLACE_EXISTING);
 		}

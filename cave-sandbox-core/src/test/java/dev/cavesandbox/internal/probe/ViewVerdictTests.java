@@ -1,7 +1,5 @@
-package dev.cavesandbox.internal.workspace;
+package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.probe.HostFacts;
-import dev.cavesandbox.internal.probe.LinuxProbe;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -9,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.probe.HostFacts;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -16,11 +16,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Tests for {@link FilesystemViewCheck}: how the probe judges what its child saw of the
+ * Tests for {@link ViewVerdict}: how the probe judges what its child saw of the
  * filesystem view, from the child's facts alone. The real children are in the probe's own
  * tests.
  */
-class FilesystemViewCheckTests {
+class ViewVerdictTests {
 
 	private static final String LEFT_OUT = "readable path /srv/missing left out: it does not exist or cannot be "
 			+ "resolved (NoSuchFileException)";
@@ -41,21 +41,21 @@ class FilesystemViewCheckTests {
 		FilesystemView host = new FilesystemView(FilesystemView.Kind.HOST, List.of(Path.of("/tmp")), true, List.of(),
 				Map.of(), List.of(), List.of(), List.of(Path.of("/srv/data")), List.of());
 		List<String> verified = new ArrayList<>();
-		assertThat(FilesystemViewCheck.check(Map.of(), facts(host), true, verified)).isNull();
+		assertThat(ViewVerdict.check(Map.of(), facts(host), true, verified)).isNull();
 		assertThat(verified).containsExactly(LEFT_OUT,
 				"filesystem view: host (cave.sandbox.filesystem.view=host): every file the command's user can read, "
 						+ "except in the hidden directories; readable: /srv/data");
 	}
 
 	/**
-	 * On a rung with a mount namespace, a root that lists exactly the view's names
+	 * On a mechanism with a mount namespace, a root that lists exactly the view's names
 	 * passes, with a fact that names them, the system directories, the masks and the
 	 * listed paths.
 	 */
 	@Test
 	void mountNamespaceWithExactlyTheViewsNamesAtTheRootPasses() {
 		List<String> verified = new ArrayList<>();
-		assertThat(FilesystemViewCheck.check(report(EXACT_ROOT), facts(SYSTEM), true, verified)).isNull();
+		assertThat(ViewVerdict.check(report(EXACT_ROOT), facts(SYSTEM), true, verified)).isNull();
 		assertThat(verified).containsExactly(LEFT_OUT,
 				"filesystem view: system: the root holds only /bin, /dev, /etc, /opt, /proc, /srv, /tmp, /usr; "
 						+ "read-only /usr, /etc (masked: /etc/shadow, /etc/ssl/private); readable: /srv/data; "
@@ -68,8 +68,8 @@ class FilesystemViewCheckTests {
 	 */
 	@Test
 	void namesAtTheRootAreThoseOfTheViewsPaths() {
-		assertThat(FilesystemViewCheck.expectedAtRoot(SYSTEM)).containsExactly("dev", "proc", "usr", "etc", "bin",
-				"tmp", "srv", "opt");
+		assertThat(ViewVerdict.expectedAtRoot(SYSTEM)).containsExactly("dev", "proc", "usr", "etc", "bin", "tmp", "srv",
+				"opt");
 	}
 
 	/**
@@ -79,24 +79,24 @@ class FilesystemViewCheckTests {
 	@Test
 	void mountNamespaceWithMoreAtTheRootFailsNamingThem() {
 		List<String> verified = new ArrayList<>();
-		assertThat(FilesystemViewCheck.check(report("bin dev etc home opt proc root srv tmp usr"), facts(SYSTEM), true,
-				verified))
+		assertThat(
+				ViewVerdict.check(report("bin dev etc home opt proc root srv tmp usr"), facts(SYSTEM), true, verified))
 			.isEqualTo("the child sees /home, /root at the root, outside the system view (expected only /dev, /proc, "
 					+ "/usr, /etc, /bin, /tmp, /srv, /opt)");
 		assertThat(verified).noneMatch((fact) -> fact.startsWith("filesystem view"));
 	}
 
 	/**
-	 * On a rung with a mount namespace the root must be listed: a refusal or no report
-	 * fails.
+	 * On a mechanism with a mount namespace the root must be listed: a refusal or no
+	 * report fails.
 	 */
 	@Test
 	void mountNamespaceWithoutARootListFails() {
-		assertThat(FilesystemViewCheck.check(report("refused"), facts(SYSTEM), true, new ArrayList<>()))
+		assertThat(ViewVerdict.check(report("refused"), facts(SYSTEM), true, new ArrayList<>()))
 			.isEqualTo("the child could not list / in the system view (rootlist=refused)");
 		Map<String, List<String>> facts = report(EXACT_ROOT);
 		facts.remove("rootlist");
-		assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), true, new ArrayList<>()))
+		assertThat(ViewVerdict.check(facts, facts(SYSTEM), true, new ArrayList<>()))
 			.isEqualTo("the child could not list / in the system view (rootlist=(no report))");
 	}
 
@@ -106,7 +106,7 @@ class FilesystemViewCheckTests {
 	 */
 	@Test
 	void landlockWithAListedRootFails() {
-		assertThat(FilesystemViewCheck.check(report(EXACT_ROOT), facts(SYSTEM), false, new ArrayList<>()))
+		assertThat(ViewVerdict.check(report(EXACT_ROOT), facts(SYSTEM), false, new ArrayList<>()))
 			.isEqualTo("the child could list / in the system view (Landlock should refuse it): " + EXACT_ROOT);
 	}
 
@@ -117,7 +117,7 @@ class FilesystemViewCheckTests {
 	@Test
 	void landlockWithARefusedRootPassesAndSaysWhatIsNotGiven() {
 		List<String> verified = new ArrayList<>();
-		assertThat(FilesystemViewCheck.check(report("refused"), facts(SYSTEM), false, verified)).isNull();
+		assertThat(ViewVerdict.check(report("refused"), facts(SYSTEM), false, verified)).isNull();
 		assertThat(verified).containsExactly(LEFT_OUT,
 				"filesystem view: system, by Landlock: reading, listing and executing refused outside /usr, /etc "
 						+ "(masked: /etc/shadow, /etc/ssl/private), the working directory, /proc, /sys/fs/cgroup and "
@@ -133,7 +133,7 @@ class FilesystemViewCheckTests {
 	void plantedFileThatIsReadableFails(boolean mountNamespace) {
 		Map<String, List<String>> facts = report(mountNamespace ? EXACT_ROOT : "refused");
 		facts.put("planted", List.of("readable"));
-		assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
+		assertThat(ViewVerdict.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
 			.isEqualTo("the child could read a file outside the system view (a file of everyone's the probe planted "
 					+ "beside its working directory: planted=readable)");
 	}
@@ -146,10 +146,10 @@ class FilesystemViewCheckTests {
 	void shadowThatIsReadableFails(boolean mountNamespace) {
 		Map<String, List<String>> facts = report(mountNamespace ? EXACT_ROOT : "refused");
 		facts.put("shadow", List.of("readable"));
-		assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
+		assertThat(ViewVerdict.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
 			.isEqualTo("the child could read /etc/shadow in the system view (shadow=readable)");
 		facts.put("shadow", List.of("absent"));
-		assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>())).isNull();
+		assertThat(ViewVerdict.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>())).isNull();
 	}
 
 	/**
@@ -162,11 +162,11 @@ class FilesystemViewCheckTests {
 		for (boolean mountNamespace : new boolean[] { true, false }) {
 			Map<String, List<String>> facts = report(mountNamespace ? EXACT_ROOT : "refused");
 			facts.remove(key);
-			assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
+			assertThat(ViewVerdict.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
 				.as("without %s, mount namespace %s", key, mountNamespace)
 				.contains(key + "=(no report)");
 			facts.put(key, List.of());
-			assertThat(FilesystemViewCheck.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
+			assertThat(ViewVerdict.check(facts, facts(SYSTEM), mountNamespace, new ArrayList<>()))
 				.as("with an empty %s, mount namespace %s", key, mountNamespace)
 				.contains(key + "=(no report)");
 		}

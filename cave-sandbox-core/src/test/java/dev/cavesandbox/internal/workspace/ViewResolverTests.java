@@ -1,7 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.InvalidExecutionRequestException;
-import dev.cavesandbox.SandboxSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -10,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.mechanism.FilesystemView;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,11 +18,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * Tests for {@link FilesystemViews}: the settings' view resolved on this host (CI's image
+ * Tests for {@link ViewResolver}: the settings' view resolved on this host (CI's image
  * and the development hosts: Debian 12, merged {@code /usr}), and the checks of listed
  * paths.
  */
-class FilesystemViewsTests {
+class ViewResolverTests {
 
 	private static final List<Path> HIDDEN = List.of(Path.of("/tmp"), Path.of("/run"));
 
@@ -133,7 +133,7 @@ class FilesystemViewsTests {
 		Path home = PrivateHome.of(holder);
 		Path inHome = Files.createDirectory(home.resolve("inside"));
 		List<String> leftOut = new ArrayList<>();
-		FilesystemView view = FilesystemViews.resolve(SandboxSettings.builder()
+		FilesystemView view = ViewResolver.resolve(SandboxSettings.builder()
 			.readablePaths(List.of(data, missing, link, data))
 			.writablePaths(List.of(out, holder, inHome))
 			.build(), HIDDEN, leftOut);
@@ -157,7 +157,7 @@ class FilesystemViewsTests {
 		Path directory = temporary.toRealPath();
 		Path data = Files.createDirectory(directory.resolve("data"));
 		List<String> leftOut = new ArrayList<>();
-		FilesystemView view = FilesystemViews.resolve(
+		FilesystemView view = ViewResolver.resolve(
 				SandboxSettings.builder().readablePaths(List.of(directory.resolve("data/../data"))).build(), HIDDEN,
 				leftOut);
 		assertThat(leftOut).isEmpty();
@@ -175,7 +175,7 @@ class FilesystemViewsTests {
 		Path link = Files.createSymbolicLink(directory.resolve("link"), data);
 		Path holder = Files.createDirectory(directory.resolve("holder"));
 		Path home = PrivateHome.of(holder);
-		assertThat(FilesystemViews.checkRequested("readable path", data)).isEqualTo(data);
+		assertThat(ViewResolver.checkRequested("readable path", data)).isEqualTo(data);
 		assertInvalid("readable path", directory.resolve("missing"),
 				"readable path " + directory.resolve("missing")
 						+ " cannot be shown to the command: it does not exist or cannot be resolved "
@@ -191,7 +191,7 @@ class FilesystemViewsTests {
 			assertInvalid("readable path", Path.of("/etc/ssl/private"), "readable path /etc/ssl/private cannot be "
 					+ "shown to the command: it lies in /etc/ssl/private, a secret the system view masks");
 		}
-		assertThat(FilesystemViews.checkRequested("readable path", Path.of("/etc"))).isEqualTo(Path.of("/etc"));
+		assertThat(ViewResolver.checkRequested("readable path", Path.of("/etc"))).isEqualTo(Path.of("/etc"));
 	}
 
 	/**
@@ -205,7 +205,7 @@ class FilesystemViewsTests {
 		Path local = Path.of("/usr/local").toRealPath();
 		Path sbin = Path.of("/usr/local/sbin").toRealPath();
 		List<String> leftOut = new ArrayList<>();
-		FilesystemView view = FilesystemViews.resolve(
+		FilesystemView view = ViewResolver.resolve(
 				SandboxSettings.builder().writablePaths(List.of(local)).readablePaths(List.of(local)).build(), HIDDEN,
 				leftOut);
 		assertThat(view.writablePaths()).isEmpty();
@@ -216,14 +216,14 @@ class FilesystemViewsTests {
 
 	private static void assertInvalid(String what, Path path, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class)
-			.isThrownBy(() -> FilesystemViews.checkRequested(what, path))
+			.isThrownBy(() -> ViewResolver.checkRequested(what, path))
 			.withMessageContaining(message)
 			.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
 	}
 
 	private static FilesystemView resolve(SandboxSettings settings) {
 		List<String> leftOut = new ArrayList<>();
-		FilesystemView view = FilesystemViews.resolve(settings, HIDDEN, leftOut);
+		FilesystemView view = ViewResolver.resolve(settings, HIDDEN, leftOut);
 		assertThat(leftOut).isEmpty();
 		return view;
 	}

@@ -15,9 +15,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 
-import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.ContainerConfinement.Profile;
 import dev.cavesandbox.ContainerConfinement.User;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -36,16 +36,16 @@ import static org.awaitility.Awaitility.await;
 /**
  * Strict mode in a container (issue 11): a child JVM ({@link ContainerJvm}) in each
  * confinement of {@link ContainerConfinement}, as root and as nobody, probes with
- * mechanism AUTO, chooses the rung the container allows ({@code seccomp} under Docker's
- * default profile, {@code namespaces} where only mounts are refused) and runs commands
- * that must not reach the test's own loopback listeners and unix sockets, nor outlive
- * their execution. Each "nothing arrived" has a control: the same program, run by the
- * same JVM without the sandbox, reaches every listener, whose queue then holds the
+ * mechanism AUTO, chooses the mechanism the container allows ({@code seccomp} under
+ * Docker's default profile, {@code namespaces} where only mounts are refused) and runs
+ * commands that must not reach the test's own loopback listeners and unix sockets, nor
+ * outlive their execution. Each "nothing arrived" has a control: the same program, run by
+ * the same JVM without the sandbox, reaches every listener, whose queue then holds the
  * control's messages alone.
  */
 @Tag("container")
 @EnabledOnOs(OS.LINUX)
-class ContainerRungsTests {
+class ContainerMechanismsTests {
 
 	private static final String EGRESS_SCRIPT = "container-egress.py";
 
@@ -72,7 +72,8 @@ class ContainerRungsTests {
 	}
 
 	static Stream<Arguments> containers() {
-		// Not UNCONFINED: that is a host's own JVM, whose rungs the other tests cover.
+		// Not UNCONFINED: that is a host's own JVM, whose mechanisms the other tests
+		// cover.
 		return Stream.of(Profile.DOCKER_DEFAULT, Profile.MOUNTS_REFUSED)
 			.flatMap((profile) -> Stream.of(User.values()).map((user) -> Arguments.of(profile, user)));
 	}
@@ -109,23 +110,21 @@ class ContainerRungsTests {
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
-	void strictModeChoosesTheRungTheContainerAllowsAndRunsACommand(Profile profile, User user) throws Exception {
+	void strictModeChoosesTheMechanismTheContainerAllowsAndRunsACommand(Profile profile, User user) throws Exception {
 		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
 			ContainerJvm.Verdict verdict = jvm.verdict();
 			assertThat(verdict.available()).as("%s; log: %s", verdict, jvm.log()).isTrue();
-			assertThat(verdict.mechanism()).isEqualTo(expectedRung(profile));
-			// What the rung does not give is said, not hidden.
+			assertThat(verdict.mechanism()).isEqualTo(expectedMechanism(profile));
+			// What the mechanism does not give is said, not hidden.
 			assertThat(verdict.facts()).anySatisfy((fact) -> assertThat(fact).startsWith("not given: "));
 			ContainerJvm.Result result = jvm.isolated("id", "-u");
 			assertThat(result.error()).as(result.stderr()).isNull();
 			assertThat(result.exitCode()).as(result.stderr()).isZero();
-			// A root JVM's commands run as the command user on every rung (Docker's
-			// default
-			// capabilities include CAP_SETUID and CAP_SETGID), so that the process limit
-			// holds: in a user namespace of the sandbox's own, or as that uid of the host
-			// on
-			// the seccomp rung.
-			if (user == User.ROOT && expectedRung(profile).equals(SeccompMechanism.NAME)) {
+			// A root JVM's commands run as the command user on every mechanism (Docker's
+			// default capabilities include CAP_SETUID and CAP_SETGID), so that the
+			// process limit holds: in a user namespace of the sandbox's own, or as that
+			// uid of the host on the seccomp mechanism.
+			if (user == User.ROOT && expectedMechanism(profile).equals(SeccompMechanism.NAME)) {
 				// there a uid of the command user range of its own per execution
 				SandboxSettings.CommandUserRange range = SandboxSettings.CommandUserRange.DEFAULT;
 				assertThat(Long.parseLong(result.stdout().trim())).isBetween(range.first(), range.last());
@@ -135,7 +134,7 @@ class ContainerRungsTests {
 						: uid(user);
 				assertThat(result.stdout()).isEqualTo(expected + "\n");
 			}
-			assertThat(result.isolation()).contains(expectedRung(profile));
+			assertThat(result.isolation()).contains(expectedMechanism(profile));
 		}
 	}
 
@@ -182,15 +181,15 @@ class ContainerRungsTests {
 	}
 
 	/**
-	 * A private loopback exists only where the rung has a network namespace: the seccomp
-	 * rung refuses the request with a coded error instead of running without it; on the
-	 * namespaces rung the command reaches its own listener on its own loopback, and the
-	 * test's listener on the host's loopback sees nothing.
+	 * A private loopback exists only where the mechanism has a network namespace: the
+	 * seccomp mechanism refuses the request with a coded error instead of running without
+	 * it; on the namespaces mechanism the command reaches its own listener on its own
+	 * loopback, and the test's listener on the host's loopback sees nothing.
 	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)
-	void privateLoopbackIsGivenOnlyWhereTheRungHasANetworkNamespace(Profile profile, User user) throws Exception {
+	void privateLoopbackIsGivenOnlyWhereTheMechanismHasANetworkNamespace(Profile profile, User user) throws Exception {
 		try (ContainerJvm jvm = strict(profile, user);
 				LoopbackListeners.Tcp host = new LoopbackListeners.Tcp(InetAddress.getByName("127.0.0.1"))) {
 			String script = "import socket\nserver = socket.create_server(('127.0.0.1', 0))\n"
@@ -218,8 +217,8 @@ class ContainerRungsTests {
 
 	/**
 	 * A timeout ends a tree of a background child, one in a session of its own
-	 * (attempted: {@code setsid}, which every rung refuses, {@link NewSession}, after
-	 * which it runs in the command's session, as the command's stderr shows), a
+	 * (attempted: {@code setsid}, which every mechanism refuses, {@link NewSession},
+	 * after which it runs in the command's session, as the command's stderr shows), a
 	 * double-forked one and the command's own, all seen running.
 	 */
 	@ParameterizedTest(name = "{0} as {1}")
@@ -259,7 +258,7 @@ class ContainerRungsTests {
 
 	/**
 	 * A daemon in a session of its own and a double-forked one, each saying it runs
-	 * before the command exits, die with their execution. On the seccomp rung, which
+	 * before the command exits, die with their execution. On the seccomp mechanism, which
 	 * refuses a new session ({@link NewSession}), the first runs in the command's process
 	 * group once its {@code setsid} has been refused, which the command's stderr shows.
 	 */
@@ -283,8 +282,9 @@ class ContainerRungsTests {
 	/**
 	 * Without a PID namespace the command shares the JVM's view of processes, and with
 	 * the same uid it could read the JVM's environment (where a container keeps its
-	 * secrets) and signal it: the rungs refuse both. The control, the same script run by
-	 * the JVM without the sandbox, reads the secret and delivers the (harmless) SIGCONT.
+	 * secrets) and signal it: the mechanisms refuse both. The control, the same script
+	 * run by the JVM without the sandbox, reads the secret and delivers the (harmless)
+	 * SIGCONT.
 	 */
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
@@ -303,16 +303,16 @@ class ContainerRungsTests {
 		}
 	}
 
-	private static String expectedRung(Profile profile) {
+	private static String expectedMechanism(Profile profile) {
 		return (profile == Profile.DOCKER_DEFAULT) ? "seccomp" : "namespaces";
 	}
 
 	/**
-	 * Whether the rung the container allows refuses its command a session of its own
+	 * Whether the mechanism the container allows refuses its command a session of its own
 	 * ({@link NewSession}).
 	 */
 	private static boolean sessionRefused(Profile profile) {
-		return NewSession.refused(MechanismChoice.valueOf(expectedRung(profile).toUpperCase(Locale.ROOT)));
+		return NewSession.refused(MechanismChoice.valueOf(expectedMechanism(profile).toUpperCase(Locale.ROOT)));
 	}
 
 	private static String uid(User user) {
@@ -320,16 +320,17 @@ class ContainerRungsTests {
 	}
 
 	/**
-	 * A child JVM in the container whose strict-mode probe chose the rung the container
-	 * allows: a test must not pass on another rung than the one it is about.
+	 * A child JVM in the container whose strict-mode probe chose the mechanism the
+	 * container allows: a test must not pass on another mechanism than the one it is
+	 * about.
 	 */
 	private ContainerJvm strict(Profile profile, User user) throws Exception {
 		ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO);
-		if (!expectedRung(profile).equals(jvm.verdict().mechanism())) {
+		if (!expectedMechanism(profile).equals(jvm.verdict().mechanism())) {
 			String log = jvm.log();
 			jvm.close();
 			assertThat(jvm.verdict().mechanism()).as("%s; log: %s", jvm.verdict(), log)
-				.isEqualTo(expectedRung(profile));
+				.isEqualTo(expectedMechanism(profile));
 		}
 		return jvm;
 	}
@@ -343,7 +344,7 @@ class ContainerRungsTests {
 	}
 
 	private static void copyEgressScript(Path directory) throws IOException {
-		try (InputStream script = ContainerRungsTests.class.getResourceAsStream(EGRESS_SCRIPT)) {
+		try (InputStream script = ContainerMechanismsTests.class.getResourceAsStream(EGRESS_SCRIPT)) {
 			assertThat(script).as(EGRESS_SCRIPT).isNotNull();
 			Path copy = directory.resolve(EGRESS_SCRIPT);
 			Files.write(copy, script.readAllBytes());

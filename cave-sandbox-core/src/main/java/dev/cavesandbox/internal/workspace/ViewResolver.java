@@ -1,8 +1,5 @@
 package dev.cavesandbox.internal.workspace;
 
-import dev.cavesandbox.InvalidExecutionRequestException;
-import dev.cavesandbox.SandboxSettings;
-import dev.cavesandbox.internal.mechanism.FilesystemView;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -12,6 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.mechanism.FilesystemView;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,9 +20,9 @@ import org.jspecify.annotations.Nullable;
  * paths can be shown. Listed paths are checked here, for the settings and for each
  * request alike.
  */
-public final class FilesystemViews {
+public final class ViewResolver {
 
-	private FilesystemViews() {
+	private ViewResolver() {
 	}
 
 	/**
@@ -97,8 +97,8 @@ public final class FilesystemViews {
 	/**
 	 * The system directories of the system view that exist on this host, as outermost
 	 * real paths: {@link FilesystemView#DEFAULT_SYSTEM_PATHS}, the JDK's home, and the
-	 * directories of the unshare rung's nested unshare(1) and ip(8), which it runs after
-	 * it has entered the view.
+	 * directories of the unshare mechanism's nested unshare(1) and ip(8), which it runs
+	 * after it has entered the view.
 	 * @param links receives each link at the root ({@code /bin -> usr/bin}) with its
 	 * target, recreated as it is in the view
 	 */

@@ -1,5 +1,5 @@
 # Attempts on a process outside the sandbox (argv[1], a pid of the host: the JVM or a
-# victim the test started) by a command of a rung without a mount namespace. One line per
+# victim the test started) by a command of a mechanism without a mount namespace. One line per
 # attempt: "<name> ok" when the call succeeded, "<name> <errno name>" when it failed.
 # Signals: only to the victim (never the JVM), and signal 0 to the JVM.
 import ctypes

@@ -1,9 +1,5 @@
-package dev.cavesandbox.internal.workspace;
+package dev.cavesandbox.internal.probe;
 
-import dev.cavesandbox.internal.mechanism.FilesystemView;
-import dev.cavesandbox.internal.probe.HostFacts;
-import dev.cavesandbox.internal.probe.LinuxProbe;
-import dev.cavesandbox.internal.probe.ProbeScript;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -13,28 +9,31 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.probe.HostFacts;
+import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.probe.ProbeScript;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Judges what the Linux probe's child saw of the filesystem view ({@code rootlist=},
  * {@code planted=} and {@code shadow=} lines of {@link ProbeScript}): in a system view,
- * the root lists nothing but what the view shows (a rung with a mount namespace) or
+ * the root lists nothing but what the view shows (a mechanism with a mount namespace) or
  * cannot be listed at all (Landlock), a file the probe planted beside the working
  * directory, readable by everyone, cannot be read, and {@code /etc/shadow} cannot be
  * read.
  */
-public final class FilesystemViewCheck {
+public final class ViewVerdict {
 
-	private FilesystemViewCheck() {
+	private ViewVerdict() {
 	}
 
 	/**
 	 * Check the view and add its facts.
 	 * @param facts the child's facts by key
 	 * @param host the host's facts, with the view of the settings
-	 * @param mountNamespace whether the rung builds the view with mounts (else Landlock)
+	 * @param mountNamespace whether the mechanism builds the view with mounts (else
+	 * Landlock)
 	 * @param verified receives the facts
 	 * @return why the view does not hold, or {@code null} when it does
 	 */
