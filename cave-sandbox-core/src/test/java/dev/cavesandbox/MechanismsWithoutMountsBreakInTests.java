@@ -21,6 +21,7 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -369,6 +370,77 @@ class MechanismsWithoutMountsBreakInTests {
 		ExecutionResult i386 = isolated(mechanism)
 			.execute(ExecutionRequest.builder(PYTHON, "other-abi-socket.py", "i386").workingDirectory(work).build());
 		assertThat(i386.exitCode()).as("i386: %s %s", i386.stdoutText(), i386.stderrText()).isEqualTo(159);
+	}
+
+	/**
+	 * A host's pathname datagram socket (here a listener of the test's own, writable by
+	 * everyone, beside the working directory) stays out of reach: {@code socket(AF_UNIX)}
+	 * is refused, but a {@code SOCK_DGRAM} pair of {@code socketpair(2)} can address any
+	 * path with {@code sendto(2)} or be re-targeted with {@code connect(2)}, and Landlock
+	 * controls neither before ABI 9. The control sends from outside the sandbox.
+	 */
+	@Disabled("open finding (2026-12-03, issue 28): a SOCK_DGRAM socketpair reaches the host's datagram sockets on "
+			+ "namespaces and seccomp; see the README's 'The mechanisms without a mount namespace'")
+	@ParameterizedTest
+	@MethodSource("mechanisms")
+	void aDatagramSocketpairCannotReachAHostDatagramSocket(MechanismChoice mechanism, @TempDir Path base)
+			throws Exception {
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path work = Files.createDirectory(base.resolve("work"));
+		Path socket = base.resolve("dgram.sock");
+		String send = "import socket\n" + "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+				+ "for how in ('sendto', 'connect'):\n" + "    try:\n"
+				+ "        if how == 'sendto': a.sendto(b'via-sendto', '" + socket + "')\n"
+				+ "        else: a.connect('" + socket + "'); a.send(b'via-connect')\n" + "        print(how, 'sent')\n"
+				+ "    except OSError as e: print(how, 'refused', e.errno)\n";
+		Files.writeString(work.resolve("send.py"), send);
+		try (DatagramListener control = DatagramListener.start(socket)) {
+			unisolated.execute(ExecutionRequest.builder(PYTHON, "send.py").workingDirectory(work).build());
+			assertThat(control.received()).as("control: the listener works").contains("via-sendto");
+		}
+		try (DatagramListener listener = DatagramListener.start(socket)) {
+			ExecutionResult result = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "send.py").workingDirectory(work).build());
+			assertThat(listener.received()).as("%s %s", result.stdoutText(), result.stderrText()).isEmpty();
+		}
+	}
+
+	/**
+	 * A datagram unix socket of the host, writable by everyone, that records for two
+	 * seconds after {@link #received()} is first asked what arrives.
+	 */
+	private static final class DatagramListener implements AutoCloseable {
+
+		private final Process process;
+
+		private DatagramListener(Process process) {
+			this.process = process;
+		}
+
+		static DatagramListener start(Path socket) throws IOException {
+			Files.deleteIfExists(socket);
+			String script = "import os, socket, sys\n" + "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+					+ "s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); print('ready', flush=True)\n"
+					+ "sys.stdin.readline(); s.settimeout(2)\n" + "try:\n"
+					+ "    while True: print(s.recv(100).decode(), flush=True)\n" + "except OSError: pass\n";
+			Process process = new ProcessBuilder(PYTHON, "-c", script, socket.toString()).start();
+			String ready = new String(process.getInputStream().readNBytes(6), StandardCharsets.UTF_8);
+			assertThat(ready).isEqualTo("ready\n");
+			return new DatagramListener(process);
+		}
+
+		String received() throws IOException, InterruptedException {
+			this.process.getOutputStream().write('\n');
+			this.process.getOutputStream().flush();
+			assertThat(this.process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+			return new String(this.process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		}
+
+		@Override
+		public void close() {
+			this.process.destroyForcibly();
+		}
+
 	}
 
 	/**
