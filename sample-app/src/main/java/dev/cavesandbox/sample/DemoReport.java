@@ -47,6 +47,8 @@ import org.springframework.stereotype.Component;
  * SHA-256.</li>
  * <li>A runaway job, with a background child, killed by the timeout; no process is
  * left.</li>
+ * <li>A document conversion: LibreOffice turns an upload into a PDF
+ * ({@link DocumentConversion}).</li>
  * </ol>
  */
 @Component
@@ -75,6 +77,7 @@ class DemoReport {
 			rows.add(row("DNS lookup of example.com", this::dnsLookup));
 			rows.add(row("sha256sum of a file (offline)", () -> checksum(workspace)));
 			rows.add(row("runaway busy loop + background child, timeout 2 s", this::runaway));
+			rows.add(row(DocumentConversion.JOB, () -> DocumentConversion.convert(this.executor, workspace)));
 			print(out, rows);
 			return rows.stream().allMatch(Row::expected) ? 0 : 1;
 		}
@@ -263,7 +266,7 @@ class DemoReport {
 				: "Some rows did NOT behave as expected: see the verdicts.");
 	}
 
-	private record Row(String job, @Nullable ExecutionResult result, String verdict, boolean expected) {
+	record Row(String job, @Nullable ExecutionResult result, String verdict, boolean expected) {
 	}
 
 	@FunctionalInterface

@@ -24,6 +24,8 @@ class DemoReportTests {
 			.containsPattern("DNS lookup of example\\.com +(bwrap|unshare) +2 .*FAILED as it should")
 			.containsPattern("sha256sum upload\\.bin .* (bwrap|unshare) +0 .*matches the JVM's SHA-256")
 			.containsPattern("runaway .* (bwrap|unshare) +kill .*KILLED by the timeout, 0 processes left")
+			.containsPattern(
+					"LibreOffice: an uploaded \\.fodt to PDF \\(offline\\) +(bwrap|unshare) +0 .*OK: invoice\\.pdf, \\d+ bytes")
 			.contains("Every row behaved as expected.");
 	}
 
