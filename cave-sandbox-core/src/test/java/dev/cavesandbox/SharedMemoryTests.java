@@ -2,7 +2,6 @@ package dev.cavesandbox;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
@@ -41,7 +39,8 @@ class SharedMemoryTests {
 	/** A limit for a loaded machine, not a measure. */
 	private static final Duration PATIENCE = Duration.ofSeconds(120);
 
-	private static final String POOL = """
+	/** Pool.map with each start method named by the arguments, then a SharedMemory. */
+	static final String POOL = """
 			import multiprocessing as mp, sys
 			from multiprocessing import shared_memory
 			if __name__ == "__main__":
@@ -105,6 +104,27 @@ class SharedMemoryTests {
 				assertThat(result.exitCode()).as("%s: %s %s", libc, result.stdoutText(), result.stderrText()).isZero();
 				assertThat(result.stdoutText()).as(libc).isEqualTo("own: ok\n");
 			}
+		}
+	}
+
+	/**
+	 * A request's own {@code LD_PRELOAD} stays first; the library follows it, and
+	 * Python's semaphores still work.
+	 */
+	@ForEachLinuxMechanism
+	void theRequestsOwnPreloadStaysAndTheLibraryFollowsIt(MechanismChoice mechanism) {
+		try (ProcessIsolatedExecutor executor = isolated(mechanism)) {
+			ExecutionResult result = executor.execute(
+					ExecutionRequest.builder("sh", "-c", "echo \"$LD_PRELOAD\" && exec " + PYTHON + " pool.py fork")
+						.environment("LD_PRELOAD", "libm.so.6")
+						.inputFile("pool.py", POOL.getBytes(StandardCharsets.UTF_8))
+						.timeout(PATIENCE)
+						.build());
+			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			List<String> lines = result.stdoutText().lines().toList();
+			assertThat(lines.get(0))
+				.matches(preloaded(mechanism) ? "libm\\.so\\.6:/.+/" + SharedMemoryPreload.LIBRARY : "libm\\.so\\.6");
+			assertThat(lines.subList(1, lines.size())).containsExactly("fork [1, 2]", "shared_memory 7");
 		}
 	}
 
@@ -222,27 +242,13 @@ class SharedMemoryTests {
 	}
 
 	/** shared-memory.c built once per libc: gcc (glibc), or musl-gcc without -static. */
-	private static synchronized Path compiled(String libc) throws IOException, InterruptedException {
+	static synchronized Path compiled(String libc) throws IOException, InterruptedException {
 		Path program = programs.resolve("shared-memory-" + libc);
 		if (Files.exists(program)) {
 			return program;
 		}
-		try (InputStream source = SharedMemoryTests.class.getResourceAsStream("shared-memory.c")) {
-			assertThat(source).isNotNull();
-			Files.copy(source, programs.resolve("shared-memory.c"));
-		}
-		catch (java.nio.file.FileAlreadyExistsException ex) {
-			// the other libc's build copied it
-		}
-		Process compiler = new ProcessBuilder(libc.equals("musl") ? "musl-gcc" : "gcc", "-O2", "-Wall", "-Werror", "-o",
-				program.toString(), "shared-memory.c")
-			.directory(programs.toFile())
-			.redirectErrorStream(true)
-			.start();
-		String output = new String(compiler.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		assertThat(compiler.waitFor(60, TimeUnit.SECONDS)).as("the compiler ended").isTrue();
-		assertThat(compiler.exitValue()).as("%s: %s", libc, output).isZero();
-		return program;
+		return CompiledPrograms.compile(libc.equals("musl") ? "musl-gcc" : "gcc", "shared-memory",
+				program.getFileName().toString(), programs, "-Wall", "-Werror");
 	}
 
 }

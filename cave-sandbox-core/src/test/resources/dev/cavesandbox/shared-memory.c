@@ -13,15 +13,19 @@
  *   shared-memory reach NAME PATH... tries the objects by name and each PATH by open(2), for
  *                                    reading and for writing; prints "what: OPENED <text>"
  *                                    or "what: <errno name>" per attempt
+ *   shared-memory rules NAME         the POSIX rules of names, flags, modes, repeated opens and
+ *                                    closes; prints "rule: outcome" per rule
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +40,12 @@ static const char *error_name(int error)
 		return "EPERM";
 	case EROFS:
 		return "EROFS";
+	case EINVAL:
+		return "EINVAL";
+	case EEXIST:
+		return "EEXIST";
+	case ENAMETOOLONG:
+		return "ENAMETOOLONG";
 	default:
 		return strerror(error);
 	}
@@ -144,8 +154,59 @@ static int reach(const char *name, char **paths, int count)
 	return 0;
 }
 
+static void rule(const char *what, int failed)
+{
+	printf("%s: %s\n", what, failed ? error_name(errno) : "ok");
+}
+
+static int rules(const char *name)
+{
+	char other[600];
+	rule("sem_open inner slash", sem_open("/a/b", O_CREAT, 0600, 0) == SEM_FAILED);
+	rule("sem_open empty", sem_open("/", O_CREAT, 0600, 0) == SEM_FAILED);
+	rule("sem_open dot", sem_open("/.", O_CREAT, 0600, 0) == SEM_FAILED);
+	rule("sem_open dot dot", sem_open("..", O_CREAT, 0600, 0) == SEM_FAILED);
+	memset(other, 'x', 300);
+	other[300] = '\0';
+	rule("sem_open too long", sem_open(other, O_CREAT, 0600, 0) == SEM_FAILED);
+	rule("shm_open too long", shm_open(other, O_CREAT | O_RDWR, 0600) < 0);
+	rule("shm_open inner slash", shm_open("/a/b", O_CREAT | O_RDWR, 0600) < 0);
+	rule("sem_open missing", sem_open(name, 0) == SEM_FAILED);
+	rule("sem_open above SEM_VALUE_MAX", sem_open(name, O_CREAT, 0600, (unsigned int) SEM_VALUE_MAX + 1u) == SEM_FAILED);
+	umask(0);
+	sem_t *first = sem_open(name, O_CREAT | O_EXCL, 0640, 1);
+	rule("sem_open create", first == SEM_FAILED);
+	rule("sem_open create again exclusive", sem_open(name, O_CREAT | O_EXCL, 0640, 1) == SEM_FAILED);
+	sem_t *second = sem_open(name, O_CREAT, 0600, 5);
+	printf("same address: %s\n", (second == first) ? "yes" : "no");
+	int value = -1;
+	sem_getvalue(second, &value);
+	printf("value kept: %d\n", value);
+	struct stat status;
+	snprintf(other, sizeof other, "%s/sem.%s", getenv("CAVE_SANDBOX_SHM"), name + 1);
+	printf("mode: %o\n", (stat(other, &status) == 0) ? (unsigned int) (status.st_mode & 07777) : 0u);
+	rule("sem_close first", sem_close(first) != 0);
+	rule("sem_close second", sem_close(second) != 0);
+	rule("sem_close third", sem_close(first) != 0);
+	rule("sem_unlink", sem_unlink(name) != 0);
+	rule("sem_unlink again", sem_unlink(name) != 0);
+	int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0604);
+	rule("shm_open create", fd < 0);
+	rule("shm_open create again exclusive", shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600) < 0);
+	snprintf(other, sizeof other, "%s/%s", getenv("CAVE_SANDBOX_SHM"), name + 1);
+	printf("mode: %o\n", (stat(other, &status) == 0) ? (unsigned int) (status.st_mode & 07777) : 0u);
+	int flags = fcntl(fd, F_GETFD);
+	printf("close-on-exec: %s\n", (flags >= 0 && (flags & FD_CLOEXEC)) ? "yes" : "no");
+	rule("shm_unlink", shm_unlink(name) != 0);
+	rule("shm_unlink again", shm_unlink(name) != 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "rules") == 0) {
+		return rules(argv[2]);
+	}
 	if (argc >= 3 && strcmp(argv[1], "own") == 0) {
 		return own(argv[2]);
 	}
