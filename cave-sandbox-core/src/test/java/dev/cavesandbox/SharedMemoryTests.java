@@ -128,6 +128,20 @@ class SharedMemoryTests {
 		}
 	}
 
+	/**
+	 * The named limitation: a statically linked program has no dynamic loader to preload
+	 * the library into, so its own libc's sem_open goes to the host's {@code /dev/shm},
+	 * which Landlock refuses on the mechanisms without a mount namespace.
+	 */
+	@ForEachLinuxMechanism
+	void aStaticallyLinkedProgramIsNotReachedByTheLibrary(MechanismChoice mechanism) throws Exception {
+		try (ProcessIsolatedExecutor executor = isolated(mechanism)) {
+			ExecutionResult result = executor.execute(run("static", "own", "/cave-" + UUID.randomUUID()).build());
+			assertThat(result.stdoutText()).as(result.stderrText())
+				.isEqualTo(preloaded(mechanism) ? "own: sem_open: EACCES\n" : "own: ok\n");
+		}
+	}
+
 	@ForEachLinuxMechanism
 	void nodeAndAChildJvmRunUnderThePreload(MechanismChoice mechanism) {
 		try (ProcessIsolatedExecutor executor = isolated(mechanism)) {
@@ -241,14 +255,21 @@ class SharedMemoryTests {
 		return ExecutionRequest.builder(argv).inputFile(program, Files.readAllBytes(compiled(libc))).timeout(PATIENCE);
 	}
 
-	/** shared-memory.c built once per libc: gcc (glibc), or musl-gcc without -static. */
+	/**
+	 * shared-memory.c built once per libc: gcc (glibc), musl-gcc without -static, or gcc
+	 * -static ({@code static}).
+	 */
 	static synchronized Path compiled(String libc) throws IOException, InterruptedException {
 		Path program = programs.resolve("shared-memory-" + libc);
 		if (Files.exists(program)) {
 			return program;
 		}
-		return CompiledPrograms.compile(libc.equals("musl") ? "musl-gcc" : "gcc", "shared-memory",
-				program.getFileName().toString(), programs, "-Wall", "-Werror");
+		String name = program.getFileName().toString();
+		return switch (libc) {
+			case "musl" -> CompiledPrograms.compile("musl-gcc", "shared-memory", name, programs, "-Wall", "-Werror");
+			case "static" -> CompiledPrograms.compile("gcc", "shared-memory", name, programs, "-static", "-Wall");
+			default -> CompiledPrograms.compile("gcc", "shared-memory", name, programs, "-Wall", "-Werror");
+		};
 	}
 
 }
