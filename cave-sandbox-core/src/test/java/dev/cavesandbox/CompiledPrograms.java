@@ -33,15 +33,32 @@ public final class CompiledPrograms {
 	 */
 	public static Path compile(String name, Path directory, String... options)
 			throws IOException, InterruptedException {
-		MechanismsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
-		List<String> command = new ArrayList<>(List.of("gcc", "-O2"));
+		return compile("gcc", name, name, directory, options);
+	}
+
+	/**
+	 * Compile the resource {@code NAME.c} with another compiler, such as
+	 * {@code musl-gcc}.
+	 * @param compiler the compiler
+	 * @param name the program's name
+	 * @param executable the executable's name in the directory
+	 * @param directory where to compile it
+	 * @param options more options for the compiler
+	 * @return the executable
+	 */
+	public static Path compile(String compiler, String name, String executable, Path directory, String... options)
+			throws IOException, InterruptedException {
+		if (!Files.exists(directory.resolve(name + ".c"))) {
+			MechanismsWithoutMountsBreakInTests.copyResource(name + ".c", directory);
+		}
+		List<String> command = new ArrayList<>(List.of(compiler, "-O2"));
 		command.addAll(List.of(options));
-		command.addAll(List.of("-o", name, name + ".c"));
+		command.addAll(List.of("-o", executable, name + ".c"));
 		Process gcc = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
 		String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		assertThat(gcc.waitFor(60, TimeUnit.SECONDS)).as("gcc ended").isTrue();
-		assertThat(gcc.exitValue()).as("gcc: %s", output).isZero();
-		return directory.resolve(name);
+		assertThat(gcc.waitFor(60, TimeUnit.SECONDS)).as("%s ended", compiler).isTrue();
+		assertThat(gcc.exitValue()).as("%s: %s", compiler, output).isZero();
+		return directory.resolve(executable);
 	}
 
 	/**

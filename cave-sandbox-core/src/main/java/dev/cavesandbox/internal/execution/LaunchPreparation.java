@@ -41,10 +41,11 @@ import org.jspecify.annotations.Nullable;
  * Prepares one execution's launch in named phases, each taking what the next needs:
  * {@link #takeSlot slot}, {@link #takeCommandUser command user}, {@link #workingDirectory
  * working directory}, {@link #mechanism mechanism}, {@link #startEgress egress},
- * {@link #environment environment}, {@link #checkCommand command}, {@link #spec command
- * line}, {@link #checkLauncherUnchanged launcher}, {@link #grantToCommandUser grant}.
- * What was taken is in the {@link PreparedLaunch}, which gives it back in reverse order;
- * a phase that fails closes it at once.
+ * {@link #environment environment}, {@link SharedMemoryDirectory shared memory} (the
+ * mechanisms without a mount namespace), {@link #checkCommand command}, {@link #spec
+ * command line}, {@link #checkLauncherUnchanged launcher}, {@link #grantToCommandUser
+ * grant}. What was taken is in the {@link PreparedLaunch}, which gives it back in reverse
+ * order; a phase that fails closes it at once.
  */
 final class LaunchPreparation {
 
@@ -93,6 +94,10 @@ final class LaunchPreparation {
 			@Nullable SandboxMechanism mechanism = mechanism(launch, request.request());
 			mechanism = startEgress(launch, request, mechanism);
 			Map<String, String> environment = environment(launch, request, directory.path());
+			if (mechanism != null) {
+				mechanism = SharedMemoryDirectory.prepare(launch, this.privateDirectories,
+						this.settings.workDirectory(), mechanism, environment);
+			}
 			checkCommand(mechanism, request, directory, environment);
 			launch.spec(spec(launch, request, mechanism, directory, environment));
 			checkLauncherUnchanged();

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What one execution took before its spawn ({@link LaunchPreparation}) and gives back
  * after its end, once, by {@link #close()}: the egress session, the working directory's
- * group, the private working directory, the command user, the slot.
+ * group, the private working directory and the shared-memory directory, the command user,
+ * the slot.
  */
 final class PreparedLaunch implements AutoCloseable {
 
@@ -44,6 +45,9 @@ final class PreparedLaunch implements AutoCloseable {
 	private ProcessRunner.@Nullable Spec spec;
 
 	private @Nullable Path privateDirectory;
+
+	/** The directory of the shared-memory objects ({@link SharedMemoryDirectory}). */
+	private @Nullable Path sharedMemoryDirectory;
 
 	private @Nullable EgressSession egress;
 
@@ -77,6 +81,10 @@ final class PreparedLaunch implements AutoCloseable {
 
 	void privateDirectory(Path directory) {
 		this.privateDirectory = directory;
+	}
+
+	void sharedMemoryDirectory(Path directory) {
+		this.sharedMemoryDirectory = directory;
 	}
 
 	void egress(EgressSession session) {
@@ -147,6 +155,9 @@ final class PreparedLaunch implements AutoCloseable {
 				try {
 					if (this.privateDirectory != null) {
 						this.privateDirectories.release(this.privateDirectory);
+					}
+					if (this.sharedMemoryDirectory != null) {
+						this.privateDirectories.release(this.sharedMemoryDirectory);
 					}
 				}
 				finally {

@@ -34,6 +34,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.VisibleDirectories;
 import dev.cavesandbox.WorkDirectoryUnusableException;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.PrivateHome;
@@ -390,10 +391,13 @@ public class ProcessIsolatedExecutorTests {
 
 	/**
 	 * Whether an entry of the home is not the launcher's directory, which the probe
-	 * extracts there and which stays, by design, for the next JVM.
+	 * extracts there and which stays, by design, for the next JVM; nor the shared-memory
+	 * library's ({@code preload-}, the mechanisms without a mount namespace), which stays
+	 * the same way.
 	 */
 	private static boolean notLauncher(Path entry) {
-		return !entry.getFileName().toString().startsWith("launcher-");
+		String name = entry.getFileName().toString();
+		return !name.startsWith("launcher-") && !name.startsWith("preload-");
 	}
 
 	private static List<Path> privateDirectoriesIn(Path work) {
@@ -855,6 +859,14 @@ public class ProcessIsolatedExecutorTests {
 			for (String directory : List.of("PWD", "OLDPWD")) {
 				String value = environment.remove(directory);
 				assertThat(value).as(directory).isIn(null, environment.get("HOME"));
+			}
+			// The mechanisms without a mount namespace add the shared-memory library and
+			// its directory (SharedMemoryDirectory), together.
+			String preload = environment.remove("LD_PRELOAD");
+			String objects = environment.remove(SharedMemoryPreload.DIRECTORY_VARIABLE);
+			assertThat(preload == null).as("LD_PRELOAD %s with %s", preload, objects).isEqualTo(objects == null);
+			if (preload != null) {
+				assertThat(preload).endsWith("/" + SharedMemoryPreload.LIBRARY);
 			}
 			return environment;
 		}
