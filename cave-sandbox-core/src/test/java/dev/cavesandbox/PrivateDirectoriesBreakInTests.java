@@ -304,7 +304,7 @@ class PrivateDirectoriesBreakInTests {
 			.findFirst()
 			.orElseThrow();
 		String id = lockFile.getFileName().toString().substring("cave-sandbox-lock-".length());
-		Path planted = lockFile.resolveSibling("cave-sandbox-" + id + "-planted");
+		Path planted = lockFile.resolveSibling(id + "plant0");
 		Process plant = asNobodyProcess("mkdir " + planted);
 		assertThat(plant.exitValue()).as("nobody cannot enter root's home").isNotZero();
 		// Only root could put another user's look-alike there; it still does not keep the
@@ -332,7 +332,9 @@ class PrivateDirectoriesBreakInTests {
 				.findFirst()
 				.orElseThrow();
 		}
-		Files.createLink(lockFile.resolveSibling("cave-sandbox-lock-1-secondname"), lockFile);
+		// A name of the lock files' shape, so that the sweep considers it.
+		String tag = lockFile.getFileName().toString().substring("cave-sandbox-lock-".length());
+		Files.createLink(lockFile.resolveSibling("cave-sandbox-lock-" + (tag.equals("zz1") ? "zz2" : "zz1")), lockFile);
 		new PrivateDirectories(this.shared, 1, false).close();
 		try {
 			assertThat(cleanupInAnotherJvm(this.shared)).isEqualTo("DONE\n");
@@ -524,14 +526,7 @@ class PrivateDirectoriesBreakInTests {
 		try {
 			byte[] ready = jvm.getInputStream().readNBytes("READY\n".length());
 			assertThat(new String(ready, StandardCharsets.UTF_8)).isEqualTo("READY\n");
-			List<Path> left = new ArrayList<>();
-			for (Path path : entries(PrivateHome.of(workDirectory))) {
-				String name = path.getFileName().toString();
-				if (name.startsWith("cave-sandbox-" + jvm.pid() + "-")
-						|| name.startsWith("cave-sandbox-lock-" + jvm.pid() + "-")) {
-					left.add(path);
-				}
-			}
+			List<Path> left = PrivateDirectoriesHolderMain.ownedBy(PrivateHome.of(workDirectory), jvm.pid());
 			assertThat(left).hasSize(3);
 			return left;
 		}

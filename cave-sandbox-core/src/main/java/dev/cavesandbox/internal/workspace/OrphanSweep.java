@@ -20,14 +20,24 @@ import java.util.regex.Pattern;
  * can take the {@link OwnerLock} of its JVM, and only if it and the lock file belong to
  * this JVM's user; anything else (another user's, a live JVM's, a directory without a
  * lock file) is left alone, silently. The lock file goes too once none of its directories
- * is left.
+ * is left (only then may another JVM take its tag). No live JVM can be creating a
+ * directory of the tag meanwhile: it creates them only while it holds the lock.
+ * <p>
+ * Names of an earlier version ({@code cave-sandbox-lock-<pid>-<token>},
+ * {@code cave-sandbox-<pid>-<token>-<random>}) are not swept: remove such directories by
+ * hand once no JVM of that version runs.
  * <p>
  * Not mutated by PIT (cave-sandbox-core's pom, TESTING.md): a mutant of its lock or owner
  * check deletes the directories of live JVMs in the shared {@code java.io.tmpdir}.
  */
 final class OrphanSweep {
 
-	private static final Pattern LOCK_NAME = Pattern.compile(Pattern.quote(OwnerLock.LOCK_PREFIX) + "[0-9]+-[0-9a-z]+");
+	private static final Pattern LOCK_NAME = Pattern
+		.compile(Pattern.quote(OwnerLock.LOCK_PREFIX) + "[0-9a-z]{" + OwnerLock.TAG_LENGTH + "}");
+
+	/** The name of a new lock file that has no tag's name yet. */
+	private static final Pattern NEW_NAME = Pattern
+		.compile(Pattern.quote(OwnerLock.NEW_PREFIX) + "[0-9a-z]{" + OwnerLock.NEW_RANDOM_LENGTH + "}");
 
 	private OrphanSweep() {
 	}
@@ -43,8 +53,9 @@ final class OrphanSweep {
 				String name = lockFile.getFileName().toString();
 				// Never open a lock file of this JVM: closing any descriptor of a file
 				// releases the process's fcntl(2) locks on it.
-				if (LOCK_NAME.matcher(name).matches() && !ownLockName(name) && !ownLockFile(lockFile)) {
-					removeIfOrphaned(own.home(), lockFile, own.owner());
+				boolean tag = LOCK_NAME.matcher(name).matches();
+				if ((tag || NEW_NAME.matcher(name).matches()) && !ownLockName(name) && !ownLockFile(lockFile)) {
+					removeIfOrphaned(own.home(), lockFile, own.owner(), tag);
 				}
 			}
 		}
@@ -72,7 +83,11 @@ final class OrphanSweep {
 		}
 	}
 
-	private static void removeIfOrphaned(Path home, Path lockFile, UserPrincipal owner) {
+	/**
+	 * Remove a lock file's name if no JVM holds its lock, with the directories of its tag
+	 * first; a new lock file's name (a JVM killed before it had a tag's name) has none.
+	 */
+	private static void removeIfOrphaned(Path home, Path lockFile, UserPrincipal owner, boolean tagged) {
 		try {
 			if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS) || !ownedBy(lockFile, owner)) {
 				return;
@@ -82,10 +97,13 @@ final class OrphanSweep {
 				if (lock == null) {
 					return; // its JVM runs
 				}
-				String prefix = PrivateHome.PREFIX
-						+ lockFile.getFileName().toString().substring(OwnerLock.LOCK_PREFIX.length()) + "-";
+				if (!tagged) {
+					Files.deleteIfExists(lockFile);
+					return;
+				}
+				String tag = lockFile.getFileName().toString().substring(OwnerLock.LOCK_PREFIX.length());
 				boolean left = false;
-				try (DirectoryStream<Path> directories = Files.newDirectoryStream(home, prefix + "*")) {
+				try (DirectoryStream<Path> directories = Files.newDirectoryStream(home, OwnerLock.directoryGlob(tag))) {
 					for (Path directory : directories) {
 						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
 							DirectoryTrees.delete(directory);

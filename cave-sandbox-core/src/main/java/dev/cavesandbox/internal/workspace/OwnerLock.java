@@ -1,9 +1,12 @@
 package dev.cavesandbox.internal.workspace;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -23,11 +26,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * This JVM's lock on a work directory, which proves to other JVMs that its private
- * directories are in use: a lock file {@code cave-sandbox-lock-<pid>-<token>} (mode 0600)
- * in this user's {@link PrivateHome}, exclusively locked for the JVM's whole life, and
- * the directories it covers named {@code cave-sandbox-<pid>-<token>-<random>}. The pid
- * alone proves nothing (another PID namespace, reuse); the kernel releases a record lock
- * when its process ends, however it ends, and every process that opens the file sees it,
+ * directories are in use: a lock file {@code cave-sandbox-lock-<tag>} (mode 0600) in this
+ * user's {@link PrivateHome}, exclusively locked for the JVM's whole life, and the
+ * directories it covers named {@code <tag><random>}. The tag is {@value #TAG_LENGTH}
+ * random base-36 characters, taken by giving a new, already locked file the tag's name
+ * exclusively ({@link #acquire}; another JVM's tag is never taken: its lock file is there
+ * as long as a directory of that tag is, and the sweep removes it only after the
+ * directories); the random part is {@value #RANDOM_LENGTH} characters, a directory is
+ * created exclusively too and never takes another's name. So a private directory's name
+ * has {@value #NAME_LENGTH} characters: short, so that a program's own unix socket
+ * beneath it fits in {@code sun_path} (108 bytes with its terminating NUL, unix(7); see
+ * {@link SocketRoom}). The lock file holds the pid of its JVM, for people only: a pid
+ * proves nothing (another PID namespace, reuse); the kernel releases a record lock when
+ * its process ends, however it ends, and every process that opens the file sees it,
  * whatever its PID namespace (fcntl(2), which {@link FileChannel#tryLock()} uses on
  * Linux).
  * <p>
@@ -40,7 +51,30 @@ final class OwnerLock {
 
 	static final String LOCK_PREFIX = PrivateHome.PREFIX + "lock-";
 
-	private static final int ATTEMPTS = 10;
+	/** The prefix of a new lock file's name, until it has a tag's name. */
+	static final String NEW_PREFIX = LOCK_PREFIX + "new-";
+
+	/** The length of the random part of a new lock file's name. */
+	static final int NEW_RANDOM_LENGTH = 16;
+
+	/** The length of a tag, the first part of a private directory's name. */
+	static final int TAG_LENGTH = 3;
+
+	/** The length of the random part of a private directory's name, after the tag. */
+	static final int RANDOM_LENGTH = 6;
+
+	/** The length of a private directory's name. */
+	static final int NAME_LENGTH = TAG_LENGTH + RANDOM_LENGTH;
+
+	/** The characters of tags and names: base 36, lower case. */
+	private static final String DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+	/**
+	 * How often a new tag or name is tried when the one chosen is taken: with 36^3 tags
+	 * and 36^6 names per tag, a run of 64 taken ones means a home that something else
+	 * fills.
+	 */
+	private static final int ATTEMPTS = 64;
 
 	/** This JVM's lock per work directory (by real path), held until the JVM ends. */
 	private static final Map<Path, OwnerLock> LOCKS = new ConcurrentHashMap<>();
@@ -67,21 +101,21 @@ final class OwnerLock {
 	 */
 	private final @Nullable Object fileKey;
 
-	/** The name prefix of the private directories it covers. */
-	private final String directoryPrefix;
+	/** The tag: the first part of the name of every directory it covers. */
+	private final String tag;
 
 	/** Guarded by {@link #LOCKS}. */
 	private int users;
 
 	private OwnerLock(Path key, Path home, Path file, FileLock lock, UserPrincipal owner, @Nullable Object fileKey,
-			String directoryPrefix) {
+			String tag) {
 		this.key = key;
 		this.home = home;
 		this.fileKey = fileKey;
 		this.file = file;
 		this.lock = lock;
 		this.owner = owner;
-		this.directoryPrefix = directoryPrefix;
+		this.tag = tag;
 	}
 
 	/** This user's home in the work directory. */
@@ -104,9 +138,38 @@ final class OwnerLock {
 		return this.owner;
 	}
 
-	/** The name prefix of the private directories it covers. */
-	String directoryPrefix() {
-		return this.directoryPrefix;
+	/**
+	 * Create a new private directory that this lock covers, owner-only (mode 0700), under
+	 * a name that nothing had: created exclusively, another random part tried where one
+	 * is taken.
+	 * @return the directory, {@code <home>/<tag><random>}
+	 * @throws IOException if it cannot be created
+	 */
+	Path createDirectory() throws IOException {
+		for (int attempt = 1;; attempt++) {
+			Path directory = this.home.resolve(this.tag + random(RANDOM_LENGTH));
+			try {
+				return Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(PrivateHome.OWNER_ONLY));
+			}
+			catch (FileAlreadyExistsException ex) {
+				if (attempt == ATTEMPTS) {
+					throw new IOException("could not create a directory of a new name in " + this.home + " in "
+							+ ATTEMPTS + " attempts", ex);
+				}
+			}
+		}
+	}
+
+	/**
+	 * The glob that matches exactly the names of the directories a tag covers
+	 * ({@link java.nio.file.FileSystem#getPathMatcher}): the tag and
+	 * {@value #RANDOM_LENGTH} base-36 characters, nothing longer (the launcher's
+	 * {@code launcher-<hash>} and the lock files never match).
+	 * @param tag a tag
+	 * @return the glob
+	 */
+	static String directoryGlob(String tag) {
+		return tag + "[0-9a-z]".repeat(RANDOM_LENGTH);
 	}
 
 	/** The locks this JVM holds now, on any work directory. */
@@ -150,7 +213,7 @@ final class OwnerLock {
 			if (this.users > 0 || LOCKS.get(this.key) != this) {
 				return;
 			}
-			try (DirectoryStream<Path> left = Files.newDirectoryStream(this.home, this.directoryPrefix + "*")) {
+			try (DirectoryStream<Path> left = Files.newDirectoryStream(this.home, directoryGlob(this.tag))) {
 				if (left.iterator().hasNext()) {
 					return;
 				}
@@ -164,45 +227,89 @@ final class OwnerLock {
 		}
 	}
 
+	/**
+	 * Take a new tag. The lock file is created exclusively under a new name of its own
+	 * ({@code cave-sandbox-lock-new-<random>}, which no JVM takes for a lock of a tag)
+	 * and locked, and only then given the tag's name, exclusively, as a hard link
+	 * ({@code link(2)} fails if the name exists): no other JVM ever sees an unlocked file
+	 * under a tag's name, so none takes it for an orphaned one. Where the tag is taken,
+	 * another is tried. Where another JVM's sweep took the new, still unlocked file for a
+	 * dead JVM's and removed it, linking it fails, and a new file is made. The new name
+	 * is removed once the tag's name is there; one left by a JVM killed in between is
+	 * removed by a later sweep ({@link OrphanSweep}). The lock file is never opened again
+	 * by this JVM: closing any descriptor of it would let its lock go (fcntl(2)).
+	 */
 	private static OwnerLock acquire(Path workDirectory) throws IOException {
 		Path home = PrivateHome.of(workDirectory);
 		for (int attempt = 1;; attempt++) {
-			String id = ProcessHandle.current().pid() + "-" + Long.toString(RANDOM.nextLong() & Long.MAX_VALUE, 36);
-			Path file = home.resolve(LOCK_PREFIX + id);
-			FileChannel channel = FileChannel.open(file,
+			Path created = home.resolve(NEW_PREFIX + random(NEW_RANDOM_LENGTH));
+			FileChannel channel = FileChannel.open(created,
 					Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
 					PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-			FileLock lock = null;
 			try {
-				lock = channel.tryLock();
-				// Another JVM's sweep may have taken the new, still unlocked file for an
-				// orphaned one and removed it: then take another name.
-				BasicFileAttributes attributes = (lock != null) ? attributesIfPresent(file) : null;
-				if (attributes != null && attributes.isRegularFile()) {
-					return new OwnerLock(workDirectory, home, file, lock,
-							Files.getOwner(file, LinkOption.NOFOLLOW_LINKS), attributes.fileKey(),
-							PrivateHome.PREFIX + id + "-");
+				FileLock lock = channel.tryLock();
+				if (lock != null) {
+					channel.write(ByteBuffer
+						.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)));
+					OwnerLock named = name(workDirectory, home, created, lock);
+					if (named != null) {
+						Files.deleteIfExists(created);
+						return named;
+					}
 				}
 			}
 			catch (IOException | RuntimeException ex) {
 				channel.close();
-				Files.deleteIfExists(file);
+				Files.deleteIfExists(created);
 				throw ex;
 			}
 			channel.close();
+			Files.deleteIfExists(created);
 			if (attempt == ATTEMPTS) {
-				throw new IOException("could not lock a new file in " + workDirectory);
+				throw new IOException("could not lock a new file in " + home + " in " + ATTEMPTS + " attempts");
 			}
 		}
 	}
 
-	private static @Nullable BasicFileAttributes attributesIfPresent(Path file) throws IOException {
-		try {
-			return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+	/**
+	 * Give a new, locked lock file the name of a free tag, trying other tags where one is
+	 * taken.
+	 * @return the lock, or {@code null} if the new file is gone (a sweep removed it
+	 * before it was locked)
+	 */
+	private static @Nullable OwnerLock name(Path workDirectory, Path home, Path created, FileLock lock)
+			throws IOException {
+		for (int attempt = 1;; attempt++) {
+			String tag = random(TAG_LENGTH);
+			Path file = home.resolve(LOCK_PREFIX + tag);
+			try {
+				Files.createLink(file, created);
+			}
+			catch (FileAlreadyExistsException ex) {
+				if (attempt == ATTEMPTS) {
+					throw new IOException(
+							"could not find a free name for a lock file in " + home + " in " + ATTEMPTS + " attempts",
+							ex);
+				}
+				continue;
+			}
+			catch (NoSuchFileException ex) {
+				return null;
+			}
+			BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
+					LinkOption.NOFOLLOW_LINKS);
+			return new OwnerLock(workDirectory, home, file, lock, Files.getOwner(file, LinkOption.NOFOLLOW_LINKS),
+					attributes.fileKey(), tag);
 		}
-		catch (NoSuchFileException ex) {
-			return null;
+	}
+
+	/** Random base-36 characters. */
+	private static String random(int length) {
+		StringBuilder text = new StringBuilder(length);
+		for (int i = 0; i < length; i++) {
+			text.append(DIGITS.charAt(RANDOM.nextInt(DIGITS.length())));
 		}
+		return text.toString();
 	}
 
 	private static Path realPath(Path directory) {

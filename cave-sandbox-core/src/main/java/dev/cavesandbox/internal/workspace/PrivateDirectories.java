@@ -106,14 +106,17 @@ public final class PrivateDirectories {
 					return thread;
 				});
 		this.cleaner.allowCoreThreadTimeOut(true);
+		OwnerLock own;
 		try {
-			this.lock = OwnerLock.register(workDirectory);
+			own = OwnerLock.register(workDirectory);
 		}
 		catch (IOException | RuntimeException ex) {
 			// an unusable work directory shows up on the first execution, with its cause
 			return;
 		}
-		OrphanSweep.removeOrphans(this.lock);
+		this.lock = own;
+		OrphanSweep.removeOrphans(own);
+		SocketRoom.warnIfShort(own.home());
 	}
 
 	/**
@@ -124,8 +127,7 @@ public final class PrivateDirectories {
 	 * (one {@code lstat}; see {@link PrivateHome}). A renewed directory is removed and
 	 * created again (see {@link #renew}), so reuse does not save the {@code rmdir} that
 	 * costs most where the filesystem discards freed blocks online (BENCHMARKS.md), but
-	 * the cleaner does it off the caller's thread; reuse saves choosing a new random
-	 * name.
+	 * the cleaner does it off the caller's thread; reuse saves choosing a new name.
 	 * @return an empty, owner-only directory
 	 * @throws WorkDirectoryUnusableException if none can be created because the work
 	 * directory is unusable (missing, read-only, full, ...)
@@ -152,7 +154,7 @@ public final class PrivateDirectories {
 				PrivateHome.makeSearchable(own.home());
 			}
 			Path reused = this.emptied.poll();
-			return (reused != null) ? reused : Files.createTempDirectory(own.home(), own.directoryPrefix());
+			return (reused != null) ? reused : own.createDirectory();
 		}
 		catch (IOException ex) {
 			if (WorkDirectoryCheck.reason(this.workDirectory, ex) != null) {

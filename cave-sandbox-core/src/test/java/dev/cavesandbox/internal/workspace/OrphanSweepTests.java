@@ -57,21 +57,21 @@ public class OrphanSweepTests {
 	}
 
 	@Test
-	void liveJvmsDirectoriesAreKeptEvenWhenThePidInTheirNameIsDead() throws Exception {
+	void liveJvmsDirectoriesAreKeptEvenWhenThePidInTheirLockFileIsDead() throws Exception {
 		long deadPid = deadPid();
 		Process jvm = holder(this.workDirectory, 2);
-		List<Path> renamed = new ArrayList<>();
+		List<Path> owned;
 		try {
+			owned = ownedBy(this.workDirectory, jvm.pid());
+			assertThat(owned).hasSize(3);
 			// Seen from another PID namespace, the holder's pid would be someone else's
 			// or nobody's.
-			for (Path path : ownedBy(this.workDirectory, jvm.pid())) {
-				String name = path.getFileName().toString().replace("-" + jvm.pid() + "-", "-" + deadPid + "-");
-				renamed.add(Files.move(path, path.resolveSibling(name)));
-			}
-			assertThat(renamed).hasSize(3);
+			Path lockFile = owned.stream().filter(Files::isRegularFile).findFirst().orElseThrow();
+			Files.writeString(lockFile, deadPid + "\n");
+			assertThat(ownedBy(this.workDirectory, deadPid)).isEqualTo(owned);
 			ProcessIsolatedExecutor.unisolated(settings()).close();
-			assertThat(renamed).allSatisfy((path) -> assertThat(path).exists());
-			assertThat(ownedBy(this.workDirectory, deadPid).stream().filter(Files::isDirectory))
+			assertThat(owned).allSatisfy((path) -> assertThat(path).exists());
+			assertThat(owned.stream().filter(Files::isDirectory))
 				.allSatisfy((directory) -> assertThat(directory.resolve("left-behind")).hasContent("x"));
 		}
 		finally {
@@ -79,7 +79,7 @@ public class OrphanSweepTests {
 		}
 		// The lock was all that kept them.
 		ProcessIsolatedExecutor.unisolated(settings()).close();
-		assertThat(renamed).allSatisfy((path) -> assertThat(path).doesNotExist());
+		assertThat(owned).allSatisfy((path) -> assertThat(path).doesNotExist());
 	}
 
 	/**
@@ -182,10 +182,56 @@ public class OrphanSweepTests {
 	void directoriesWithoutALockFileAreLeft() throws Exception {
 		// Nothing proves that their JVM is dead (an older version's, or not the
 		// executor's at all).
-		Path directory = Files
-			.createDirectory(PrivateHome.of(this.workDirectory).resolve("cave-sandbox-" + deadPid() + "-123"));
+		Path home = PrivateHome.of(this.workDirectory);
+		List<Path> directories = List.of(Files.createDirectory(home.resolve("zzzabc123")),
+				Files.createDirectory(home.resolve("cave-sandbox-" + deadPid() + "-123-456")));
 		ProcessIsolatedExecutor.unisolated(settings()).close();
-		assertThat(directory).exists();
+		assertThat(directories).allSatisfy((directory) -> assertThat(directory).exists());
+	}
+
+	/**
+	 * A dead JVM's tag covers exactly the names of its tag and a random part: a longer
+	 * name that starts with the tag (another program's, in the home) is left.
+	 */
+	@Test
+	void onlyNamesOfTheDeadJvmsTagAreRemoved() throws Exception {
+		List<Path> left = leftByAKilledJvm(this.workDirectory, 1);
+		Path directory = left.stream().filter(Files::isDirectory).findFirst().orElseThrow();
+		Path longer = Files.createDirectory(directory.resolveSibling(directory.getFileName() + "0"));
+		Path lockFile = left.stream().filter(Files::isRegularFile).findFirst().orElseThrow();
+		ProcessIsolatedExecutor.unisolated(settings()).close();
+		assertThat(directory).doesNotExist();
+		assertThat(longer).exists();
+		assertThat(lockFile).doesNotExist();
+	}
+
+	/**
+	 * A JVM killed after it created its new lock file and before it gave it a tag's name
+	 * leaves the new name, unlocked: it is removed; a new name that a live JVM holds
+	 * locked is left.
+	 */
+	@Test
+	void newLockFileOfAKilledJvmIsRemovedAndALockedOneLeft() throws Exception {
+		Path home = PrivateHome.of(this.workDirectory);
+		Path killed = Files.writeString(home.resolve("cave-sandbox-lock-new-0123456789abcdef"), "1\n");
+		Path live = Files.writeString(home.resolve("cave-sandbox-lock-new-fedcba9876543210"), "2\n");
+		// lockf(3) takes an fcntl(2) record lock, as FileChannel.lock does
+		Process locker = new ProcessBuilder("python3", "-c",
+				"import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\n"
+						+ "print('LOCKED', flush=True)\ntime.sleep(600)",
+				live.toString())
+			.redirectErrorStream(true)
+			.start();
+		try {
+			BufferedReader out = new BufferedReader(new InputStreamReader(locker.getInputStream()));
+			assertThat(out.readLine()).isEqualTo("LOCKED");
+			ProcessIsolatedExecutor.unisolated(settings()).close();
+			assertThat(killed).doesNotExist();
+			assertThat(live).exists();
+		}
+		finally {
+			kill(locker);
+		}
 	}
 
 	private SandboxSettings settings() {
@@ -197,13 +243,7 @@ public class OrphanSweepTests {
 	 * directory.
 	 */
 	private static List<Path> ownedBy(Path workDirectory, long pid) throws IOException {
-		try (Stream<Path> files = Files.list(PrivateHome.of(workDirectory))) {
-			return files
-				.filter((file) -> file.getFileName().toString().startsWith("cave-sandbox-" + pid + "-")
-						|| file.getFileName().toString().startsWith("cave-sandbox-lock-" + pid + "-"))
-				.sorted()
-				.toList();
-		}
+		return PrivateDirectoriesHolderMain.ownedBy(PrivateHome.of(workDirectory), pid);
 	}
 
 	/** The lock file and directories of a JVM killed while it held them. */
