@@ -1,0 +1,91 @@
+package dev.cavesandbox;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one program did in one shape of the compatibility suite: whether it worked (exit 0
+ * and the expected last line of stdout) and, if not, one line that says how it failed
+ * (for the table) with everything it printed (for the assertion's message).
+ *
+ * @param ok whether the program worked
+ * @param summary {@code ok}, or the failure's first error line
+ * @param detail the exit, stdout and stderr, or the exception
+ */
+record CompatibilityOutcome(boolean ok, String summary, String detail) {
+
+	/** The longest summary, in characters; a longer one is cut and ends with "...". */
+	static final int SUMMARY_LENGTH = 160;
+
+	/**
+	 * Lines of stderr that say what went wrong, in the words programs use: the first of
+	 * them is the failure's first error line.
+	 */
+	private static final Pattern ERROR_LINE = Pattern
+		.compile("(?i).*(error|denied|not permitted|fail|fatal|abort|cannot|can't|unable|too long|refused|killed|"
+				+ "no such|not found|segmentation|exception).*");
+
+	private static final Pattern RUNC_TIME = Pattern.compile("time=\"[^\"]*\" ");
+
+	/**
+	 * Judge an execution's result.
+	 * @param program the program
+	 * @param exitCode its exit code
+	 * @param timedOut whether its timeout ended it
+	 * @param stdout its stdout
+	 * @param stderr its stderr
+	 * @return the outcome
+	 */
+	static CompatibilityOutcome of(CompatibilityProgram program, int exitCode, boolean timedOut, String stdout,
+			String stderr) {
+		String detail = "exit " + exitCode + (timedOut ? " (timed out)" : "") + "\n--- stdout:\n" + stdout
+				+ "\n--- stderr:\n" + stderr;
+		if (timedOut) {
+			return failed("timed out after " + program.deadline().toSeconds() + " s", detail);
+		}
+		List<String> lines = stdout.lines().filter((line) -> !line.isBlank()).toList();
+		String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+		if (exitCode == 0 && last.equals(program.lastLine())) {
+			return new CompatibilityOutcome(true, "ok", detail);
+		}
+		Optional<String> error = firstErrorLine(stderr);
+		if (exitCode != 0) {
+			return failed("exit " + exitCode + ": " + error.orElse(lastLine(stderr, stdout)), detail);
+		}
+		return failed("printed \"" + last + "\", expected \"" + program.lastLine() + "\"", detail);
+	}
+
+	/**
+	 * An execution that did not run: the executor's error or a JVM that did not start.
+	 * @param what what failed
+	 * @param message its message
+	 * @return the outcome
+	 */
+	static CompatibilityOutcome error(String what, @Nullable String message) {
+		String text = String.valueOf(message);
+		return failed(what + ": " + text.lines().findFirst().orElse(""), what + ": " + text);
+	}
+
+	private static CompatibilityOutcome failed(String summary, String detail) {
+		// runc's log lines begin with their time, which would tell equal failures apart
+		String line = RUNC_TIME.matcher(summary).replaceAll("").strip();
+		if (line.length() > SUMMARY_LENGTH) {
+			line = line.substring(0, SUMMARY_LENGTH - 3) + "...";
+		}
+		return new CompatibilityOutcome(false, line, detail);
+	}
+
+	private static Optional<String> firstErrorLine(String stderr) {
+		return stderr.lines().map(String::strip).filter((line) -> ERROR_LINE.matcher(line).matches()).findFirst();
+	}
+
+	private static String lastLine(String stderr, String stdout) {
+		String text = stderr.isBlank() ? stdout : stderr;
+		List<String> lines = text.lines().filter((line) -> !line.isBlank()).toList();
+		return lines.isEmpty() ? "(no output)" : lines.get(lines.size() - 1).strip();
+	}
+
+}
