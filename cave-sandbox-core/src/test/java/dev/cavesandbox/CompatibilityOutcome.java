@@ -30,6 +30,9 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 
 	private static final Pattern RUNC_TIME = Pattern.compile("time=\"[^\"]*\" ");
 
+	/** {@code [pid:tid:MMDD/HHMMSS.micros:LEVEL:} of Chromium's logging. */
+	private static final Pattern CHROMIUM_PREFIX = Pattern.compile("\\[\\d+:\\d+:\\d{4}/\\d{6}\\.\\d+:([A-Z]+):");
+
 	/**
 	 * Judge an execution's result.
 	 * @param program the program
@@ -70,8 +73,9 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	}
 
 	private static CompatibilityOutcome failed(String summary, String detail) {
-		// runc's log lines begin with their time, which would tell equal failures apart
-		String line = RUNC_TIME.matcher(summary).replaceAll("").strip();
+		// Chromium's and runc's log lines begin with process ids and times, which would
+		// tell equal failures apart.
+		String line = CHROMIUM_PREFIX.matcher(RUNC_TIME.matcher(summary).replaceAll("")).replaceAll("[$1:").strip();
 		if (line.length() > SUMMARY_LENGTH) {
 			line = line.substring(0, SUMMARY_LENGTH - 3) + "...";
 		}

@@ -88,25 +88,33 @@ record CompatibilityShape(String column, Kind kind, MechanismChoice mechanism) {
 	Runner start(Path directory) throws Exception {
 		return switch (this.kind) {
 			case ROOT_JVM -> new ExecutorRunner(LinuxMechanisms.isolated(this.mechanism, (settings) -> settings));
-			case NOBODY_JVM ->
-				JvmRunner.checked(ContainerJvm.start(directory, Profile.UNCONFINED, User.NOBODY, this.mechanism),
-						this.mechanism.name().toLowerCase(Locale.ROOT), null);
+			case NOBODY_JVM -> JvmRunner.checked(confined(directory, Profile.UNCONFINED, User.NOBODY),
+					this.mechanism.name().toLowerCase(Locale.ROOT), null);
 			case DOCKER_DEFAULT ->
-				JvmRunner.checked(ContainerJvm.start(directory, Profile.DOCKER_DEFAULT, User.ROOT, this.mechanism),
-						CONTAINER_MECHANISM, null);
+				JvmRunner.checked(confined(directory, Profile.DOCKER_DEFAULT, User.ROOT), CONTAINER_MECHANISM, null);
 			case RESTRICTED_POD ->
-				JvmRunner.checked(ContainerJvm.start(directory, Profile.DOCKER_DEFAULT, User.NOBODY, this.mechanism),
-						CONTAINER_MECHANISM, null);
+				JvmRunner.checked(confined(directory, Profile.DOCKER_DEFAULT, User.NOBODY), CONTAINER_MECHANISM, null);
 			case RUNC_DOCKER_DEFAULT -> runc(directory, RuncContainer.Shape.DOCKER_DEFAULT);
 			case RUNC_RESTRICTED_POD -> runc(directory, RuncContainer.Shape.KUBERNETES_RESTRICTED);
 		};
+	}
+
+	/**
+	 * A child JVM in a reproduced confinement, whose executor keeps its default work
+	 * directory: a program's socket under its working directory then has the room it has
+	 * in an application (a work directory in the test's directory would take some).
+	 */
+	private ContainerJvm confined(Path directory, Profile profile, User user) throws IOException {
+		return ContainerJvm.start(directory, user, this.mechanism, true,
+				(java, commands) -> ContainerConfinement.commandLine(directory, profile, user, java));
 	}
 
 	private Runner runc(Path directory, RuncContainer.Shape shape) throws Exception {
 		Path jvm = Files.createDirectory(directory.resolve("jvm"));
 		RuncContainer container = new RuncContainer(Files.createDirectory(directory.resolve("bundle")), shape, jvm);
 		try {
-			return JvmRunner.checked(ContainerJvm.start(jvm, shape.user(), this.mechanism, container::commandLine),
+			return JvmRunner.checked(
+					ContainerJvm.start(jvm, shape.user(), this.mechanism, true, container::commandLine),
 					CONTAINER_MECHANISM, container);
 		}
 		catch (Exception | Error ex) {

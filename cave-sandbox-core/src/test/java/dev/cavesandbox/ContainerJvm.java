@@ -92,7 +92,7 @@ final class ContainerJvm implements AutoCloseable {
 	 */
 	static ContainerJvm start(Path directory, Profile profile, User user, MechanismChoice mechanism)
 			throws IOException {
-		return start(directory, user, mechanism,
+		return start(directory, user, mechanism, false,
 				(java, commands) -> ContainerConfinement.commandLine(directory, profile, user, java));
 	}
 
@@ -103,11 +103,14 @@ final class ContainerJvm implements AutoCloseable {
 	 * @param user who runs the JVM (the confinement switches to that user; the
 	 * directories are given to it here)
 	 * @param mechanism the mechanism setting
+	 * @param defaultWorkDirectory whether the executor keeps its default work directory
+	 * (the JVM's {@code java.io.tmpdir}, as an application's does) rather than
+	 * {@code work} of the test's directory
 	 * @param confinement the command line that runs the JVM's argv confined
 	 * @return the running JVM
 	 */
-	static ContainerJvm start(Path directory, User user, MechanismChoice mechanism, Confinement confinement)
-			throws IOException {
+	static ContainerJvm start(Path directory, User user, MechanismChoice mechanism, boolean defaultWorkDirectory,
+			Confinement confinement) throws IOException {
 		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		String classPath = readableClassPath(Files.createDirectory(directory.resolve("classpath")));
 		Path work = Files.createDirectory(directory.resolve("work"));
@@ -117,7 +120,8 @@ final class ContainerJvm implements AutoCloseable {
 			NobodyCommandLines.giveToNobody(commands);
 		}
 		List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-				classPath, ContainerSandboxMain.class.getName(), mechanism.name(), work.toString());
+				classPath, ContainerSandboxMain.class.getName(), mechanism.name(),
+				defaultWorkDirectory ? "-" : work.toString());
 		Path log = directory.resolve("jvm.log");
 		ProcessBuilder builder = new ProcessBuilder(confinement.commandLine(java, commands))
 			.directory(commands.toFile())
