@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * (for the table) with everything it printed (for the assertion's message).
  *
  * @param ok whether the program worked
- * @param summary {@code ok}, or the failure's first error line
+ * @param summary {@code ok}, or the failure's error line
  * @param detail the exit, stdout and stderr, or the exception
  */
 record CompatibilityOutcome(boolean ok, String summary, String detail) {
@@ -21,12 +21,18 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	static final int SUMMARY_LENGTH = 160;
 
 	/**
-	 * Lines of stderr that say what went wrong, in the words programs use: the first of
-	 * them is the failure's first error line.
+	 * Lines of stderr that say what went wrong, in the words programs use: the last of
+	 * them (but a shell's report of a signal, which the exit code gives) is the failure's
+	 * error line, the one a Python traceback ends with, or the {@code FATAL} line a
+	 * Chromium aborted on after a child's failure it survived.
 	 */
 	private static final Pattern ERROR_LINE = Pattern
 		.compile("(?i).*(error|denied|not permitted|fail|fatal|abort|cannot|can't|unable|too long|refused|killed|"
 				+ "no such|not found|segmentation|exception).*");
+
+	/** A shell's report of its child's signal. */
+	private static final Pattern SIGNAL_LINE = Pattern
+		.compile("(Aborted|Killed|Segmentation fault|Bus error|Terminated)( \\(core dumped\\))?");
 
 	private static final Pattern RUNC_TIME = Pattern.compile("time=\"[^\"]*\" ");
 
@@ -54,7 +60,7 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 		if (exitCode == 0 && last.equals(program.lastLine())) {
 			return new CompatibilityOutcome(true, "ok", detail);
 		}
-		Optional<String> error = firstErrorLine(stderr);
+		Optional<String> error = errorLine(stderr);
 		if (exitCode != 0) {
 			return failed("exit " + exitCode + ": " + error.orElse(lastLine(stderr, stdout)), detail);
 		}
@@ -82,8 +88,11 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 		return new CompatibilityOutcome(false, line, detail);
 	}
 
-	private static Optional<String> firstErrorLine(String stderr) {
-		return stderr.lines().map(String::strip).filter((line) -> ERROR_LINE.matcher(line).matches()).findFirst();
+	private static Optional<String> errorLine(String stderr) {
+		return stderr.lines()
+			.map(String::strip)
+			.filter((line) -> ERROR_LINE.matcher(line).matches() && !SIGNAL_LINE.matcher(line).matches())
+			.reduce((first, second) -> second);
 	}
 
 	private static String lastLine(String stderr, String stdout) {

@@ -14,9 +14,9 @@ import java.util.Map;
 /**
  * The compatibility suite's results as a Markdown table, rewritten after each cell into
  * {@code target/compat/compatibility.md} of the module: a row per program, a column per
- * shape, each cell {@code ok}, a numbered failure whose first error line is listed under
- * the table (a line shared by several cells gets one number), or {@code -} where the cell
- * did not run. {@code compat/readme-table.sh} copies the file into the README.
+ * shape, each cell {@code ok}, a numbered failure whose error line is listed under the
+ * table (a line shared by several cells gets one number), or {@code -} where the cell did
+ * not run. {@code compat/readme-table.sh} copies the file into the README.
  */
 final class CompatibilityTable {
 
@@ -97,7 +97,9 @@ final class CompatibilityTable {
 			.append('\n')
 			.append(legend());
 		if (!failures.isEmpty()) {
-			text.append("\nFailures, by their first error line:\n\n");
+			text.append("\nFailures (a program that exited non-zero: its exit code and the last line of its stderr "
+					+ "that names an error, else its last line; a timeout, a wrong output and an error of the "
+					+ "executor say so):\n\n");
 			for (int i = 0; i < failures.size(); i++) {
 				text.append(i + 1).append(". `").append(failures.get(i).replace('`', '\'')).append("`\n");
 			}
