@@ -82,6 +82,19 @@ final class RuncContainer implements AutoCloseable {
 			this.noNewPrivileges = noNewPrivileges;
 		}
 
+		/**
+		 * What a process of the container reports: its network interfaces (the loopback
+		 * alone), uid, effective capabilities (Docker's 14 are {@code 0xa80425fb}) and
+		 * {@code no_new_privs}, as {@code ls /sys/class/net; id -u} and the
+		 * {@code CapEff} and {@code NoNewPrivs} lines of {@code /proc/self/status} print
+		 * them.
+		 */
+		String inside() {
+			String capabilities = this.capabilities.isEmpty() ? "0000000000000000" : "00000000a80425fb";
+			return "lo\n" + this.uid + "\nCapEff:\t" + capabilities + "\nNoNewPrivs:\t" + (this.noNewPrivileges ? 1 : 0)
+					+ "\n";
+		}
+
 		ContainerConfinement.User user() {
 			return (this.uid == 0) ? ContainerConfinement.User.ROOT : ContainerConfinement.User.NOBODY;
 		}
