@@ -22,9 +22,10 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 
 	/**
 	 * Lines of stderr that say what went wrong, in the words programs use: the last of
-	 * them (but a shell's report of a signal, which the exit code gives) is the failure's
-	 * error line, the one a Python traceback ends with, or the {@code FATAL} line a
-	 * Chromium aborted on after a child's failure it survived.
+	 * them that says something (not a shell's report of a signal, which the exit code
+	 * gives, nor a bare exception name) is the failure's error line: the one a Python
+	 * traceback ends with (its child's, when the parent's only says {@code EOFError}), or
+	 * the {@code FATAL} line a Chromium aborted on after a child's failure it survived.
 	 */
 	private static final Pattern ERROR_LINE = Pattern
 		.compile("(?i).*(error|denied|not permitted|fail|fatal|abort|cannot|can't|unable|too long|refused|killed|"
@@ -33,6 +34,9 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	/** A shell's report of its child's signal. */
 	private static final Pattern SIGNAL_LINE = Pattern
 		.compile("(Aborted|Killed|Segmentation fault|Bus error|Terminated)( \\(core dumped\\))?");
+
+	/** The name of an execution's private working directory. */
+	private static final Pattern EXECUTION = Pattern.compile("cave-sandbox-\\d+-[0-9a-z]+-\\d+");
 
 	private static final Pattern RUNC_TIME = Pattern.compile("time=\"[^\"]*\" ");
 
@@ -81,7 +85,9 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	private static CompatibilityOutcome failed(String summary, String detail) {
 		// Chromium's and runc's log lines begin with process ids and times, which would
 		// tell equal failures apart.
-		String line = CHROMIUM_PREFIX.matcher(RUNC_TIME.matcher(summary).replaceAll("")).replaceAll("[$1:").strip();
+		String line = CHROMIUM_PREFIX.matcher(RUNC_TIME.matcher(summary).replaceAll("")).replaceAll("[$1:");
+		// and a private working directory's name tells executions apart
+		line = EXECUTION.matcher(line).replaceAll("cave-sandbox-PID-ID-N").strip();
 		if (line.length() > SUMMARY_LENGTH) {
 			line = line.substring(0, SUMMARY_LENGTH - 3) + "...";
 		}
@@ -89,10 +95,16 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	}
 
 	private static Optional<String> errorLine(String stderr) {
-		return stderr.lines()
+		List<String> errors = stderr.lines()
 			.map(String::strip)
 			.filter((line) -> ERROR_LINE.matcher(line).matches() && !SIGNAL_LINE.matcher(line).matches())
-			.reduce((first, second) -> second);
+			.toList();
+		// A line that says something (a bare "EOFError" of a parent whose child failed
+		// does not) wins.
+		return errors.stream()
+			.filter((line) -> line.contains(": "))
+			.reduce((first, second) -> second)
+			.or(() -> errors.stream().reduce((first, second) -> second));
 	}
 
 	private static String lastLine(String stderr, String stdout) {

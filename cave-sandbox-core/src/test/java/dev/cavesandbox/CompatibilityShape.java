@@ -116,7 +116,8 @@ record CompatibilityShape(String column, Kind kind, MechanismChoice mechanism) {
 			JvmRunner runner = JvmRunner.checked(
 					ContainerJvm.start(jvm, shape.user(), this.mechanism, true, container::commandLine),
 					CONTAINER_MECHANISM, container);
-			// The container is what it is meant to be, as its JVM's control (no sandbox) sees it.
+			// The container is what it is meant to be, as its JVM's control (no sandbox)
+			// sees it.
 			ContainerJvm.Result inside = runner.jvm()
 				.unisolated("sh", "-c", "ls /sys/class/net; id -u; grep -E '^(CapEff|NoNewPrivs):' /proc/self/status");
 			assertThat(inside.stdout()).as("the container's network, user and privileges; %s", inside.stderr())
