@@ -38,6 +38,9 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 	/** The name of an execution's private working directory. */
 	private static final Pattern EXECUTION = Pattern.compile("cave-sandbox-\\d+-[0-9a-z]+-\\d+");
 
+	/** A name of {@code mkdtemp(3)}'s ({@code prefix.XXXXXX}) in a path. */
+	private static final Pattern MKDTEMP = Pattern.compile("(\\w)\\.[A-Za-z0-9]{6}/");
+
 	private static final Pattern RUNC_TIME = Pattern.compile("time=\"[^\"]*\" ");
 
 	/** {@code [pid:tid:MMDD/HHMMSS.micros:LEVEL:} of Chromium's logging. */
@@ -87,7 +90,10 @@ record CompatibilityOutcome(boolean ok, String summary, String detail) {
 		// tell equal failures apart.
 		String line = CHROMIUM_PREFIX.matcher(RUNC_TIME.matcher(summary).replaceAll("")).replaceAll("[$1:");
 		// and a private working directory's name tells executions apart
-		line = EXECUTION.matcher(line).replaceAll("cave-sandbox-PID-ID-N").strip();
+		// and so do the names mkdtemp(3) makes under it
+		line = MKDTEMP.matcher(EXECUTION.matcher(line).replaceAll("cave-sandbox-PID-ID-N"))
+			.replaceAll("$1.XXXXXX/")
+			.strip();
 		if (line.length() > SUMMARY_LENGTH) {
 			line = line.substring(0, SUMMARY_LENGTH - 3) + "...";
 		}
