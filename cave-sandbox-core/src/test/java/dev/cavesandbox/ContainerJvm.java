@@ -92,6 +92,25 @@ final class ContainerJvm implements AutoCloseable {
 	 */
 	static ContainerJvm start(Path directory, Profile profile, User user, MechanismChoice mechanism)
 			throws IOException {
+		return start(directory, user, mechanism, false,
+				(java, commands) -> ContainerConfinement.commandLine(directory, profile, user, java));
+	}
+
+	/**
+	 * Start the JVM in a confinement of the caller's (a real container runtime's, for
+	 * example) and wait for its verdict.
+	 * @param directory the test's own directory
+	 * @param user who runs the JVM (the confinement switches to that user; the
+	 * directories are given to it here)
+	 * @param mechanism the mechanism setting
+	 * @param defaultWorkDirectory whether the executor keeps its default work directory
+	 * (the JVM's {@code java.io.tmpdir}, as an application's does) rather than
+	 * {@code work} of the test's directory
+	 * @param confinement the command line that runs the JVM's argv confined
+	 * @return the running JVM
+	 */
+	static ContainerJvm start(Path directory, User user, MechanismChoice mechanism, boolean defaultWorkDirectory,
+			Confinement confinement) throws IOException {
 		Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		String classPath = readableClassPath(Files.createDirectory(directory.resolve("classpath")));
 		Path work = Files.createDirectory(directory.resolve("work"));
@@ -101,9 +120,10 @@ final class ContainerJvm implements AutoCloseable {
 			NobodyCommandLines.giveToNobody(commands);
 		}
 		List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-				classPath, ContainerSandboxMain.class.getName(), mechanism.name(), work.toString());
+				classPath, ContainerSandboxMain.class.getName(), mechanism.name(),
+				defaultWorkDirectory ? "-" : work.toString());
 		Path log = directory.resolve("jvm.log");
-		ProcessBuilder builder = new ProcessBuilder(ContainerConfinement.commandLine(directory, profile, user, java))
+		ProcessBuilder builder = new ProcessBuilder(confinement.commandLine(java, commands))
 			.directory(commands.toFile())
 			.redirectError(log.toFile());
 		builder.environment().put(SECRET_VARIABLE, SECRET);
@@ -183,6 +203,16 @@ final class ContainerJvm implements AutoCloseable {
 		return awaitResult(start(false, null, argv));
 	}
 
+	/**
+	 * Run a command in the sandbox in a private working directory of its own (the
+	 * executor's default) and wait for its result a minute longer than its timeout.
+	 * @param timeout the request's timeout
+	 * @param argv the command
+	 */
+	Result inPrivateDirectory(Duration timeout, String... argv) throws IOException {
+		return awaitResult(start("isolated", timeout, (Path) null, argv), timeout.plus(PATIENCE));
+	}
+
 	/** Run a command in the sandbox with a private loopback requested. */
 	Result withLoopback(String... argv) throws IOException {
 		return awaitResult(start("loopback", null, argv));
@@ -211,13 +241,18 @@ final class ContainerJvm implements AutoCloseable {
 	}
 
 	private String start(String mode, @Nullable Duration timeout, String... argv) throws IOException {
+		return start(mode, timeout, this.commands, argv);
+	}
+
+	private String start(String mode, @Nullable Duration timeout, @Nullable Path workingDirectory, String... argv)
+			throws IOException {
 		String id = Integer.toString(this.ids.incrementAndGet());
 		StringBuilder line = new StringBuilder(id).append(' ')
 			.append(mode)
 			.append(' ')
 			.append((timeout != null) ? Long.toString(timeout.toMillis()) : "-")
 			.append(' ')
-			.append(this.commands);
+			.append((workingDirectory != null) ? workingDirectory.toString() : "-");
 		for (String argument : argv) {
 			line.append(' ').append(Base64.getEncoder().encodeToString(argument.getBytes(StandardCharsets.UTF_8)));
 		}
@@ -231,7 +266,11 @@ final class ContainerJvm implements AutoCloseable {
 	 * 10 ms, so that a test that measures how long the command took is not off by much.
 	 */
 	Result awaitResult(String id) {
-		await().atMost(PATIENCE)
+		return awaitResult(id, PATIENCE);
+	}
+
+	private Result awaitResult(String id, Duration patience) {
+		await().atMost(patience)
 			.pollDelay(Duration.ZERO)
 			.pollInterval(Duration.ofMillis(10))
 			.conditionEvaluationListener(
@@ -269,6 +308,23 @@ final class ContainerJvm implements AutoCloseable {
 			this.process.destroyForcibly();
 			this.process.waitFor(30, TimeUnit.SECONDS);
 		}
+	}
+
+	/**
+	 * How the JVM is confined: its argv in, the command line that runs it out.
+	 */
+	@FunctionalInterface
+	interface Confinement {
+
+		/**
+		 * Return the command line that runs the JVM confined.
+		 * @param java the JVM's argv
+		 * @param commands the commands' directory, the JVM's working directory
+		 * @return the command line
+		 * @throws IOException if what the confinement needs cannot be written
+		 */
+		List<String> commandLine(List<String> java, Path commands) throws IOException;
+
 	}
 
 	/**

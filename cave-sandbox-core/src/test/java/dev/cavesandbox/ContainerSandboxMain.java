@@ -14,10 +14,10 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 
 /**
  * Run in a child JVM by {@link ContainerJvm}, inside a container's confinement, with a
- * mechanism and a work directory: probes in strict mode, prints the verdict, then runs
- * the commands that arrive on stdin and prints each result, in a form
- * {@link ContainerJvm} parses. Base64 carries every free-form text, so that a line is
- * always one record. <pre>
+ * mechanism and a work directory ({@code -}: the default, {@code java.io.tmpdir}): probes
+ * in strict mode, prints the verdict, then runs the commands that arrive on stdin and
+ * prints each result, in a form {@link ContainerJvm} parses. Base64 carries every
+ * free-form text, so that a line is always one record. <pre>
  * VERDICT available=BOOLEAN mechanism=NAME|- cause=CAUSE|- detail=BASE64
  * FACT BASE64                                   (one per verified fact)
  * READY
@@ -39,9 +39,11 @@ public final class ContainerSandboxMain {
 
 	public static void main(String[] args) throws Exception {
 		SandboxSettings.Builder settings = SandboxSettings.builder()
-			.workDirectory(Path.of(args[1]))
 			.timeout(Duration.ofSeconds(60))
 			.killGracePeriod(Duration.ofMillis(500));
+		if (!args[1].equals("-")) {
+			settings.workDirectory(Path.of(args[1]));
+		}
 		SandboxSettings strict = settings.mode(SandboxMode.STRICT).mechanism(MechanismChoice.valueOf(args[0])).build();
 		IsolationCapability capability = new NetworkIsolationProbe(strict).probe();
 		IsolatedExecutor isolated = IsolatedExecutors.create(strict, capability);
