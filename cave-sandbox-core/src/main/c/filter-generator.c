@@ -69,6 +69,34 @@ static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 	}
 }
 
+/*
+ * Without a mount namespace, unix sockets of every type but SOCK_STREAM and SOCK_SEQPACKET
+ * (socketpair(2) here; socket(2) by add_sockets). A datagram socket takes a destination
+ * with each sendto(2) and sendmsg(2), even when it is connected, and can be connected
+ * again to any path (net/unix/af_unix.c unix_dgram_sendmsg, unix_dgram_connect): a pair
+ * made by socketpair(2) reached the host's pathname datagram sockets (/run/systemd/
+ * journal/socket, /dev/log), which Landlock does not control. A stream socket refuses a
+ * destination (unix_stream_sendmsg: EISCONN or EOPNOTSUPP) and a seqpacket socket ignores
+ * it once connected (unix_seqpacket_sendmsg: ENOTCONN unless connected, then msg_namelen
+ * set to 0), so their only way to a peer is connect(2). The type is compared with the
+ * flags SOCK_NONBLOCK and SOCK_CLOEXEC masked off (SOCK_TYPE_MASK, 0xf, as
+ * __sys_socketpair does); SOCK_RAW, which unix_create turns into SOCK_DGRAM, and every
+ * other type are refused too, the family as 32 bits like add_sockets.
+ */
+static void add_unix_datagrams(scmp_filter_ctx filter, const struct options *options)
+{
+	if (!options->no_mount_namespace) {
+		return;
+	}
+	for (uint64_t type = 0; type <= 0xf; type++) {
+		if (type != SOCK_STREAM && type != SOCK_SEQPACKET) {
+			struct scmp_arg_cmp unix_type[2] = { SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_UNIX),
+							     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xfULL, type) };
+			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 2, unix_type);
+		}
+	}
+}
+
 static void add_io_uring(scmp_filter_ctx filter, const struct options *options)
 {
 	(void) options;

@@ -22,6 +22,18 @@ static long attempt_socket_unix(void)
 	return attempt_socket(AF_UNIX);
 }
 
+/* A pair that would only be closed again. */
+static long attempt_socketpair_unix_datagram(void)
+{
+	int pair[2];
+	long result = syscall(SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair);
+	if (result == 0) {
+		close(pair[0]);
+		close(pair[1]);
+	}
+	return result;
+}
+
 static long attempt_socket_inet(void)
 {
 	return attempt_socket(AF_INET);

@@ -59,8 +59,9 @@
  * (build_session_filter), and only then runs --check.
  *
  * --no-mount-namespace (the mechanisms without a mount namespace, which would hide the host's
- * sockets and files): the filter also refuses socket(AF_UNIX) (socketpair(2) stays
- * allowed), the working-directory check keeps the device:inode comparison but there is
+ * sockets and files): the filter also refuses socket(AF_UNIX) and every socketpair(2) of
+ * AF_UNIX but SOCK_STREAM and SOCK_SEQPACKET (a datagram socket can address any path with
+ * sendto(2): add_unix_datagrams in filter-generator.c), the working-directory check keeps the device:inode comparison but there is
  * no bind to check, and after no_new_privs the command process confines itself with
  * Landlock where the kernel has it (restrict_by_landlock in landlock.c, landlock(7)).
  *
@@ -208,7 +209,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "14"
+#define LAUNCHER_VERSION "15"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5

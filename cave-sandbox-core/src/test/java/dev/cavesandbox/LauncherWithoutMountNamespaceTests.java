@@ -116,7 +116,7 @@ class LauncherWithoutMountNamespaceTests {
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
 			.containsExactlyElementsOf(this.launcher.refusals(false, true, LauncherContract.CONTAIN.equals(mode)))
-			.startsWith("socket(AF_UNIX)", "socket(AF_INET)");
+			.startsWith("socket(AF_UNIX)", "socketpair(AF_UNIX, SOCK_DGRAM)", "socket(AF_INET)");
 		List<String> landlock = lines.stream()
 			.filter((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
 			.toList();
@@ -139,7 +139,7 @@ class LauncherWithoutMountNamespaceTests {
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
 			.containsExactlyElementsOf(this.launcher.refusals(true, true, LauncherContract.CONTAIN.equals(mode)))
-			.startsWith("socket(AF_UNIX)", "socket(AF_NETLINK)");
+			.startsWith("socket(AF_UNIX)", "socketpair(AF_UNIX, SOCK_DGRAM)", "socket(AF_NETLINK)");
 		assertThat(lines).filteredOn((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
 			.singleElement()
 			.asString()

@@ -83,17 +83,15 @@ final class LandlockCheck {
 		if (view.isSystem()) {
 			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace /tmp, /run and the "
 					+ "other hidden directories are not private ones; in the system view Landlock refuses reading and "
-					+ "writing them; socket(AF_UNIX) is refused, so the host's stream sockets there are unreachable, "
-					+ "but a datagram socket of socketpair(2) can still send to a host's datagram socket that the "
-					+ "command's user may write");
+					+ "writing them; socket(AF_UNIX) and datagram pairs of socketpair(2) are refused, so the host's "
+					+ "unix sockets there are unreachable");
 			verified.add("root filesystem: writes refused outside the working directory and the writable paths "
 					+ "(Landlock)");
 		}
 		else {
 			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay "
-					+ "readable (/tmp, /run, other executions' working directories); socket(AF_UNIX) is refused, so "
-					+ "its stream sockets are unreachable, but a datagram socket of socketpair(2) can still send to "
-					+ "a host's datagram socket that the command's user may write");
+					+ "readable (/tmp, /run, other executions' working directories); socket(AF_UNIX) and datagram "
+					+ "pairs of socketpair(2) are refused, so its unix sockets are unreachable");
 			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
 					+ (view.readOnlyRoot() ? ""
 							: "; readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same"));
