@@ -347,7 +347,11 @@ static int beneath_workdir(int directory)
 	return 0;
 }
 
-/* Read what the kernel would copy in (move_addr_to_kernel): EINVAL above 128 bytes. */
+/*
+ * Read what the kernel would copy in (move_addr_to_kernel): EINVAL above 128 bytes, EFAULT
+ * for an address the target cannot read; EACCES where its memory is out of this process's
+ * reach (a target that made itself non-dumpable, for a supervisor without CAP_SYS_PTRACE).
+ */
 static int read_address(struct job *job, uint64_t address)
 {
 	if (job->length > sizeof job->address) {
@@ -364,10 +368,11 @@ static int read_address(struct job *job, uint64_t address)
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/mem", (int) job->pid);
 		int memory = open(path, O_RDONLY | O_CLOEXEC);
-		read = (memory < 0) ? -1 : pread(memory, &job->address, job->length, (off_t) address);
-		if (memory >= 0) {
-			close(memory);
+		if (memory < 0) {
+			return (errno == ENOENT || errno == ESRCH) ? ESRCH : EACCES;
 		}
+		read = pread(memory, &job->address, job->length, (off_t) address);
+		close(memory);
 	}
 	return (read == (ssize_t) job->length) ? 0 : EFAULT;
 }
@@ -743,16 +748,46 @@ static int outside_socket(void)
  * Print "unix=supervised own=connected outside=EACCES" when the command's own pathname
  * socket beneath the working directory works through the supervisor and a path outside it
  * is refused, else what each attempt gave ("unix=refused REASON ...": no supervisor, and
- * socket(AF_UNIX) refused).
+ * socket(AF_UNIX) refused). The attempts run in a child that keeps no descriptor but its
+ * report's and is dumpable, as the command will be after execve(2): the supervisor must
+ * read its memory, which a supervisor without CAP_SYS_PTRACE cannot do in a launcher
+ * process, not dumpable.
  */
 void check_unix(void)
 {
-	int own = own_socket();
-	int outside = outside_socket();
+	int report[2];
+	if (pipe(report) != 0) {
+		fail("cannot check unix sockets: %s", strerror(errno));
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		fail("cannot check unix sockets: %s", strerror(errno));
+	}
+	if (child == 0) {
+		if (dup2(report[1], 3) != 3 || syscall(SYS_close_range, 4, ~0U, 0) != 0
+		    || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+			_exit(1);
+		}
+		int results[2] = { own_socket(), outside_socket() };
+		_exit((write(3, results, sizeof results) == (ssize_t) sizeof results) ? 0 : 1);
+	}
+	close(report[1]);
+	int results[2] = { -1, -1 };
+	ssize_t length;
+	do {
+		length = read(report[0], results, sizeof results);
+	} while (length < 0 && errno == EINTR);
+	close(report[0]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+	}
+	if (length != (ssize_t) sizeof results) {
+		fail("cannot check unix sockets: the attempt gave no report");
+	}
 	char number[32];
 	char other[32];
 	const char *reason = supervision_unavailable();
-	printf("unix=%s%s%s own=%s outside=%s\n", (*reason != '\0') ? "refused" : "supervised", (*reason != '\0') ? " " : "",
-	       reason, (own == 0) ? "connected" : errno_name(own, number, sizeof number),
-	       (outside == 0) ? "connected" : errno_name(outside, other, sizeof other));
+	printf("unix=%s%s%s own=%s outside=%s\n", (*reason != '\0') ? "refused" : "supervised",
+	       (*reason != '\0') ? " " : "", reason,
+	       (results[0] == 0) ? "connected" : errno_name(results[0], number, sizeof number),
+	       (results[1] == 0) ? "connected" : errno_name(results[1], other, sizeof other));
 }
