@@ -104,11 +104,25 @@
  *    that a Landlock ruleset of its own lets make sockets only beneath the working
  *    directory (LANDLOCK_ACCESS_FS_MAKE_SOCK): a directory swapped for a link after the
  *    check still cannot lead the bind outside it;
+ *  - a name directly in the host's /tmp (the directory itself, compared by device and
+ *    inode): the command's own, in PRIVATE_SOCKETS (".cave-sandbox-sockets") of the
+ *    working directory, made on first use for the target's uid and gid, mode 0700: a bind
+ *    makes it there (through /proc/self/fd/<directory>/<name>, so getsockname(2) does not
+ *    give "/tmp/<name>" back; a stale socket of that name, whose connect is refused, is
+ *    removed first, as the program's own unlink(2) of "/tmp/<name>" reached only the
+ *    host's /tmp), a connect reaches only what is there. LibreOffice puts its pipe in
+ *    /tmp whenever access(2) says /tmp is writable, whatever TMPDIR says
+ *    (sal/osl/unx/pipe.cxx), and Landlock does not change what access(2) answers; the
+ *    JVM's attach socket (/tmp/.java_pid<pid>) and every other name in the host's /tmp
+ *    stay out of reach;
  *  - anything else (another call): EACCES.
  * The call is performed with the target's effective uid and gid, no supplementary group
  * and no capability, in that thread only (raw setresuid(2), setresgid(2), capset(2)): the
  * command's permissions decide, the socket file is the command's own, with its umask, and
- * its peer's SO_PEERCRED shows the command's uid and gid (its pid is the supervisor's).
+ * its peer's SO_PEERCRED shows the command's uid and gid (its pid is the supervisor's). The
+ * target's /proc entries are found by its pid in the namespace of /proc (the host's: on
+ * namespaces the supervisor's PID namespace is the sandbox's), read from its pidfd's
+ * fdinfo.
  * Each call runs in a thread of its own (at most 64 at once; one more gets EAGAIN), so
  * that a connect(2) blocked on a full backlog stalls nobody else; while any runs, the
  * supervisor checks every 200 ms that its target still waits, and interrupts the thread

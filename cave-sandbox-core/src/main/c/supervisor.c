@@ -54,6 +54,8 @@ struct cave_open_how {
 #define MAX_PENDING 64
 /* How often (ms) the dispatcher checks that the targets of pending calls still wait. */
 #define WATCH_INTERVAL 200
+/* In the working directory: the sockets the command names directly in /tmp (private_sockets). */
+#define PRIVATE_SOCKETS ".cave-sandbox-sockets"
 
 /* What a worker performs. */
 enum action {
@@ -68,11 +70,17 @@ enum action {
 	 * in a thread that Landlock lets make sockets only beneath the working directory,
 	 * whose working directory is the command's (relative names) and umask the command's. */
 	BIND_PATH,
+	/* bind(2) of a name directly in /tmp: made in the private socket directory instead,
+	 * as /proc/self/fd/<directory>/<name> (private_sockets). */
+	BIND_PRIVATE,
 };
 
 struct job {
 	uint64_t id;
+	/* The target's pid in this process's PID namespace (the notification's), and in the
+	 * namespace of /proc, the host's where there is no mount namespace (proc_pid). */
 	pid_t pid;
+	pid_t proc_pid;
 	int connect;
 	enum action action;
 	int socket;
@@ -94,6 +102,9 @@ static struct {
 	int child_channel;
 	int workdir;
 	struct stat workdir_status;
+	/* The host's /tmp (st_ino 0: none), whose direct entries the command's sockets get
+	 * in the private socket directory instead. */
+	struct stat tmp_status;
 	int ruleset;
 	/* seccomp: a network namespace shared with the host. */
 	int shared_network;
@@ -103,7 +114,7 @@ static struct {
 		uint64_t id;
 		pthread_t thread;
 	} pending[MAX_PENDING];
-} supervisor = { 0, -1, -1, -1, -1, { 0 }, -1, 0, PTHREAD_MUTEX_INITIALIZER, { { 0, 0, 0 } } };
+} supervisor = { .listener = -1, .channel = -1, .child_channel = -1, .workdir = -1, .ruleset = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Why the supervision is not given ("" when it is prepared); for --check. */
 static const char *unavailable = "not prepared";
@@ -139,6 +150,13 @@ int prepare_supervisor(const struct options *options)
 	if (supervisor.workdir < 0 || fstat(supervisor.workdir, &supervisor.workdir_status) != 0) {
 		unavailable = "working-directory";
 		return -1;
+	}
+	int tmp = open_path_no_symlinks("/tmp", 1);
+	if (tmp >= 0) {
+		if (fstat(tmp, &supervisor.tmp_status) != 0) {
+			supervisor.tmp_status.st_ino = 0;
+		}
+		close(tmp);
 	}
 	supervisor.ruleset = socket_ruleset(supervisor.workdir);
 	if (supervisor.ruleset < 0) {
@@ -254,9 +272,34 @@ static int become_command(const struct job *job)
 	return 0;
 }
 
+/*
+ * A socket file left in the private socket directory by a socket that no longer listens:
+ * removed, as the program's own unlink(2) of its name in /tmp would have removed it (that
+ * unlink reaches the host's /tmp, where nothing is). LibreOffice restarts itself after it
+ * made its profile and binds its pipe's name again. A socket that still listens, or whose
+ * backlog is full, stays (the bind then gets EADDRINUSE).
+ */
+static void remove_stale(const struct job *job)
+{
+	const struct sockaddr_un *address = (const struct sockaddr_un *) &job->address;
+	const char *name = strrchr(address->sun_path, '/') + 1;
+	struct stat status;
+	if (fstatat(job->file, name, &status, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(status.st_mode)) {
+		return;
+	}
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (probe < 0) {
+		return;
+	}
+	if (connect(probe, (const struct sockaddr *) &job->address, job->length) != 0 && errno == ECONNREFUSED) {
+		unlinkat(job->file, name, 0);
+	}
+	close(probe);
+}
+
 static int perform(const struct job *job)
 {
-	if (job->action == BIND_PATH) {
+	if (job->action == BIND_PATH || job->action == BIND_PRIVATE) {
 		/* A thread of its own file-system context (working directory, umask), and only
 		 * beneath the working directory may it make a socket: a directory of the path
 		 * swapped for a symbolic link since the check still cannot lead the bind out. */
@@ -280,6 +323,9 @@ static int perform(const struct job *job)
 		result = connect(job->socket, (const struct sockaddr *) &job->address, job->length);
 	}
 	else {
+		if (job->action == BIND_PRIVATE) {
+			remove_stale(job);
+		}
 		result = bind(job->socket, (const struct sockaddr *) &job->address, job->length);
 	}
 	return (result == 0) ? 0 : errno;
@@ -366,7 +412,7 @@ static int read_address(struct job *job, uint64_t address)
 	ssize_t read = syscall(SYS_process_vm_readv, job->pid, &local, 1, &remote, 1, 0);
 	if (read < 0 && errno != EFAULT) {
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/mem", (int) job->pid);
+		snprintf(path, sizeof path, "/proc/%d/mem", (int) job->proc_pid);
 		int memory = open(path, O_RDONLY | O_CLOEXEC);
 		if (memory < 0) {
 			return (errno == ENOENT || errno == ESRCH) ? ESRCH : EACCES;
@@ -381,7 +427,7 @@ static int read_address(struct job *job, uint64_t address)
 static int read_credentials(struct job *job)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int) job->pid);
+	snprintf(path, sizeof path, "/proc/%d/status", (int) job->proc_pid);
 	FILE *status = fopen(path, "re");
 	if (status == NULL) {
 		return ESRCH;
@@ -405,6 +451,41 @@ static int read_credentials(struct job *job)
 	}
 	fclose(status);
 	return (found == 7) ? 0 : ESRCH;
+}
+
+/* Whether directory is the host's /tmp. */
+static int is_tmp(int directory)
+{
+	struct stat status;
+	return supervisor.tmp_status.st_ino != 0 && fstat(directory, &status) == 0
+	       && status.st_dev == supervisor.tmp_status.st_dev && status.st_ino == supervisor.tmp_status.st_ino;
+}
+
+/*
+ * The private socket directory, PRIVATE_SOCKETS in the working directory, made on first
+ * use for the target's uid and gid (mode 0700): a program that puts its socket directly in
+ * /tmp whatever TMPDIR says (LibreOffice: sal/osl/unx/pipe.cxx takes /tmp whenever
+ * access(2) calls it writable, which Landlock does not change) gets it there, and a
+ * connect(2) to a name in /tmp reaches only what the command made there, never the
+ * host's /tmp. Opened without following a link; -1 when it cannot be had.
+ */
+static int private_sockets(const struct job *job)
+{
+	int directory = openat(supervisor.workdir, PRIVATE_SOCKETS, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (directory < 0 && errno == ENOENT) {
+		if (mkdirat(supervisor.workdir, PRIVATE_SOCKETS, 0700) != 0 && errno != EEXIST) {
+			return -1;
+		}
+		directory = openat(supervisor.workdir, PRIVATE_SOCKETS, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat status;
+		if (directory >= 0 && fstat(directory, &status) == 0
+		    && (status.st_uid != job->uid || status.st_gid != job->gid)
+		    && fchownat(directory, "", job->uid, job->gid, AT_EMPTY_PATH) != 0) {
+			close(directory);
+			return -1;
+		}
+	}
+	return directory;
 }
 
 /*
@@ -435,7 +516,7 @@ static int check_path(struct job *job)
 	int base = AT_FDCWD;
 	if (path[0] != '/') {
 		char cwd[64];
-		snprintf(cwd, sizeof cwd, "/proc/%d/cwd", (int) job->pid);
+		snprintf(cwd, sizeof cwd, "/proc/%d/cwd", (int) job->proc_pid);
 		base = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (base < 0) {
 			return ESRCH;
@@ -447,6 +528,14 @@ static int check_path(struct job *job)
 	int parent = (int) syscall(SYS_openat2, base, directory, &how, sizeof how);
 	if (parent < 0) {
 		return (errno == ELOOP || errno == EXDEV) ? EACCES : errno;
+	}
+	int private = is_tmp(parent);
+	if (private) {
+		close(parent);
+		parent = private_sockets(job);
+		if (parent < 0) {
+			return EACCES;
+		}
 	}
 	int error = beneath_workdir(parent) ? 0 : EACCES;
 	if (error == 0 && job->connect) {
@@ -464,11 +553,48 @@ static int check_path(struct job *job)
 		}
 		job->action = CONNECT_FILE;
 	}
+	else if (error == 0 && private) {
+		/* Kept open for the bind through /proc/self/fd (perform). */
+		struct sockaddr_un *address = (struct sockaddr_un *) &job->address;
+		int length = snprintf(address->sun_path, sizeof address->sun_path, "/proc/self/fd/%d/%s", parent, name);
+		if (length < 0 || (size_t) length >= sizeof address->sun_path) {
+			error = ENAMETOOLONG;
+		}
+		job->length = sizeof *address;
+		job->file = parent;
+		job->action = BIND_PRIVATE;
+		return error;
+	}
 	else {
 		job->action = BIND_PATH;
 	}
 	close(parent);
 	return error;
+}
+
+/*
+ * The target's pid as /proc numbers it: on namespaces the supervisor is in the sandbox's
+ * PID namespace, but /proc is the host's (no mount namespace), so /proc/<pid> would be
+ * another process. The pidfd's fdinfo shows the pid in the namespace of the /proc it is
+ * read through ("Pid:", Linux 5.3; pidfd_show_fdinfo). -1 when it cannot be read.
+ */
+static pid_t proc_pid(int pidfd)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+	FILE *info = fopen(path, "re");
+	if (info == NULL) {
+		return -1;
+	}
+	char line[128];
+	long pid = -1;
+	while (fgets(line, sizeof line, info) != NULL) {
+		if (sscanf(line, "Pid: %ld", &pid) == 1) {
+			break;
+		}
+	}
+	fclose(info);
+	return (pid > 0) ? (pid_t) pid : -1;
 }
 
 /* Decide what to perform for the notification; 0, or the errno to answer with. */
@@ -478,7 +604,8 @@ static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 	if (pidfd < 0) {
 		return ESRCH;
 	}
-	int error = read_address(job, request->data.args[1]);
+	job->proc_pid = proc_pid(pidfd);
+	int error = (job->proc_pid > 0) ? read_address(job, request->data.args[1]) : ESRCH;
 	if (error == 0) {
 		error = read_credentials(job);
 	}

@@ -30,6 +30,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -120,6 +121,10 @@ class UnixSocketSupervisionTests {
 					"connect(extra 0)")) {
 				expected.put(name, "EACCES");
 			}
+			// A name directly in /tmp is the command's own
+			// (aNameDirectlyInTmpIsTheCommandsOwn):
+			// the JVM's attach socket is not there.
+			expected.put("connect(extra 0)", "ENOENT");
 			assertThat(parse(result)).as(result.stderrText()).containsAllEntriesOf(expected);
 			assertThat(host.connections()).as("the host listener").isZero();
 			try (Stream<Path> planted = Files.list(hostDirectory)) {
@@ -170,20 +175,27 @@ class UnixSocketSupervisionTests {
 	void aKilledSupervisorEndsTheCommandInsteadOfHangingIt(MechanismChoice mechanism, @TempDir Path base)
 			throws Exception {
 		Path work = workingDirectory(base);
-		String script = "import os, socket, time\nopen('parent.tmp', 'w').write(str(os.getppid()))\n"
-				+ "os.rename('parent.tmp', 'parent')\nwhile not os.path.exists('go'): time.sleep(0.05)\n"
+		String script = "import os, socket, time\nopen('ready', 'w').close()\n"
+				+ "while not os.path.exists('go'): time.sleep(0.05)\n"
 				+ "try:\n    socket.socket(socket.AF_UNIX).bind('after.sock'); print('bound')\n"
 				+ "except OSError as e: print('refused', e.errno)\n";
 		Files.writeString(work.resolve("killed.py"), script);
+		String marker = "cave-marker-" + UUID.randomUUID();
 		CompletableFuture<ExecutionResult> running = CompletableFuture
-			.supplyAsync(() -> run(mechanism, work, PYTHON, "killed.py"));
-		Path parent = work.resolve("parent");
-		await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(parent));
-		long supervisor = Long.parseLong(Files.readString(parent).trim());
-		assertThat(ProcessHandle.of(supervisor).flatMap((handle) -> handle.info().command()))
-			.as("the command's parent is the launcher")
-			.hasValueSatisfying((command) -> assertThat(command).contains("cave-sandbox-launcher"));
-		ProcessHandle.of(supervisor).ifPresent(ProcessHandle::destroyForcibly);
+			.supplyAsync(() -> run(mechanism, work, PYTHON, "killed.py", marker));
+		await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(work.resolve("ready")));
+		// The command's parent, found from the host: a pid the command reads would be its
+		// PID namespace's on namespaces.
+		ProcessHandle command = ProcessHandle.allProcesses()
+			.filter((handle) -> handle.info()
+				.arguments()
+				.map((arguments) -> List.of(arguments).contains(marker))
+				.orElse(false))
+			.findFirst()
+			.orElseThrow();
+		ProcessHandle supervisor = command.parent().orElseThrow();
+		assertThat(supervisor.pid()).as("the launcher, not the JVM").isNotEqualTo(ProcessHandle.current().pid());
+		supervisor.destroyForcibly();
 		Files.writeString(work.resolve("go"), "");
 		ExecutionResult result = running.get(90, TimeUnit.SECONDS);
 		assertThat(result.timedOut()).as(result.stderrText()).isFalse();
@@ -206,6 +218,63 @@ class UnixSocketSupervisionTests {
 		ExecutionResult result = run(mechanism, work, PYTHON, "manager.py");
 		assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("manager 42\n");
 		assertThat(result.exitCode()).isZero();
+	}
+
+	/**
+	 * A name directly in {@code /tmp} (where LibreOffice puts its pipe whatever
+	 * {@code TMPDIR} says) is the command's own: without a mount namespace its socket is
+	 * made in the working directory's private socket directory, so the command binds and
+	 * connects to it as to a private {@code /tmp}, while a host listener of that very
+	 * name in the host's {@code /tmp} receives nothing and the host's {@code /tmp} gets
+	 * no file.
+	 */
+	@ParameterizedTest
+	@MethodSource("dev.cavesandbox.LinuxMechanisms#all")
+	void aNameDirectlyInTmpIsTheCommandsOwn(MechanismChoice mechanism, @TempDir Path base) throws Exception {
+		Path work = workingDirectory(base);
+		Path name = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
+		Path own = Path.of("/tmp", "cave-sandbox-test-" + UUID.randomUUID() + ".sock");
+		Files.writeString(work.resolve("tmp.py"),
+				"import socket, sys\nfor path in sys.argv[1:]:\n"
+						+ "    try:\n        l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(1)\n"
+						+ "        c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(b'own')\n"
+						+ "        print(l.accept()[0].recv(3).decode())\n"
+						+ "    except OSError as e: print('refused', e.errno)\n");
+		try (HostListener host = new HostListener(name)) {
+			ExecutionResult result = run(mechanism, work, PYTHON, "tmp.py", name.toString(), own.toString());
+			assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("own\nown\n");
+			assertThat(host.connections()).as("the host's listener of that name").isZero();
+			assertThat(own).as("nothing made in the host's /tmp").doesNotExist();
+		}
+	}
+
+	/**
+	 * LibreOffice's conversion (its pipe in {@code /tmp}, a restart after it made its
+	 * profile) on every mechanism: the document, made on the host by the same
+	 * {@code soffice}, comes back as a PDF.
+	 */
+	@ParameterizedTest
+	@MethodSource("dev.cavesandbox.LinuxMechanisms#all")
+	void libreOfficeConvertsADocument(MechanismChoice mechanism, @TempDir Path base) throws Exception {
+		assumeThat(Path.of("/usr/bin/soffice")).as("LibreOffice installed").exists();
+		Path work = workingDirectory(base);
+		Path source = Files.createDirectory(base.resolve("source"));
+		Files.writeString(source.resolve("doc.txt"), "Hello from cave-sandbox\n");
+		Process convert = new ProcessBuilder("/usr/bin/soffice", "-env:UserInstallation=file://" + source.resolve("p"),
+				"--headless", "--convert-to", "odt", "doc.txt")
+			.directory(source.toFile())
+			.redirectErrorStream(true)
+			.redirectOutput(ProcessBuilder.Redirect.DISCARD)
+			.start();
+		assertThat(convert.waitFor(120, TimeUnit.SECONDS)).isTrue();
+		Files.copy(source.resolve("doc.odt"), work.resolve("doc.odt"));
+		ExecutionResult result = run(mechanism, work, "/usr/bin/soffice",
+				"-env:UserInstallation=file://" + work.resolve("profile"), "--headless", "--convert-to", "pdf",
+				"doc.odt");
+		System.out.printf("FIGURE libreoffice %s: %d ms%n", mechanism, result.wallTime().toMillis());
+		assertThat(result.exitCode()).as(result.stdoutText() + result.stderrText()).isZero();
+		assertThat(Files.readString(work.resolve("doc.pdf"), java.nio.charset.StandardCharsets.ISO_8859_1))
+			.startsWith("%PDF-");
 	}
 
 	private static Path workingDirectory(Path base) throws IOException {
