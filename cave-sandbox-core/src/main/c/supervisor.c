@@ -283,18 +283,24 @@ static void remove_stale(const struct job *job)
 {
 	const struct sockaddr_un *address = (const struct sockaddr_un *) &job->address;
 	const char *name = strrchr(address->sun_path, '/') + 1;
+	/* Opened without following a link, and connected to through its descriptor: a name
+	 * swapped for a link meanwhile leads nowhere else. */
+	int file = openat(job->file, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat status;
-	if (fstatat(job->file, name, &status, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(status.st_mode)) {
+	if (file < 0) {
 		return;
 	}
-	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (probe < 0) {
-		return;
+	int probe = -1;
+	if (fstat(file, &status) == 0 && S_ISSOCK(status.st_mode)
+	    && (probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) >= 0) {
+		struct sockaddr_un through = { .sun_family = AF_UNIX };
+		snprintf(through.sun_path, sizeof through.sun_path, "/proc/self/fd/%d", file);
+		if (connect(probe, (struct sockaddr *) &through, sizeof through) != 0 && errno == ECONNREFUSED) {
+			unlinkat(job->file, name, 0);
+		}
+		close(probe);
 	}
-	if (connect(probe, (const struct sockaddr *) &job->address, job->length) != 0 && errno == ECONNREFUSED) {
-		unlinkat(job->file, name, 0);
-	}
-	close(probe);
+	close(file);
 }
 
 static int perform(const struct job *job)
