@@ -125,9 +125,11 @@
  * fdinfo.
  * Each call runs in a thread of its own (at most 64 at once; one more gets EAGAIN), so
  * that a connect(2) blocked on a full backlog stalls nobody else; while any runs, the
- * supervisor checks every 200 ms that its target still waits, and interrupts the thread
+ * supervisor checks every 20 ms that its target still waits, and interrupts the thread
  * of one whose wait a signal ended (SIGUSR1, no SA_RESTART), so that the socket stays
- * unconnected, as the kernel leaves it, for the restarted call. Without what the
+ * unconnected, as the kernel leaves it, for the restarted call. A connection made in the
+ * window before that check is remembered, and the target's next connect(2) of that
+ * socket gets 0 instead of EISCONN (any other connect of a connected socket: EISCONN). Without what the
  * supervisor needs (Landlock, pidfd_open(2) and pidfd_getfd(2), Linux 5.6; a listener,
  * Linux 5.0) the command's process stacks the unix refusal filter instead, which refuses
  * socket(AF_UNIX) altogether; --check reports which (unix=supervised own=connected, or

@@ -53,7 +53,7 @@ struct cave_open_how {
 /* At most this many calls performed at once: one more is answered EAGAIN. */
 #define MAX_PENDING 64
 /* How often (ms) the dispatcher checks that the targets of pending calls still wait. */
-#define WATCH_INTERVAL 200
+#define WATCH_INTERVAL 20
 /* In the working directory: the sockets the command names directly in /tmp (private_sockets). */
 #define PRIVATE_SOCKETS ".cave-sandbox-sockets"
 
@@ -73,6 +73,8 @@ enum action {
 	/* bind(2) of a name directly in /tmp: made in the private socket directory instead,
 	 * as /proc/self/fd/<directory>/<name> (private_sockets). */
 	BIND_PRIVATE,
+	/* Nothing: a connect(2) of a socket connected already (stale_answer). */
+	ANSWER,
 };
 
 struct job {
@@ -114,6 +116,9 @@ static struct {
 		uint64_t id;
 		pthread_t thread;
 	} pending[MAX_PENDING];
+	/* The sockets (by inode) that a worker connected after their target had stopped
+	 * waiting (remember_stale): the target's next connect(2) of them gets 0. */
+	ino_t stale[MAX_PENDING];
 } supervisor = { .listener = -1, .channel = -1, .child_channel = -1, .workdir = -1, .ruleset = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Why the supervision is not given ("" when it is prepared); for --check. */
@@ -237,11 +242,51 @@ static void interrupt(int signal)
 	(void) signal;
 }
 
-static void reply(uint64_t id, int error)
+/* Answer; 0, or -1 when the target no longer waits (ENOENT: it died, or a signal
+ * interrupted the call). */
+static int reply(uint64_t id, int error)
 {
 	struct cave_seccomp_notif_resp response = { id, 0, -error, 0 };
-	/* ENOENT: the target no longer waits (it died, or a signal interrupted the call). */
-	ioctl(supervisor.listener, CAVE_SECCOMP_IOCTL_NOTIF_SEND, &response);
+	return ioctl(supervisor.listener, CAVE_SECCOMP_IOCTL_NOTIF_SEND, &response);
+}
+
+/*
+ * A connect(2) that succeeded after its target had stopped waiting (a signal interrupted
+ * it between the dispatcher's last check and the connection): the socket is connected,
+ * which the target does not know. Its next connect(2) of that socket gets 0 (stale_answer)
+ * instead of EISCONN, so that a restarted or retried call ends as it would have without
+ * the supervisor; the connection is the one it asked for. Called with the lock held.
+ */
+static void remember_stale(int socket)
+{
+	struct stat status;
+	if (fstat(socket, &status) != 0) {
+		return;
+	}
+	for (int i = 0; i < MAX_PENDING; i++) {
+		if (supervisor.stale[i] == 0) {
+			supervisor.stale[i] = status.st_ino;
+			return;
+		}
+	}
+}
+
+/* For a connect(2) of a unix socket that is connected already: 0 for one that
+ * remember_stale recorded (forgotten then), else EISCONN (af_unix.c unix_stream_connect). */
+static int stale_answer(int socket)
+{
+	struct stat status;
+	int error = EISCONN;
+	pthread_mutex_lock(&supervisor.lock);
+	for (int i = 0; fstat(socket, &status) == 0 && i < MAX_PENDING; i++) {
+		if (supervisor.stale[i] == status.st_ino) {
+			supervisor.stale[i] = 0;
+			error = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&supervisor.lock);
+	return error;
 }
 
 /*
@@ -305,6 +350,9 @@ static void remove_stale(const struct job *job)
 
 static int perform(const struct job *job)
 {
+	if (job->action == ANSWER) {
+		return 0;
+	}
 	if (job->action == BIND_PATH || job->action == BIND_PRIVATE) {
 		/* A thread of its own file-system context (working directory, umask), and only
 		 * beneath the working directory may it make a socket: a directory of the path
@@ -358,8 +406,12 @@ static void *work(void *argument)
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
-	reply(job->id, perform(job));
+	int error = perform(job);
+	int answered = reply(job->id, error) == 0;
 	pthread_mutex_lock(&supervisor.lock);
+	if (!answered && error == 0 && job->connect && job->action != ANSWER) {
+		remember_stale(job->socket);
+	}
 	supervisor.pending[job->slot].used = 0;
 	pthread_mutex_unlock(&supervisor.lock);
 	release(job);
@@ -645,6 +697,12 @@ static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 	}
 	if (getsockopt(job->socket, SOL_SOCKET, SO_DOMAIN, &domain, &size) != 0) {
 		return EACCES;
+	}
+	struct sockaddr_storage peer;
+	socklen_t peer_length = sizeof peer;
+	if (domain == AF_UNIX && job->connect && getpeername(job->socket, (struct sockaddr *) &peer, &peer_length) == 0) {
+		job->action = ANSWER;
+		return stale_answer(job->socket);
 	}
 	if (domain != AF_UNIX || (!pathname && !abstract)) {
 		/* Nothing to resolve: the kernel answers for an address that is not AF_UNIX's

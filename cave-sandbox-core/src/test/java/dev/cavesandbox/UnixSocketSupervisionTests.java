@@ -203,6 +203,26 @@ class UnixSocketSupervisionTests {
 	}
 
 	/**
+	 * A blocking {@code connect(2)} to a full backlog, which the supervisor performs in a
+	 * thread of its own, is interrupted by a signal as the kernel interrupts it, and the
+	 * socket can connect once the backlog has room: the same lines as the control outside
+	 * the sandbox.
+	 */
+	@ParameterizedTest
+	@MethodSource("withoutMounts")
+	void aSignalInterruptsABlockingConnectAsWithoutTheSupervisor(MechanismChoice mechanism, @TempDir Path base)
+			throws Exception {
+		Path work = workingDirectory(base);
+		try (InputStream script = UnixSocketSupervisionTests.class.getResourceAsStream("interrupted-connect.py")) {
+			assertThat(script).isNotNull();
+			Files.copy(script, work.resolve("interrupted-connect.py"));
+		}
+		ExecutionResult result = run(mechanism, work, PYTHON, "interrupted-connect.py");
+		assertThat(result.stdoutText().replaceAll("after [0-9.]+\n", "after\n")).as(result.stderrText())
+			.isEqualTo("backlog full after\ninterrupted after\nthen connected\n");
+	}
+
+	/**
 	 * Python's {@code multiprocessing.Manager()}: a server process on a unix socket under
 	 * {@code TMPDIR} (the working directory), which the parent connects to by the name
 	 * the server bound.
