@@ -93,6 +93,9 @@ struct job {
 	uid_t uid;
 	gid_t gid;
 	mode_t umask;
+	/* The target's effective capabilities (CapEff): a command user's CAP_DAC_OVERRIDE and
+	 * CAP_FOWNER in its user namespace, none on seccomp. */
+	uint64_t capabilities;
 	int slot;
 };
 
@@ -290,15 +293,20 @@ static int stale_answer(int socket)
 }
 
 /*
- * Take on the command's effective ids, no supplementary group and no capability, in this
- * thread only (raw system calls: the C library would change every thread): its
- * permissions decide, the socket file it binds is its own, and its peer sees its uid
+ * Take on the command's effective ids, no supplementary group and the command's effective
+ * capabilities (no more than this process has), in this thread only (raw system calls:
+ * the C library would change every thread): its permissions decide, the socket file it binds is its own, and its peer sees its uid
  * (SO_PEERCRED). A supervisor of the command's own uid without privilege changes nothing.
  */
 static int become_command(const struct job *job)
 {
 	if (syscall(SYS_setgroups, 0, NULL) != 0 && errno != EPERM) {
 		return errno;
+	}
+	/* Keep the permitted set across the change of uid (this thread's securebit), so that
+	 * what the target has can be given back below. */
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) {
+		return EACCES;
 	}
 	if ((gid_t) syscall(SYS_getegid) != job->gid && syscall(SYS_setresgid, -1, job->gid, -1) != 0) {
 		return EACCES;
@@ -310,8 +318,16 @@ static int become_command(const struct job *job)
 		uint32_t version;
 		int pid;
 	} header = { CAVE_LINUX_CAPABILITY_VERSION_3, 0 };
-	uint32_t none[6] = { 0, 0, 0, 0, 0, 0 };
-	if (syscall(SYS_capset, &header, none) != 0) {
+	uint32_t sets[6];
+	if (syscall(SYS_capget, &header, sets) != 0) {
+		return EACCES;
+	}
+	/* The target's effective capabilities that this thread has, no more: effective and
+	 * permitted alike, inheritable none (data[0]: bits 0-31, data[1]: 32-63). */
+	uint64_t permitted = ((uint64_t) sets[4] << 32) | sets[1];
+	uint64_t keep = job->capabilities & permitted;
+	uint32_t kept[6] = { (uint32_t) keep, (uint32_t) keep, 0, (uint32_t) (keep >> 32), (uint32_t) (keep >> 32), 0 };
+	if (syscall(SYS_capset, &header, kept) != 0) {
 		return EACCES;
 	}
 	return 0;
@@ -494,6 +510,7 @@ static int read_credentials(struct job *job)
 	int found = 0;
 	while (fgets(line, sizeof line, status) != NULL) {
 		unsigned long real, effective, mask;
+		unsigned long long capabilities;
 		if (sscanf(line, "Uid: %lu %lu", &real, &effective) == 2) {
 			job->uid = (uid_t) effective;
 			found |= 1;
@@ -506,9 +523,13 @@ static int read_credentials(struct job *job)
 			job->umask = (mode_t) mask;
 			found |= 4;
 		}
+		else if (sscanf(line, "CapEff: %llx", &capabilities) == 1) {
+			job->capabilities = (uint64_t) capabilities;
+			found |= 8;
+		}
 	}
 	fclose(status);
-	return (found == 7) ? 0 : ESRCH;
+	return (found == 15) ? 0 : ESRCH;
 }
 
 /* Whether directory is the host's /tmp. */
