@@ -189,7 +189,7 @@ class UnixSocketSupervisionTests {
 		ProcessHandle command = ProcessHandle.allProcesses()
 			.filter((handle) -> handle.info()
 				.arguments()
-				.map((arguments) -> List.of(arguments).contains(marker))
+				.map((arguments) -> List.of(arguments).equals(List.of("killed.py", marker)))
 				.orElse(false))
 			.findFirst()
 			.orElseThrow();
@@ -288,9 +288,15 @@ class UnixSocketSupervisionTests {
 			.start();
 		assertThat(convert.waitFor(120, TimeUnit.SECONDS)).isTrue();
 		Files.copy(source.resolve("doc.odt"), work.resolve("doc.odt"));
-		ExecutionResult result = run(mechanism, work, "/usr/bin/soffice",
-				"-env:UserInstallation=file://" + work.resolve("profile"), "--headless", "--convert-to", "pdf",
-				"doc.odt");
+		// Debian's LibreOffice links its shared extension cache to
+		// /var/spool/libreoffice,
+		// outside the system view.
+		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest
+			.builder("/usr/bin/soffice", "-env:UserInstallation=file://" + work.resolve("profile"), "--headless",
+					"--convert-to", "pdf", "doc.odt")
+			.workingDirectory(work)
+			.readablePaths(Path.of("/var/spool/libreoffice").toRealPath())
+			.build());
 		System.out.printf("FIGURE libreoffice %s: %d ms%n", mechanism, result.wallTime().toMillis());
 		assertThat(result.exitCode()).as(result.stdoutText() + result.stderrText()).isZero();
 		assertThat(Files.readString(work.resolve("doc.pdf"), java.nio.charset.StandardCharsets.ISO_8859_1))
