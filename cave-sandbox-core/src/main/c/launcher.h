@@ -82,7 +82,9 @@
  * For each call, the supervisor reads the address from the target's memory
  * (process_vm_readv(2), /proc/PID/mem where that is refused), its effective ids and umask
  * (/proc/PID/status) and, for a relative path, its working directory (/proc/PID/cwd);
- * then checks that the call is still pending (SECCOMP_IOCTL_NOTIF_ID_VALID, so that the
+ * (as the target's uid and gid, in that thread, where the supervisor's differ: a root
+ * supervisor without CAP_SYS_PTRACE, Docker's default, reaches the command user's process
+ * only so), then checks that the call is still pending (SECCOMP_IOCTL_NOTIF_ID_VALID, so that the
  * pid was the target's), takes the socket with pidfd_getfd(2) and performs the call
  * itself on that duplicate, never with SECCOMP_USER_NOTIF_FLAG_CONTINUE (the target
  * could rewrite the address between the check and the kernel's read of it):

@@ -111,6 +111,9 @@ static struct {
 	 * in the private socket directory instead. */
 	struct stat tmp_status;
 	int ruleset;
+	/* The dispatcher's own real uid and gid, while it has taken on a target's. */
+	uid_t own_uid;
+	gid_t own_gid;
 	/* seccomp: a network namespace shared with the host. */
 	int shared_network;
 	pthread_mutex_t lock;
@@ -676,6 +679,42 @@ static pid_t proc_pid(int pidfd)
 	return (pid > 0) ? (pid_t) pid : -1;
 }
 
+/*
+ * Take on the target's real and effective uid and gid in this thread, the saved ones
+ * kept, so that resume_supervisor can return (raw system calls: this thread only). 1 when
+ * it switched, 0 when there was nothing to switch or it could not (the calls that follow
+ * then fail as they would: EACCES).
+ */
+static int assume_target(const struct job *job)
+{
+	uid_t uid = (uid_t) syscall(SYS_getuid);
+	gid_t gid = (gid_t) syscall(SYS_getgid);
+	if (uid == job->uid && gid == job->gid) {
+		return 0;
+	}
+	supervisor.own_uid = uid;
+	supervisor.own_gid = gid;
+	if (syscall(SYS_setresgid, job->gid, job->gid, -1) != 0) {
+		return 0;
+	}
+	if (syscall(SYS_setresuid, job->uid, job->uid, -1) != 0) {
+		syscall(SYS_setresgid, gid, gid, -1);
+		return 0;
+	}
+	return 1;
+}
+
+/* Back to the supervisor's ids: the uid first, which gives the capabilities back
+ * (commit_creds: an effective uid of 0 again), then the gid. */
+static void resume_supervisor(void)
+{
+	if (syscall(SYS_setresuid, supervisor.own_uid, supervisor.own_uid, -1) != 0
+	    || syscall(SYS_setresgid, supervisor.own_gid, supervisor.own_gid, -1) != 0) {
+		/* A dispatcher that cannot be itself again must not go on: fail closed. */
+		abort();
+	}
+}
+
 /* Decide what to perform for the notification; 0, or the errno to answer with. */
 static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 {
@@ -684,9 +723,14 @@ static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 		return ESRCH;
 	}
 	job->proc_pid = proc_pid(pidfd);
-	int error = (job->proc_pid > 0) ? read_address(job, request->data.args[1]) : ESRCH;
+	int error = (job->proc_pid > 0) ? read_credentials(job) : ESRCH;
+	/* What needs ptrace access to the target (its memory, its working directory, its
+	 * descriptor), as the target's uid and gid where this process has another: a root
+	 * supervisor without CAP_SYS_PTRACE (Docker's default capabilities) reaches a
+	 * command user's process only so (ptrace_may_access: same ids). */
+	int assumed = (error == 0) ? assume_target(job) : 0;
 	if (error == 0) {
-		error = read_credentials(job);
+		error = read_address(job, request->data.args[1]);
 	}
 	const struct sockaddr_un *address = (const struct sockaddr_un *) &job->address;
 	int pathname = error == 0 && job->length > offsetof(struct sockaddr_un, sun_path)
@@ -707,6 +751,9 @@ static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 		}
 	}
 	close(pidfd);
+	if (assumed) {
+		resume_supervisor();
+	}
 	if (error != 0) {
 		return error;
 	}
