@@ -80,14 +80,15 @@
  * (fail closed); in practice the command dies with it (contain: the parent-death
  * signal; namespaces: PID 1 exits with its child and the PID namespace ends).
  * For each call, the supervisor reads the address from the target's memory
- * (process_vm_readv(2), /proc/PID/mem where that is refused), its effective ids and umask
- * (/proc/PID/status) and, for a relative path, its working directory (/proc/PID/cwd);
- * (as the target's uid and gid, in that thread, where the supervisor's differ: a root
- * supervisor without CAP_SYS_PTRACE, Docker's default, reaches the command user's process
- * only so), then checks that the call is still pending (SECCOMP_IOCTL_NOTIF_ID_VALID, so that the
- * pid was the target's), takes the socket with pidfd_getfd(2) and performs the call
- * itself on that duplicate, never with SECCOMP_USER_NOTIF_FLAG_CONTINUE (the target
- * could rewrite the address between the check and the kernel's read of it):
+ * (process_vm_readv(2), /proc/PID/mem where that is refused), its effective ids and
+ * umask (/proc/PID/status) and, for a relative path, its working directory
+ * (/proc/PID/cwd), the memory and the directory as the target's uid and gid, in that
+ * thread, where the supervisor's differ (a root supervisor without CAP_SYS_PTRACE,
+ * Docker's default, reaches the command user's process only so); then checks that the call is still pending
+ * (SECCOMP_IOCTL_NOTIF_ID_VALID, so that the pid was the target's), takes the socket
+ * with pidfd_getfd(2) and performs the call itself on that duplicate, never with
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE (the target could rewrite the address between the
+ * check and the kernel's read of it):
  *  - a socket that is not AF_UNIX (the private loopback of namespaces), an address that is
  *    not AF_UNIX or has no path (the kernel answers EINVAL, or autobinds): as given;
  *  - an abstract name: as given on namespaces, whose network namespace, and with it its
@@ -131,11 +132,12 @@
  * of one whose wait a signal ended (SIGUSR1, no SA_RESTART), so that the socket stays
  * unconnected, as the kernel leaves it, for the restarted call. A connection made in the
  * window before that check is remembered, and the target's next connect(2) of that
- * socket gets 0 instead of EISCONN (any other connect of a connected socket: EISCONN). Without what the
- * supervisor needs (Landlock, pidfd_open(2) and pidfd_getfd(2), Linux 5.6; a listener,
- * Linux 5.0) the command's process stacks the unix refusal filter instead, which refuses
- * socket(AF_UNIX) altogether; --check reports which (unix=supervised own=connected, or
- * unix=refused REASON own=ERRNO), after an attempt at a socket of its own.
+ * socket gets 0 instead of EISCONN (any other connect of a connected socket: EISCONN).
+ * Without what the supervisor needs (Landlock, pidfd_open(2) and pidfd_getfd(2), Linux
+ * 5.6; a listener, Linux 5.0) the command's process stacks the unix refusal filter
+ * instead, which refuses socket(AF_UNIX) altogether; --check reports which
+ * (unix=supervised own=connected, or unix=refused REASON own=ERRNO), after an attempt at
+ * a socket of its own.
  *
  * VIEW (the filesystem view of those mechanisms, enforced by the same Landlock ruleset; each
  * PATH absolute and normalized, opened without following a symbolic link in any
@@ -244,13 +246,14 @@
  * main() on a virtual machine (its CPUID probes of the cache layout trap to the
  * hypervisor), and the launcher starts twice per execution.
  *
- * The files, one per concern: main.c (the modes' dispatch), options.c (the command line),
- * outer.c, init.c, pid1.c and contain.c (the modes), setup.c (the set-up that init, exec
- * and contain share, and exec itself), supervisor.c (the supervisor of unix sockets),
- * users.c (capabilities, the command user and its user namespace), limits.c (rlimits), landlock.c, filter.c (loading the generated
- * filters, the --check attempts), refusals.h (the one list of refusals), bridge.c (the
- * egress bridge), paths.c (opening paths without following links), fail.c (the set-up
- * failure, shared with the generator), filter-generator.c (the build's generator).
+ * The files, one per concern: main.c (the modes' dispatch), options.c (the command
+ * line), outer.c, init.c, pid1.c and contain.c (the modes), setup.c (the set-up that
+ * init, exec and contain share, and exec itself), supervisor.c (the supervisor of unix
+ * sockets), users.c (capabilities, the command user and its user namespace), limits.c
+ * (rlimits), landlock.c, filter.c (loading the generated filters, the --check attempts),
+ * refusals.h (the one list of refusals), bridge.c (the egress bridge), paths.c (opening
+ * paths without following links), fail.c (the set-up failure, shared with the
+ * generator), filter-generator.c (the build's generator).
  */
 #ifndef CAVE_SANDBOX_LAUNCHER_H
 #define CAVE_SANDBOX_LAUNCHER_H
