@@ -111,6 +111,9 @@ static struct {
 	 * in the private socket directory instead. */
 	struct stat tmp_status;
 	int ruleset;
+	/* Whether the dispatcher lacks CAP_SYS_PTRACE, and so must take on a target's ids to
+	 * reach it (assume_target). */
+	int without_ptrace;
 	/* The dispatcher's own real uid and gid, while it has taken on a target's. */
 	uid_t own_uid;
 	gid_t own_gid;
@@ -185,6 +188,13 @@ int prepare_supervisor(const struct options *options)
 	}
 	close(copy);
 	close(self);
+	struct {
+		uint32_t version;
+		int pid;
+	} header = { CAVE_LINUX_CAPABILITY_VERSION_3, 0 };
+	uint32_t sets[6];
+	/* CAP_SYS_PTRACE (19) in the effective set (data[0].effective). */
+	supervisor.without_ptrace = syscall(SYS_capget, &header, sets) != 0 || (sets[0] & (1U << 19)) == 0;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
 		unavailable = "socketpair";
@@ -680,7 +690,10 @@ static pid_t proc_pid(int pidfd)
 }
 
 /*
- * Take on the target's real and effective uid and gid in this thread, the saved ones
+ * Where this process lacks CAP_SYS_PTRACE (a root supervisor under Docker's default
+ * capabilities), take on the target's real and effective uid and gid in this thread
+ * (with CAP_SYS_PTRACE it keeps its own: the change would clear its effective
+ * capabilities, which must cover the target's, cap_ptrace_access_check), the saved ones
  * kept, so that resume_supervisor can return (raw system calls: this thread only). 1 when
  * it switched, 0 when there was nothing to switch or it could not (the calls that follow
  * then fail as they would: EACCES).
@@ -689,7 +702,7 @@ static int assume_target(const struct job *job)
 {
 	uid_t uid = (uid_t) syscall(SYS_getuid);
 	gid_t gid = (gid_t) syscall(SYS_getgid);
-	if (uid == job->uid && gid == job->gid) {
+	if (!supervisor.without_ptrace || (uid == job->uid && gid == job->gid)) {
 		return 0;
 	}
 	supervisor.own_uid = uid;
