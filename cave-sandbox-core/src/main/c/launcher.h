@@ -102,11 +102,12 @@
  *    O_PATH | O_NOFOLLOW (a symbolic link there: EACCES; not a socket: ECONNREFUSED, as
  *    unix_find_bsd answers); nothing is resolved again. bind(2) must record the
  *    command's own name (getsockname(2) returns it: Python's multiprocessing hands it to
- *    its clients), so it is given the command's address, in a thread with a file-system
- *    context of its own (unshare(CLONE_FS): the target's working directory, its umask)
- *    that a Landlock ruleset of its own lets make sockets only beneath the working
- *    directory (LANDLOCK_ACCESS_FS_MAKE_SOCK): a directory swapped for a link after the
- *    check still cannot lead the bind outside it;
+ *    its clients), so it is given the command's address, with the target's working
+ *    directory and umask (the process's, set for one bind at a time under a lock:
+ *    Docker's default profile refuses unshare(CLONE_FS)), in a thread that a Landlock
+ *    ruleset of its own lets make sockets only beneath the working directory
+ *    (LANDLOCK_ACCESS_FS_MAKE_SOCK): a directory swapped for a link after the check still
+ *    cannot lead the bind outside it;
  *  - a name directly in the host's /tmp (the directory itself, compared by device and
  *    inode): the command's own, in PRIVATE_SOCKETS (".cave-sandbox-sockets") of the
  *    working directory, made on first use for the target's uid and gid, mode 0700: a bind

@@ -377,20 +377,17 @@ static void remove_stale(const struct job *job)
 	close(file);
 }
 
+static int bind_as_target(const struct job *job);
+
 static int perform(const struct job *job)
 {
 	if (job->action == ANSWER) {
 		return 0;
 	}
-	if (job->action == BIND_PATH || job->action == BIND_PRIVATE) {
-		/* A thread of its own file-system context (working directory, umask), and only
-		 * beneath the working directory may it make a socket: a directory of the path
-		 * swapped for a symbolic link since the check still cannot lead the bind out. */
-		if (syscall(SYS_unshare, CLONE_FS) != 0 || (job->base >= 0 && fchdir(job->base) != 0)
-		    || restrict_thread(supervisor.ruleset) != 0) {
-			return EACCES;
-		}
-		umask(job->umask);
+	if ((job->action == BIND_PATH || job->action == BIND_PRIVATE) && restrict_thread(supervisor.ruleset) != 0) {
+		/* Only beneath the working directory may this thread make a socket: a directory of
+		 * the path swapped for a symbolic link since the check cannot lead the bind out. */
+		return EACCES;
 	}
 	int error = become_command(job);
 	if (error != 0) {
@@ -406,12 +403,41 @@ static int perform(const struct job *job)
 		result = connect(job->socket, (const struct sockaddr *) &job->address, job->length);
 	}
 	else {
+		result = bind_as_target(job);
+	}
+	return (result == 0) ? 0 : errno;
+}
+
+/*
+ * bind(2) in the target's working directory (a relative name) and with its umask: both
+ * belong to this process (threads share them; unshare(CLONE_FS) would give a thread its
+ * own, but Docker's default profile refuses unshare), so binds take turns under a lock,
+ * which no other thread needs (the dispatcher resolves from descriptors and absolute
+ * paths only). A bind does not block.
+ */
+static int bind_as_target(const struct job *job)
+{
+	static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&bind_lock);
+	mode_t before = umask(job->umask);
+	int result = -1;
+	int error = EACCES;
+	if (job->base < 0 || fchdir(job->base) == 0) {
 		if (job->action == BIND_PRIVATE) {
 			remove_stale(job);
 		}
 		result = bind(job->socket, (const struct sockaddr *) &job->address, job->length);
+		error = errno;
 	}
-	return (result == 0) ? 0 : errno;
+	if (job->base >= 0 && fchdir(supervisor.workdir) != 0) {
+		/* Nothing depends on this process's working directory but the next bind, which
+		 * sets its own. */
+		error = (result == 0) ? 0 : error;
+	}
+	umask(before);
+	pthread_mutex_unlock(&bind_lock);
+	errno = error;
+	return result;
 }
 
 static void release(struct job *job)
