@@ -143,11 +143,13 @@ int contain(const struct options *options, char **argv)
 		fail("cannot become the subreaper of the command: %s", strerror(errno));
 	}
 	pid_t self = getpid();
+	int supervised = options->no_mount_namespace && prepare_supervisor(options) == 0;
 	pid_t command = fork();
 	if (command < 0) {
 		fail("cannot fork the command: %s", strerror(errno));
 	}
 	if (command == 0) {
+		supervisor_child();
 		/* The command dies with this process too, even by SIGKILL. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self) {
 			fail("cannot tie the command to its containing process: %s", strerror(errno));
@@ -170,8 +172,14 @@ int contain(const struct options *options, char **argv)
 		signal_start(start);
 		execute(argv);
 	}
-	/* Only the command writes the start byte; this process needs no descriptor above 2. */
-	close_above_stderr();
+	/* Only the command writes the start byte; this process needs no descriptor above 2
+	 * but the supervisor's of the command's unix sockets (supervisor.c). */
+	if (supervised) {
+		supervise();
+	}
+	else {
+		close_above_stderr();
+	}
 	await_command(command);
 	return end_tree(command);
 }

@@ -39,6 +39,19 @@ static void refuse_mode_bit(scmp_filter_ctx filter, int call, unsigned int argum
 	rule(filter, SCMP_ACT_ERRNO(EPERM), call, 1, &comparison);
 }
 
+/* Refuse call (socket(2), socketpair(2)) for AF_UNIX of any type but SOCK_STREAM and
+ * SOCK_SEQPACKET (add_unix_datagrams says why). */
+static void unix_types(scmp_filter_ctx filter, int call)
+{
+	for (uint64_t type = 0; type <= 0xf; type++) {
+		if (type != SOCK_STREAM && type != SOCK_SEQPACKET) {
+			struct scmp_arg_cmp unix_type[2] = { SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_UNIX),
+							     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xfULL, type) };
+			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), call, 2, unix_type);
+		}
+	}
+}
+
 static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 {
 	/*
@@ -47,14 +60,16 @@ static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 	 * are not confined by the network namespace in the same way (AF_VSOCK reaches the
 	 * hypervisor), and nothing the command needs uses them. The family is compared as
 	 * 32 bits: the kernel ignores the upper half of the register, so must the filter.
-	 * Without a mount namespace, AF_UNIX too: nothing hides the host's sockets
-	 * (/run/docker.sock, D-Bus, abstract names); socketpair(2) stays allowed.
+	 * Without a mount namespace, AF_UNIX only of SOCK_STREAM and SOCK_SEQPACKET, whose
+	 * only way to a peer is connect(2), which the supervision filter hands to the
+	 * supervisor (supervisor.c): nothing hides the host's sockets (/run/docker.sock,
+	 * D-Bus, abstract names). Where there is no supervisor the command's process stacks
+	 * the unix refusal filter, which refuses socket(AF_UNIX) altogether.
 	 */
+	if (options->no_mount_namespace) {
+		unix_types(filter, SCMP_SYS(socket));
+	}
 	if (!options->allow_inet) {
-		if (options->no_mount_namespace) {
-			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 0, NULL);
-			return;
-		}
 		struct scmp_arg_cmp other = SCMP_A0_32(SCMP_CMP_NE, AF_UNIX);
 		rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &other);
 		return;
@@ -62,11 +77,33 @@ static void add_sockets(scmp_filter_ctx filter, const struct options *options)
 	/* libseccomp takes one comparison per argument and rule: one rule per family the
 	 * kernel knows (it refuses those from AF_MAX up itself), compared on the low 32 bits. */
 	for (uint64_t family = 0; family < 64; family++) {
-		if ((family != AF_UNIX || options->no_mount_namespace) && family != AF_INET && family != AF_INET6) {
+		if (family != AF_UNIX && family != AF_INET && family != AF_INET6) {
 			struct scmp_arg_cmp this = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, family);
 			rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &this);
 		}
 	}
+}
+
+/*
+ * Without a mount namespace, unix sockets of every type but SOCK_STREAM and SOCK_SEQPACKET
+ * (socketpair(2) here; socket(2) by add_sockets). A datagram socket takes a destination
+ * with each sendto(2) and sendmsg(2), even when it is connected, and can be connected
+ * again to any path (net/unix/af_unix.c unix_dgram_sendmsg, unix_dgram_connect): a pair
+ * made by socketpair(2) reached the host's pathname datagram sockets (/run/systemd/
+ * journal/socket, /dev/log), which Landlock does not control. A stream socket refuses a
+ * destination (unix_stream_sendmsg: EISCONN or EOPNOTSUPP) and a seqpacket socket ignores
+ * it once connected (unix_seqpacket_sendmsg: ENOTCONN unless connected, then msg_namelen
+ * set to 0), so their only way to a peer is connect(2). The type is compared with the
+ * flags SOCK_NONBLOCK and SOCK_CLOEXEC masked off (SOCK_TYPE_MASK, 0xf, as
+ * __sys_socketpair does); SOCK_RAW, which unix_create turns into SOCK_DGRAM, and every
+ * other type are refused too, the family as 32 bits like add_sockets.
+ */
+static void add_unix_datagrams(scmp_filter_ctx filter, const struct options *options)
+{
+	if (!options->no_mount_namespace) {
+		return;
+	}
+	unix_types(filter, SCMP_SYS(socketpair));
 }
 
 static void add_io_uring(scmp_filter_ctx filter, const struct options *options)
@@ -221,11 +258,11 @@ static void (*const ADDERS[])(scmp_filter_ctx, const struct options *) = {
 #undef REFUSAL
 };
 
-/* Build the filter of one combination of options with libseccomp. */
-static scmp_filter_ctx build_filter(const struct options *options)
+/* An empty filter that allows everything of the native architecture and kills a process
+ * that makes a call of another (int 0x80 on x86_64): the rules were written for the
+ * native one only. */
+static scmp_filter_ctx new_filter(void)
 {
-	/* Another architecture's system calls (int 0x80 on x86_64) kill the process: the
-	 * rules were written for the native one only. */
 	scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
 	if (filter == NULL) {
 		fail("cannot create a seccomp filter");
@@ -233,6 +270,13 @@ static scmp_filter_ctx build_filter(const struct options *options)
 	if (seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0) {
 		fail("cannot make foreign system-call architectures fatal");
 	}
+	return filter;
+}
+
+/* Build the filter of one combination of options with libseccomp. */
+static scmp_filter_ctx build_filter(const struct options *options)
+{
+	scmp_filter_ctx filter = new_filter();
 	for (size_t i = 0; i < sizeof ADDERS / sizeof ADDERS[0]; i++) {
 		if (ADDERS[i] != NULL) {
 			ADDERS[i](filter, options);
@@ -252,14 +296,32 @@ static scmp_filter_ctx build_filter(const struct options *options)
  */
 static scmp_filter_ctx build_session_filter(void)
 {
-	scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-	if (filter == NULL) {
-		fail("cannot create a seccomp filter");
-	}
-	if (seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0) {
-		fail("cannot make foreign system-call architectures fatal");
-	}
+	scmp_filter_ctx filter = new_filter();
 	refuse(filter, EPERM, "setsid");
+	return filter;
+}
+
+/*
+ * The supervision filter, stacked by the command's process without a mount namespace with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER: connect(2) and bind(2) wait for the supervisor's
+ * answer (SECCOMP_RET_USER_NOTIF, seccomp_unotify(2); ENOSYS once the supervisor is gone).
+ * Nothing else: the kernel's action cache lets every other call through without running
+ * it (seccomp_cache_prepare, Linux 5.11).
+ */
+static scmp_filter_ctx build_supervision_filter(void)
+{
+	scmp_filter_ctx filter = new_filter();
+	rule(filter, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0, NULL);
+	rule(filter, SCMP_ACT_NOTIFY, SCMP_SYS(bind), 0, NULL);
+	return filter;
+}
+
+/* Where the command's process has no supervisor: socket(AF_UNIX) refused, as before. */
+static scmp_filter_ctx build_unix_refusal_filter(void)
+{
+	scmp_filter_ctx filter = new_filter();
+	struct scmp_arg_cmp unix_family = SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_UNIX);
+	rule(filter, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, &unix_family);
 	return filter;
 }
 
@@ -272,7 +334,10 @@ static void write_filter(FILE *out, int variant)
 				   .no_mount_namespace = (variant & 4) != 0,
 				   .no_pid_namespace = (variant & 8) != 0,
 				   .command_user = -1 };
-	scmp_filter_ctx filter = (variant == SESSION_FILTER) ? build_session_filter() : build_filter(&options);
+	scmp_filter_ctx filter = (variant == SESSION_FILTER)	    ? build_session_filter()
+				 : (variant == SUPERVISION_FILTER)  ? build_supervision_filter()
+				 : (variant == UNIX_REFUSAL_FILTER) ? build_unix_refusal_filter()
+								    : build_filter(&options);
 	FILE *bpf = tmpfile();
 	if (bpf == NULL) {
 		fail("cannot create a temporary file: %s", strerror(errno));
@@ -321,14 +386,14 @@ int main(int argc, char **argv)
 	fprintf(out, "/* The launcher's seccomp filters, exported by libseccomp %u.%u.%u from REFUSALS in "
 		     "cave-sandbox-launcher.c by its filter generator: do not edit. */\n\n",
 		version->major, version->minor, version->micro);
-	for (int variant = 0; variant <= SESSION_FILTER; variant++) {
+	for (int variant = 0; variant < FILTER_COUNT; variant++) {
 		write_filter(out, variant);
 	}
 	fprintf(out, "struct cave_filter {\n\tconst struct cave_sock_filter *program;\n\tunsigned short length;\n};\n\n");
 	fprintf(out, "/* Indexed by (allow_inet ? 1 : 0) | (allow_userns ? 2 : 0) | (no_mount_namespace ? 4 : 0) "
-		     "| (no_pid_namespace ? 8 : 0); then the session filter. */\n");
-	fprintf(out, "static const struct cave_filter FILTERS[%d] = {\n", SESSION_FILTER + 1);
-	for (int variant = 0; variant <= SESSION_FILTER; variant++) {
+		     "| (no_pid_namespace ? 8 : 0); then the session, supervision and unix refusal filters. */\n");
+	fprintf(out, "static const struct cave_filter FILTERS[%d] = {\n", FILTER_COUNT);
+	for (int variant = 0; variant < FILTER_COUNT; variant++) {
 		fprintf(out, "\t{ FILTER_%d, sizeof FILTER_%d / sizeof FILTER_%d[0] },\n", variant, variant, variant);
 	}
 	fprintf(out, "};\n");

@@ -5,6 +5,8 @@
 
 /* seccomp(2) (linux/seccomp.h). */
 #define CAVE_SECCOMP_MODE_FILTER 2
+#define CAVE_SECCOMP_SET_MODE_FILTER 1
+#define CAVE_SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
 
 /* ---- the attempts that --check makes after the filter is loaded ----------------------- */
 
@@ -17,9 +19,25 @@ static long attempt_socket(int family)
 	return fd;
 }
 
-static long attempt_socket_unix(void)
+static long attempt_socket_unix_datagram(void)
 {
-	return attempt_socket(AF_UNIX);
+	long fd = syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		close((int) fd);
+	}
+	return fd;
+}
+
+/* A pair that would only be closed again. */
+static long attempt_socketpair_unix_datagram(void)
+{
+	int pair[2];
+	long result = syscall(SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair);
+	if (result == 0) {
+		close(pair[0]);
+		close(pair[1]);
+	}
+	return result;
 }
 
 static long attempt_socket_inet(void)
@@ -246,6 +264,29 @@ void load_filter(const struct options *options)
 			      | (options->no_mount_namespace ? 4 : 0) | (options->no_pid_namespace ? 8 : 0)]);
 }
 
+/*
+ * Without a mount namespace, after the filter: the supervision filter with a listener
+ * (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0) that goes to the supervisor, or, where
+ * there is none or the kernel gives no listener, the unix refusal filter.
+ */
+void supervise_unix(void)
+{
+	int listener = -1;
+	if (supervision_prepared()) {
+		const struct cave_filter *filter = &FILTERS[SUPERVISION_FILTER];
+		struct cave_sock_fprog program = { filter->length, filter->program };
+		listener = (int) syscall(SYS_seccomp, CAVE_SECCOMP_SET_MODE_FILTER, CAVE_SECCOMP_FILTER_FLAG_NEW_LISTENER,
+					 &program);
+		if (listener < 0) {
+			set_supervision_unavailable("user-notification");
+		}
+		send_listener(listener);
+	}
+	if (listener < 0) {
+		load_program(&FILTERS[UNIX_REFUSAL_FILTER]);
+	}
+}
+
 /* In the command's process, once in the session the launcher made for it (needs
  * no_new_privs): the session filter, which refuses setsid(2) (build_session_filter). */
 void load_session_filter(void)
@@ -304,6 +345,7 @@ void check(const struct options *options)
 	}
 	if (options->no_mount_namespace) {
 		check_landlock(options);
+		check_unix();
 	}
 	if (fflush(stdout) != 0) {
 		fail("cannot write the check: %s", strerror(errno));

@@ -290,3 +290,36 @@ void check_landlock(const struct options *options)
 	       ((landlock.handled_fs & CAVE_LANDLOCK_READS) == CAVE_LANDLOCK_READS) ? "view" : "host", net,
 	       (landlock.scoped != 0) ? "signal,abstract-unix" : "none");
 }
+
+/*
+ * For the supervisor of unix sockets (supervisor.c): a ruleset that handles only the
+ * making of sockets (LANDLOCK_ACCESS_FS_MAKE_SOCK, ABI 1) and allows it beneath the
+ * directory fd names. Returns -1 with errno where the kernel has no Landlock.
+ */
+int socket_ruleset(int directory)
+{
+	struct cave_landlock_ruleset_attr attributes = { CAVE_LANDLOCK_ACCESS_FS_MAKE_SOCK, 0, 0 };
+	/* The first field only: the size of ABI 1's attributes, which every Landlock kernel takes. */
+	int ruleset = (int) syscall(NR_LANDLOCK_CREATE_RULESET, &attributes, sizeof(uint64_t), 0);
+	if (ruleset < 0) {
+		return -1;
+	}
+	struct cave_landlock_path_beneath_attr beneath = { CAVE_LANDLOCK_ACCESS_FS_MAKE_SOCK, directory };
+	if (syscall(NR_LANDLOCK_ADD_RULE, ruleset, CAVE_LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) != 0) {
+		int error = errno;
+		close(ruleset);
+		errno = error;
+		return -1;
+	}
+	return ruleset;
+}
+
+/* Enforce ruleset on the calling thread only (landlock_restrict_self(2) restricts the
+ * calling thread; no_new_privs too is a flag of the thread). 0, or -1 with errno. */
+int restrict_thread(int ruleset)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		return -1;
+	}
+	return (int) syscall(NR_LANDLOCK_RESTRICT_SELF, ruleset, 0);
+}

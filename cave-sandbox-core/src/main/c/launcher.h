@@ -59,10 +59,86 @@
  * (build_session_filter), and only then runs --check.
  *
  * --no-mount-namespace (the mechanisms without a mount namespace, which would hide the host's
- * sockets and files): the filter also refuses socket(AF_UNIX) (socketpair(2) stays
- * allowed), the working-directory check keeps the device:inode comparison but there is
- * no bind to check, and after no_new_privs the command process confines itself with
- * Landlock where the kernel has it (restrict_by_landlock in landlock.c, landlock(7)).
+ * sockets and files): the filter also refuses unix sockets of every type but SOCK_STREAM
+ * and SOCK_SEQPACKET, from socket(2) and socketpair(2) (a datagram socket can address any
+ * path with sendto(2): add_unix_datagrams in filter-generator.c), the working-directory
+ * check keeps the device:inode comparison but there is no bind to check, and after
+ * no_new_privs the command process confines itself with Landlock where the kernel has it
+ * (restrict_by_landlock in landlock.c, landlock(7)), then stacks the supervision filter.
+ *
+ * Unix sockets (supervisor.c; --no-mount-namespace only): the command's own processes may
+ * talk over unix stream and seqpacket sockets beneath the working directory (LibreOffice's
+ * pipe, Chromium's SingletonSocket, Python's multiprocessing), and nothing else. The
+ * supervision filter (SECCOMP_RET_USER_NOTIF for connect(2) and bind(2), nothing else:
+ * no other call costs anything more) is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER by
+ * the command's process, which passes the listener (SCM_RIGHTS, over a socketpair made
+ * before the fork, at SUPERVISOR_FD) to the supervisor before the command runs: a
+ * process of the launcher's own that the filter does not cover and that outlives the
+ * command's execve, contain on seccomp, and on namespaces exec's process, which then
+ * forks the command and stays as its parent (a child subreaper that ignores SIGTERM and
+ * exits with the command's status). If the supervisor dies, the kernel answers ENOSYS
+ * (fail closed); in practice the command dies with it (contain: the parent-death
+ * signal; namespaces: PID 1 exits with its child and the PID namespace ends).
+ * For each call, the supervisor reads the address from the target's memory
+ * (process_vm_readv(2), /proc/PID/mem where that is refused), its effective ids and
+ * umask (/proc/PID/status) and, for a relative path, its working directory
+ * (/proc/PID/cwd), the memory and the directory as the target's uid and gid, in that
+ * thread, where the supervisor's differ (a root supervisor without CAP_SYS_PTRACE,
+ * Docker's default, reaches the command user's process only so); then checks that the call is still pending
+ * (SECCOMP_IOCTL_NOTIF_ID_VALID, so that the pid was the target's), takes the socket
+ * with pidfd_getfd(2) and performs the call itself on that duplicate, never with
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE (the target could rewrite the address between the
+ * check and the kernel's read of it):
+ *  - a socket that is not AF_UNIX (the private loopback of namespaces), an address that is
+ *    not AF_UNIX or has no path (the kernel answers EINVAL, or autobinds): as given;
+ *  - an abstract name: as given on namespaces, whose network namespace, and with it its
+ *    abstract namespace, is the sandbox's own; EACCES on seccomp (the host's: the
+ *    supervisor is outside the command's Landlock scope, and a name bound there could be
+ *    reached from the host), but for an autobind;
+ *  - a path: its directory, opened from the root or the target's working directory with
+ *    openat2(2) RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, must be the working directory
+ *    or beneath it (walked up by ".." to the root: device and inode), and its last
+ *    component a name. connect(2) goes to /proc/self/fd/N of the socket file opened
+ *    O_PATH | O_NOFOLLOW (a symbolic link there: EACCES; not a socket: ECONNREFUSED, as
+ *    unix_find_bsd answers); nothing is resolved again. bind(2) must record the
+ *    command's own name (getsockname(2) returns it: Python's multiprocessing hands it to
+ *    its clients), so it is given the command's address, with the target's working
+ *    directory and umask (the process's, set for one bind at a time under a lock:
+ *    Docker's default profile refuses unshare(CLONE_FS)), in a thread that a Landlock
+ *    ruleset of its own lets make sockets only beneath the working directory
+ *    (LANDLOCK_ACCESS_FS_MAKE_SOCK): a directory swapped for a link after the check still
+ *    cannot lead the bind outside it;
+ *  - a name directly in the host's /tmp (the directory itself, compared by device and
+ *    inode): the command's own, in PRIVATE_SOCKETS (".cave-sandbox-sockets") of the
+ *    working directory, made on first use for the target's uid and gid, mode 0700: a bind
+ *    makes it there (through /proc/self/fd/<directory>/<name>, so getsockname(2) does not
+ *    give "/tmp/<name>" back; a stale socket of that name, whose connect is refused, is
+ *    removed first, as the program's own unlink(2) of "/tmp/<name>" reached only the
+ *    host's /tmp), a connect reaches only what is there. LibreOffice puts its pipe in
+ *    /tmp whenever access(2) says /tmp is writable, whatever TMPDIR says
+ *    (sal/osl/unx/pipe.cxx), and Landlock does not change what access(2) answers; the
+ *    JVM's attach socket (/tmp/.java_pid<pid>) and every other name in the host's /tmp
+ *    stay out of reach;
+ *  - anything else (another call): EACCES.
+ * The call is performed with the target's effective uid and gid, no supplementary group
+ * and no capability, in that thread only (raw setresuid(2), setresgid(2), capset(2)): the
+ * command's permissions decide, the socket file is the command's own, with its umask, and
+ * its peer's SO_PEERCRED shows the command's uid and gid (its pid is the supervisor's). The
+ * target's /proc entries are found by its pid in the namespace of /proc (the host's: on
+ * namespaces the supervisor's PID namespace is the sandbox's), read from its pidfd's
+ * fdinfo.
+ * Each call runs in a thread of its own (at most 64 at once; one more gets EAGAIN), so
+ * that a connect(2) blocked on a full backlog stalls nobody else; while any runs, the
+ * supervisor checks every 20 ms that its target still waits, and interrupts the thread
+ * of one whose wait a signal ended (SIGUSR1, no SA_RESTART), so that the socket stays
+ * unconnected, as the kernel leaves it, for the restarted call. A connection made in the
+ * window before that check is remembered, and the target's next connect(2) of that
+ * socket gets 0 instead of EISCONN (any other connect of a connected socket: EISCONN).
+ * Without what the supervisor needs (Landlock, pidfd_open(2) and pidfd_getfd(2), Linux
+ * 5.6; a listener, Linux 5.0) the command's process stacks the unix refusal filter
+ * instead, which refuses socket(AF_UNIX) altogether; --check reports which
+ * (unix=supervised own=connected, or unix=refused REASON own=ERRNO), after an attempt at
+ * a socket of its own.
  *
  * VIEW (the filesystem view of those mechanisms, enforced by the same Landlock ruleset; each
  * PATH absolute and normalized, opened without following a symbolic link in any
@@ -171,13 +247,14 @@
  * main() on a virtual machine (its CPUID probes of the cache layout trap to the
  * hypervisor), and the launcher starts twice per execution.
  *
- * The files, one per concern: main.c (the modes' dispatch), options.c (the command line),
- * outer.c, init.c, pid1.c and contain.c (the modes), setup.c (the set-up that init, exec
- * and contain share, and exec itself), users.c (capabilities, the command user and its
- * user namespace), limits.c (rlimits), landlock.c, filter.c (loading the generated
- * filters, the --check attempts), refusals.h (the one list of refusals), bridge.c (the
- * egress bridge), paths.c (opening paths without following links), fail.c (the set-up
- * failure, shared with the generator), filter-generator.c (the build's generator).
+ * The files, one per concern: main.c (the modes' dispatch), options.c (the command
+ * line), outer.c, init.c, pid1.c and contain.c (the modes), setup.c (the set-up that
+ * init, exec and contain share, and exec itself), supervisor.c (the supervisor of unix
+ * sockets), users.c (capabilities, the command user and its user namespace), limits.c
+ * (rlimits), landlock.c, filter.c (loading the generated filters, the --check attempts),
+ * refusals.h (the one list of refusals), bridge.c (the egress bridge), paths.c (opening
+ * paths without following links), fail.c (the set-up failure, shared with the
+ * generator), filter-generator.c (the build's generator).
  */
 #ifndef CAVE_SANDBOX_LAUNCHER_H
 #define CAVE_SANDBOX_LAUNCHER_H
@@ -208,13 +285,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "14"
+#define LAUNCHER_VERSION "15"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5
 /* The egress directory (outer's --egress), which holds the JVM's egress proxy socket. */
 #define EGRESS_FD 6
 #define EGRESS_SOCKET "egress.sock"
+/* The command process's end of the channel to the supervisor of unix sockets (supervisor.c),
+ * over which it sends the supervision filter's listener. */
+#define SUPERVISOR_FD 7
 /* The first listed path (--listed); the others follow. Above START_FD, with room. */
 #define LISTED_FD 10
 #define WORKDIR_VARIABLE "CAVE_SANDBOX_WORKDIR"
@@ -307,8 +387,13 @@ struct options {
 
 /* One filter per combination of the four options that REFUSALS depend on. */
 #define FILTER_VARIANTS 16
-/* After them, the session filter (build_session_filter). */
+/* After them, the session filter (build_session_filter), the supervision filter
+ * (connect(2) and bind(2) to the supervisor: build_supervision_filter) and the filter that
+ * refuses socket(AF_UNIX) where there is no supervisor (build_unix_refusal_filter). */
 #define SESSION_FILTER FILTER_VARIANTS
+#define SUPERVISION_FILTER (FILTER_VARIANTS + 1)
+#define UNIX_REFUSAL_FILTER (FILTER_VARIANTS + 2)
+#define FILTER_COUNT (FILTER_VARIANTS + 3)
 
 /* ---- fail.c --------------------------------------------------------------------------- */
 
@@ -330,6 +415,7 @@ int open_no_symlinks(const char *path);
 
 void load_filter(const struct options *options);
 void load_session_filter(void);
+void supervise_unix(void);
 const char *errno_name(int error, char *buffer, size_t size);
 void check(const struct options *options);
 
@@ -337,6 +423,19 @@ void check(const struct options *options);
 
 void restrict_by_landlock(const struct options *options);
 void check_landlock(const struct options *options);
+int socket_ruleset(int directory);
+int restrict_thread(int ruleset);
+
+/* ---- supervisor.c --------------------------------------------------------------------- */
+
+int prepare_supervisor(const struct options *options);
+int supervision_prepared(void);
+const char *supervision_unavailable(void);
+void set_supervision_unavailable(const char *reason);
+void supervisor_child(void);
+void send_listener(int listener);
+void supervise(void);
+void check_unix(void);
 
 /* ---- users.c -------------------------------------------------------------------------- */
 
@@ -357,6 +456,7 @@ void start_bridge(const struct options *options, int start, int pid1);
 
 void close_above_stderr(void);
 void signal_start(int start);
+void catch_signal(int signal, void (*handler)(int));
 void catch_terminate(void (*handler)(int));
 int set_up(const struct options *options, int pid1);
 void execute(char **argv) __attribute__((noreturn));

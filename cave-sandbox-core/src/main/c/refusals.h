@@ -8,7 +8,10 @@
  * filter is loaded. Included by filter.c and by filter-generator.c, each of which
  * defines REFUSAL to keep what it needs; no include guard.
  */
-	REFUSAL("socket(AF_UNIX)", EAFNOSUPPORT, ONLY_NO_MOUNT_NAMESPACE, add_sockets, attempt_socket_unix),
+	REFUSAL("socket(AF_UNIX, SOCK_DGRAM)", EAFNOSUPPORT, ONLY_NO_MOUNT_NAMESPACE, add_sockets,
+		attempt_socket_unix_datagram),
+	REFUSAL("socketpair(AF_UNIX, SOCK_DGRAM)", EAFNOSUPPORT, ONLY_NO_MOUNT_NAMESPACE, add_unix_datagrams,
+		attempt_socketpair_unix_datagram),
 	REFUSAL("socket(AF_INET)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet),
 	REFUSAL("socket(AF_INET6)", EAFNOSUPPORT, UNLESS_INET, NULL, attempt_socket_inet6),
 	REFUSAL("socket(AF_NETLINK)", EAFNOSUPPORT, 0, NULL, attempt_socket_netlink),

@@ -6,13 +6,17 @@ static int close_descriptors(int keep_egress)
 {
 	struct stat status;
 	int start = (fstat(START_FD, &status) == 0 && S_ISFIFO(status.st_mode)) ? START_FD : -1;
-	if (syscall(SYS_close_range, 3, START_FD - 1, 0) != 0 || syscall(SYS_close_range, EGRESS_FD + 1, ~0U, 0) != 0) {
+	int supervised = supervision_prepared();
+	if (syscall(SYS_close_range, 3, START_FD - 1, 0) != 0 || syscall(SYS_close_range, SUPERVISOR_FD + 1, ~0U, 0) != 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 		for (long fd = 3; fd < max; fd++) {
-			if (fd != START_FD && fd != EGRESS_FD) {
+			if (fd != START_FD && fd != EGRESS_FD && fd != SUPERVISOR_FD) {
 				close((int) fd);
 			}
 		}
+	}
+	if (!supervised) {
+		close(SUPERVISOR_FD);
 	}
 	if (!keep_egress) {
 		close(EGRESS_FD);
@@ -111,16 +115,22 @@ static void reset_signals(void)
 	}
 }
 
-/* Catch SIGTERM with handler, which must keep errno (sigaction(2)). */
-void catch_terminate(void (*handler)(int))
+/* Catch signal with handler, which must keep errno (sigaction(2)); no SA_RESTART. */
+void catch_signal(int signal, void (*handler)(int))
 {
 	struct sigaction action;
 	memset(&action, 0, sizeof action);
 	action.sa_handler = handler;
 	sigemptyset(&action.sa_mask);
-	if (sigaction(SIGTERM, &action, NULL) != 0) {
-		fail("cannot catch SIGTERM: %s", strerror(errno));
+	if (sigaction(signal, &action, NULL) != 0) {
+		fail("cannot catch signal %d: %s", signal, strerror(errno));
 	}
+}
+
+/* Catch SIGTERM with handler, which must keep errno. */
+void catch_terminate(void (*handler)(int))
+{
+	catch_signal(SIGTERM, handler);
 }
 
 /*
@@ -152,6 +162,9 @@ int set_up(const struct options *options, int pid1)
 	}
 	new_session_keyring();
 	load_filter(options);
+	if (options->no_mount_namespace) {
+		supervise_unix();
+	}
 	if (pid1) {
 		/* init's command child stacks the session filter and checks (init). */
 		return start;
@@ -183,9 +196,39 @@ void execute(char **argv)
 	_exit((error == ENOENT || error == ENOTDIR) ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
 
+/*
+ * Without a mount namespace (namespaces), exec's process stays as the supervisor of the
+ * command's unix sockets (supervisor.c) and a child subreaper, so that every process of
+ * the command's tree stays its descendant (ptrace access under Yama's scope 1); the
+ * command is its child. It ignores SIGTERM (PID 1 passes the executor's on to every
+ * process of the namespace: the command's tree must keep its supervisor during the grace
+ * period), reaps every orphan and exits with the command's status, 128 + n if it died of
+ * signal n; its exit ends PID 1 and with it the namespace.
+ */
+static void supervise_command(void)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		fail("cannot become the subreaper of the command: %s", strerror(errno));
+	}
+	pid_t command = fork();
+	if (command < 0) {
+		fail("cannot fork the command: %s", strerror(errno));
+	}
+	if (command == 0) {
+		supervisor_child();
+		return;
+	}
+	signal(SIGTERM, SIG_IGN);
+	supervise();
+	exit(reap_until(command));
+}
+
 /* exec (the last step under unshare): the set-up, then the command in this process. */
 void exec_mode(const struct options *options, char **argv)
 {
+	if (options->no_mount_namespace && prepare_supervisor(options) == 0) {
+		supervise_command();
+	}
 	int start = set_up(options, 0);
 	set_limits(options, 0);
 	signal_start(start);

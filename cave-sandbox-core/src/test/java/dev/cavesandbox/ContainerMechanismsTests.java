@@ -107,6 +107,30 @@ class ContainerMechanismsTests {
 		}
 	}
 
+	/**
+	 * The command's own unix stream socket beneath its working directory works in the
+	 * container too (the supervisor of {@code connect(2)} and {@code bind(2)} runs under
+	 * Docker's default profile), and the probe says so in its facts.
+	 */
+	@ParameterizedTest(name = "{0} as {1}")
+	@MethodSource("containers")
+	@Timeout(300)
+	void theCommandsOwnUnixSocketWorksInTheContainer(Profile profile, User user) throws Exception {
+		try (ContainerJvm jvm = ContainerJvm.start(this.directory, profile, user, MechanismChoice.AUTO)) {
+			ContainerJvm.Verdict verdict = jvm.verdict();
+			assertThat(verdict.available()).as("%s; log: %s", verdict, jvm.log()).isTrue();
+			assertThat(verdict.facts()).as("%s", verdict)
+				.anySatisfy((fact) -> assertThat(fact)
+					.startsWith("unix sockets: only the command's own beneath the working directory"));
+			ContainerJvm.Result result = jvm.isolated(ContainerConfinement.PYTHON, "-c",
+					"import socket\nl = socket.socket(socket.AF_UNIX); l.bind('own.sock'); l.listen(1)\n"
+							+ "c = socket.socket(socket.AF_UNIX); c.connect('own.sock'); c.sendall(b'own')\n"
+							+ "print(l.accept()[0].recv(3).decode())");
+			assertThat(result.error()).as(result.stderr()).isNull();
+			assertThat(result.stdout()).as(result.stderr()).isEqualTo("own\n");
+		}
+	}
+
 	@ParameterizedTest(name = "{0} as {1}")
 	@MethodSource("containers")
 	@Timeout(300)

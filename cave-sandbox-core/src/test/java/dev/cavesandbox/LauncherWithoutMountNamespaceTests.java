@@ -70,7 +70,8 @@ class LauncherWithoutMountNamespaceTests {
 
 	private static Map<String, String> refused() {
 		Map<String, String> refused = new LinkedHashMap<>();
-		refused.put("socket(AF_UNIX)", "EAFNOSUPPORT");
+		refused.put("unix(own)", "OK");
+		refused.put("socket(AF_UNIX, SOCK_DGRAM)", "EAFNOSUPPORT");
 		refused.put("socketpair", "OK");
 		refused.put("connect(127.0.0.1)", "EAFNOSUPPORT");
 		refused.put("write(inside)", "OK");
@@ -105,8 +106,8 @@ class LauncherWithoutMountNamespaceTests {
 
 	@ParameterizedTest(name = "{0}, nobody: {1}")
 	@MethodSource("modesAndUsers")
-	void checkReportsUnixSocketsRefusedAndTheLandlockLayer(String mode, boolean nobody, @TempDir Path directory)
-			throws Exception {
+	void checkReportsUnixDatagramsRefusedTheLandlockLayerAndTheSupervisedOwnSocket(String mode, boolean nobody,
+			@TempDir Path directory) throws Exception {
 		prepare(directory, nobody);
 		NobodyCommandLines.Run run = run(mode, false, true, List.of("/bin/true"), directory, nobody);
 		assertThat(run.exitCode()).as(run.output()).isZero();
@@ -116,18 +117,20 @@ class LauncherWithoutMountNamespaceTests {
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
 			.containsExactlyElementsOf(this.launcher.refusals(false, true, LauncherContract.CONTAIN.equals(mode)))
-			.startsWith("socket(AF_UNIX)", "socket(AF_INET)");
+			.startsWith("socket(AF_UNIX, SOCK_DGRAM)", "socketpair(AF_UNIX, SOCK_DGRAM)", "socket(AF_INET)");
 		List<String> landlock = lines.stream()
 			.filter((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
 			.toList();
 		assertThat(landlock).as(run.output()).singleElement().asString().matches(LANDLOCK);
-		assertThat(lines.indexOf(landlock.get(0))).as("after the refusals").isEqualTo(lines.size() - 1);
+		assertThat(lines.indexOf(landlock.get(0))).as("after the refusals").isEqualTo(lines.size() - 2);
+		assertThat(lines.get(lines.size() - 1)).as("the supervisor of unix sockets, last")
+			.isEqualTo("unix=supervised own=connected outside=EACCES");
 	}
 
 	/**
 	 * With a private loopback (the namespaces mechanism's option) the filter leaves
-	 * {@code AF_INET} to the network namespace and Landlock leaves TCP alone; AF_UNIX is
-	 * still refused.
+	 * {@code AF_INET} to the network namespace and Landlock leaves TCP alone; unix
+	 * datagram sockets are still refused.
 	 */
 	@ParameterizedTest
 	@ValueSource(strings = { LauncherContract.CONTAIN, LauncherContract.EXEC })
@@ -139,7 +142,7 @@ class LauncherWithoutMountNamespaceTests {
 			.filter((line) -> line.startsWith("refused="))
 			.map(LauncherWithoutMountNamespaceTests::name))
 			.containsExactlyElementsOf(this.launcher.refusals(true, true, LauncherContract.CONTAIN.equals(mode)))
-			.startsWith("socket(AF_UNIX)", "socket(AF_NETLINK)");
+			.startsWith("socket(AF_UNIX, SOCK_DGRAM)", "socketpair(AF_UNIX, SOCK_DGRAM)", "socket(AF_NETLINK)");
 		assertThat(lines).filteredOn((line) -> line.startsWith(LauncherContract.LANDLOCK_PREFIX))
 			.singleElement()
 			.asString()
@@ -173,6 +176,7 @@ class LauncherWithoutMountNamespaceTests {
 			assertThat(unconfined.exitCode()).as(unconfined.output()).isZero();
 			Map<String, String> expected = new LinkedHashMap<>();
 			REFUSED.keySet().forEach((name) -> expected.put(name, "OK"));
+			expected.put("socket(AF_UNIX, SOCK_DGRAM)", "OK");
 			if (nobody) {
 				// The JVM is root's: nobody reaches it outside the launcher neither.
 				expected.put("kill(jvm, 0)", "EPERM");

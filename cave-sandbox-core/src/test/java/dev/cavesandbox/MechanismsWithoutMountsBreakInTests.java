@@ -21,7 +21,6 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -374,13 +373,11 @@ class MechanismsWithoutMountsBreakInTests {
 
 	/**
 	 * A host's pathname datagram socket (here a listener of the test's own, writable by
-	 * everyone, beside the working directory) stays out of reach: {@code socket(AF_UNIX)}
-	 * is refused, but a {@code SOCK_DGRAM} pair of {@code socketpair(2)} can address any
-	 * path with {@code sendto(2)} or be re-targeted with {@code connect(2)}, and Landlock
-	 * controls neither before ABI 9. The control sends from outside the sandbox.
+	 * everyone, beside the working directory) stays out of reach: a {@code SOCK_DGRAM}
+	 * pair of {@code socketpair(2)} could address any path with {@code sendto(2)} or be
+	 * re-targeted with {@code connect(2)}, which Landlock controls neither, so the filter
+	 * refuses unix datagram sockets there. The control sends from outside the sandbox.
 	 */
-	@Disabled("open finding (2026-12-03, issue 28): a SOCK_DGRAM socketpair reaches the host's datagram sockets on "
-			+ "namespaces and seccomp; see the README's 'The mechanisms without a mount namespace'")
 	@ParameterizedTest
 	@MethodSource("mechanisms")
 	void aDatagramSocketpairCannotReachAHostDatagramSocket(MechanismChoice mechanism, @TempDir Path base)

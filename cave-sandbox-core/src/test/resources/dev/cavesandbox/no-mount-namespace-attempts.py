@@ -19,7 +19,13 @@ def report(name, attempt):
 
 
 def unix_socket():
-    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+    # A socket of its own beneath the working directory: bound, listened on, connected to.
+    path = "own-" + MODE + ".sock"
+    with socket.socket(socket.AF_UNIX) as listener, socket.socket(socket.AF_UNIX) as client:
+        listener.bind(path)
+        listener.listen(1)
+        client.connect(path)
+    os.unlink(path)
 
 
 def unix_socketpair():
@@ -49,7 +55,8 @@ def open_jvm(name, flags):
     os.close(os.open("/proc/%d/%s" % (PID, name), flags))
 
 
-report("socket(AF_UNIX)", unix_socket)
+report("unix(own)", unix_socket)
+report("socket(AF_UNIX, SOCK_DGRAM)", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
 report("socketpair", unix_socketpair)
 report("connect(127.0.0.1)", connect_loopback)
 report("write(inside)", lambda: write("inside-" + MODE))

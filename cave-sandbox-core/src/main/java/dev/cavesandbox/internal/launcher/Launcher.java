@@ -252,8 +252,9 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * {@code noMountNamespace} its Landlock line, on stdout before the command runs (the
 	 * probe)
 	 * @param noMountNamespace whether the command has no mount namespace that hides the
-	 * host's sockets and files (then {@code socket(AF_UNIX)} is refused too and Landlock
-	 * confines writes); not for {@value LauncherContract#INIT}
+	 * host's sockets and files (then unix datagram sockets are refused too, the launcher
+	 * supervises {@code connect(2)} and {@code bind(2)}, and Landlock confines writes);
+	 * not for {@value LauncherContract#INIT}
 	 * @param argv the command
 	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
@@ -384,7 +385,7 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * Return what the launcher's seccomp filter refuses, by the names its check reports.
 	 * @param loopback whether the command has a private loopback
 	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
-	 * (then {@code socket(AF_UNIX)} comes first)
+	 * (then the unix datagram sockets come first)
 	 * @return the names, in the launcher's order
 	 */
 	public List<String> refusals(boolean loopback, boolean noMountNamespace) {

@@ -18,7 +18,9 @@ final class Refusals {
 	 * @param loopback whether the command has a private loopback (then {@code AF_INET}
 	 * and {@code AF_INET6} sockets are allowed)
 	 * @param noMountNamespace whether the launcher runs with {@code --no-mount-namespace}
-	 * (then {@code socket(AF_UNIX)} comes first)
+	 * (then unix datagram sockets, {@code socket(AF_UNIX, SOCK_DGRAM)} and
+	 * {@code socketpair(AF_UNIX, SOCK_DGRAM)}, come first; the launcher supervises the
+	 * stream sockets' {@code connect(2)} and {@code bind(2)})
 	 * @param noPidNamespace whether the command has no PID namespace
 	 * ({@value LauncherContract#CONTAIN}): then {@code sched_setaffinity(pid)} is refused
 	 * (the command would see the JVM) and {@code setpgid} too, so that the command's
@@ -32,7 +34,7 @@ final class Refusals {
 			boolean userNamespaces) {
 		List<String> names = new ArrayList<>();
 		if (noMountNamespace) {
-			names.add("socket(AF_UNIX)");
+			names.addAll(List.of("socket(AF_UNIX, SOCK_DGRAM)", "socketpair(AF_UNIX, SOCK_DGRAM)"));
 		}
 		if (!loopback) {
 			names.addAll(List.of("socket(AF_INET)", "socket(AF_INET6)"));

@@ -33,10 +33,12 @@ import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
  * sockets and its {@code /proc} (with the JVM's processes) stay where they are; in a
  * system view Landlock keeps everything but the view's paths from being read. The
  * launcher therefore runs the command with {@code --no-mount-namespace}: its seccomp
- * filter refuses {@code socket(AF_UNIX)} as well ({@code socketpair(2)} stays allowed),
- * and a Landlock ruleset (landlock(7)) limits writes to the working directory and keeps
- * the command from the memory, environment and signals of every process outside its
- * domain, the JVM's included.</li>
+ * filter refuses unix datagram sockets as well, the launcher's {@code exec} process stays
+ * as the supervisor that performs the command's unix {@code connect(2)} and
+ * {@code bind(2)} itself, only beneath the working directory (abstract names: the network
+ * namespace's own), and a Landlock ruleset (landlock(7)) limits writes to the working
+ * directory and keeps the command from the memory, environment and signals of every
+ * process outside its domain, the JVM's included.</li>
  * <li>The whole command line runs behind {@link Launcher#outer(Path)}; the working
  * directory is the one the launcher opened without following symbolic links.</li>
  * </ul>

@@ -28,11 +28,13 @@ import dev.cavesandbox.internal.launcher.LauncherContract;
  * the group with one SIGKILL, which no fork can outrun, and reaps the orphans that come
  * to it.</li>
  * <li>The command runs with {@code --no-mount-namespace}: the seccomp filter refuses
- * every address family, {@code AF_UNIX} included ({@code socketpair(2)} stays allowed),
- * and the rest of the launcher's list; a Landlock ruleset (landlock(7)) limits writes to
- * the working directory, refuses TCP bind and connect as a second layer, and keeps the
- * command from the memory, environment and signals of every process outside its domain,
- * the JVM's included.</li>
+ * every address family but unix stream and seqpacket sockets, whose {@code connect(2)}
+ * and {@code bind(2)} the launcher's supervisor ({@code contain}) performs itself, only
+ * beneath the working directory and for no abstract name but an autobind, and the rest of
+ * the launcher's list; a Landlock ruleset (landlock(7)) limits writes to the working
+ * directory, refuses TCP bind and connect as a second layer, and keeps the command from
+ * the memory, environment and signals of every process outside its domain, the JVM's
+ * included.</li>
  * <li>With a {@linkplain Launcher#hasCommandUser() command user} (a JVM running as the
  * host's root, whose commands the kernel would exempt from {@code RLIMIT_NPROC}) the
  * command switches to a uid of the host, without any capability: each execution to a uid

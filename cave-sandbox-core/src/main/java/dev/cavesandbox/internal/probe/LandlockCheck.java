@@ -68,7 +68,33 @@ final class LandlockCheck {
 				? "signals to the JVM and every process outside the sandbox: refused (Landlock scope)"
 				: LinuxProbe.NOT_GIVEN + "signal scoping (Landlock ABI 6+): the command can signal the JVM and other "
 						+ "processes of its user");
+		String unix = ProbeScript.first(facts, "unix");
+		if (!unix.endsWith(" outside=EACCES") && !unix.endsWith(" outside=EAFNOSUPPORT")) {
+			return LinuxVerdict.Failure.notVerified("a unix socket outside the working directory was not refused: the "
+					+ "launcher reports unix=" + (unix.isEmpty() ? "(no report)" : unix));
+		}
+		verified.add(unixSockets(unix));
 		return null;
+	}
+
+	/**
+	 * State what the launcher's {@code unix=} line reports:
+	 * {@code supervised own=connected} where the command's own pathname socket beneath
+	 * its working directory worked through the launcher's supervisor of
+	 * {@code connect(2)} and {@code bind(2)}; otherwise {@code refused REASON own=ERRNO}
+	 * (no supervisor: the kernel or the host lacks what it needs, and
+	 * {@code socket(AF_UNIX)} stays refused) or {@code supervised own=ERRNO}. Either way
+	 * the host's unix sockets stay out of reach, so neither fails the probe.
+	 * @param unix the value of the {@code unix=} line, empty where there is none
+	 * @return the fact
+	 */
+	static String unixSockets(String unix) {
+		if (unix.startsWith("supervised own=connected ")) {
+			return "unix sockets: only the command's own beneath the working directory (supervised connect and bind); "
+					+ "no datagram socket, no abstract name on the host's network stack";
+		}
+		return LinuxProbe.NOT_GIVEN + "unix sockets between the command's own processes (socket(AF_UNIX) and "
+				+ "socketpair(2) pairs only): the launcher reports unix=" + (unix.isEmpty() ? "(no report)" : unix);
 	}
 
 	/**
@@ -83,17 +109,16 @@ final class LandlockCheck {
 		if (view.isSystem()) {
 			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace /tmp, /run and the "
 					+ "other hidden directories are not private ones; in the system view Landlock refuses reading and "
-					+ "writing them; socket(AF_UNIX) is refused, so the host's stream sockets there are unreachable, "
-					+ "but a datagram socket of socketpair(2) can still send to a host's datagram socket that the "
-					+ "command's user may write");
+					+ "writing them; the host's unix sockets there are unreachable (connect(2) and bind(2) of a unix "
+					+ "socket only beneath the working directory, no unix datagram socket)");
 			verified.add("root filesystem: writes refused outside the working directory and the writable paths "
 					+ "(Landlock)");
 		}
 		else {
 			verified.add(LinuxProbe.NOT_GIVEN + "hidden directories: without a mount namespace the host's files stay "
-					+ "readable (/tmp, /run, other executions' working directories); socket(AF_UNIX) is refused, so "
-					+ "its stream sockets are unreachable, but a datagram socket of socketpair(2) can still send to "
-					+ "a host's datagram socket that the command's user may write");
+					+ "readable (/tmp, /run, other executions' working directories); its unix sockets are "
+					+ "unreachable (connect(2) and bind(2) of a unix socket only beneath the working directory, no "
+					+ "unix datagram socket)");
 			verified.add("root filesystem: writes refused outside the working directory (Landlock), reads allowed"
 					+ (view.readOnlyRoot() ? ""
 							: "; readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same"));

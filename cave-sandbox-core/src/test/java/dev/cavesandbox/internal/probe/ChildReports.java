@@ -45,6 +45,7 @@ final class ChildReports {
 		LAUNCHER.refusals(false, true, true)
 			.forEach((name) -> report.append("refused=").append(name).append(" EAFNOSUPPORT\n"));
 		report.append("landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix\n");
+		report.append("unix=supervised own=connected outside=EACCES\n");
 		report.append(
 				"net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ngid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 						+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER

@@ -32,7 +32,9 @@ class LandlockCheckTests {
 			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir reads=view net=refused scope=signal,abstract-unix|NOT_VERIFIED|a host view of the filesystem, but the launcher reports reads=view",
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir net=refused scope=signal,abstract-unix|NOT_VERIFIED|reports reads=(no report)",
-			"refused=socket(AF_UNIX) EAFNOSUPPORT|allowed=socket(AF_UNIX) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX)" })
+			"refused=socket(AF_UNIX, SOCK_DGRAM) EAFNOSUPPORT|allowed=socket(AF_UNIX, SOCK_DGRAM) succeeded|NOT_VERIFIED|let through: socket(AF_UNIX, SOCK_DGRAM)",
+			"unix=supervised own=connected outside=EACCES|unix=supervised own=connected outside=ENOENT|NOT_VERIFIED|a unix socket outside the working directory was not refused",
+			"unix=supervised own=connected outside=EACCES|unix=supervised own=connected outside=connected|NOT_VERIFIED|a unix socket outside the working directory was not refused" })
 	void theSeccompMechanismWithoutItsLayersIsRefused(String present, String replacement, UnavailabilityCause cause,
 			String detail) {
 		String report = seccompReport();
@@ -74,6 +76,25 @@ class LandlockCheckTests {
 		assertThat(seccompVerdict(seccompReport(), false).verified())
 			.contains("root filesystem: writes refused outside the working directory (Landlock), reads allowed; "
 					+ "readOnlyRoot=false has no effect on this mechanism: Landlock limits writes all the same");
+	}
+
+	/**
+	 * The facts name what unix sockets give: the command's own through the supervisor,
+	 * or, where the launcher has none (socket(AF_UNIX) refused), a named limitation; the
+	 * host's stay out of reach either way.
+	 */
+	@Test
+	void theFactsNameWhatUnixSocketsGive() {
+		assertThat(seccompVerdict(seccompReport()).verified()).contains(
+				"unix sockets: only the command's own beneath the working directory (supervised connect and bind); "
+						+ "no datagram socket, no abstract name on the host's network stack");
+		String unsupervised = seccompReport().replace("unix=supervised own=connected outside=EACCES",
+				"unix=refused pidfd_getfd own=EAFNOSUPPORT outside=EAFNOSUPPORT");
+		IsolationCapability verdict = seccompVerdict(unsupervised);
+		assertThat(verdict.available()).as("%s", verdict).isTrue();
+		assertThat(verdict.verified()).anyMatch(
+				(fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "unix sockets between the command's own processes")
+						&& fact.contains("pidfd_getfd"));
 	}
 
 }
