@@ -1,11 +1,14 @@
 package dev.cavesandbox;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -165,6 +168,50 @@ class Issue28BreakInTests {
 		}
 		finally {
 			Files.deleteIfExists(hostObject);
+		}
+	}
+
+	/**
+	 * Two executions in private working directories at once; the second is told the
+	 * first's directory and shared-memory directory (a command could only guess them,
+	 * 36^6 names after the tag) and can neither read, list, write nor connect there.
+	 */
+	@ParameterizedTest
+	@MethodSource("withoutMounts")
+	void anotherExecutionsPrivateDirectoryStaysOutOfReachEvenByName(MechanismChoice mechanism) throws Exception {
+		String object = "cave28-" + UUID.randomUUID().toString().substring(0, 8);
+		try (SandboxedProcess owner = isolated(mechanism).start(ExecutionRequest.builder(PYTHON, "owner.py", object)
+			.inputFile("owner.py", script("issue28-private-owner.py"))
+			.build())) {
+			BufferedReader lines = new BufferedReader(new InputStreamReader(owner.stdout(), StandardCharsets.UTF_8));
+			String directory = lines.readLine();
+			String shm = lines.readLine();
+			assertThat(directory).as("the first execution's directory").isNotNull().startsWith("/");
+			ExecutionResult neighbour = isolated(mechanism)
+				.execute(ExecutionRequest.builder(PYTHON, "neighbour.py", directory, shm, object)
+					.inputFile("neighbour.py", script("issue28-private-neighbour.py"))
+					.build());
+			owner.stdin().write("done\n".getBytes(StandardCharsets.UTF_8));
+			owner.stdin().flush();
+			Map<String, String> ownerOutcome = new LinkedHashMap<>();
+			for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+				ownerOutcome.put(line.substring(0, line.indexOf('=')), line.substring(line.indexOf('=') + 1));
+			}
+			Map<String, String> outcome = parse(neighbour);
+			System.out
+				.println("Issue28 " + mechanism + " " + directory + " " + shm + " " + outcome + " " + ownerOutcome);
+			assertThat(outcome).as(neighbour.stderrText()).hasSize(10);
+			outcome.forEach((attempt, result) -> assertThat(result).as(attempt).isNotEqualTo("OK"));
+			assertThat(ownerOutcome).containsEntry("arrived", "0")
+				.containsEntry("memory", "42")
+				.containsEntry("entries", "a.sock,owner.py,secret");
+		}
+	}
+
+	private static byte[] script(String resource) throws IOException {
+		try (InputStream script = Issue28BreakInTests.class.getResourceAsStream(resource)) {
+			assertThat(script).as(resource).isNotNull();
+			return script.readAllBytes();
 		}
 	}
 
