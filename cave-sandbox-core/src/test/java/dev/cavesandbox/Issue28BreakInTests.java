@@ -15,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -206,6 +207,35 @@ class Issue28BreakInTests {
 				.containsEntry("memory", "42")
 				.containsEntry("entries", "a.sock,owner.py,secret");
 		}
+	}
+
+	/**
+	 * The supervisor's 64 workers all blocked in connect(2) to a listener whose backlog
+	 * is full (80 processes, each one call), and the command sleeping: the execution
+	 * still ends at its timeout, and nothing of the tree is left after the result.
+	 */
+	@ParameterizedTest
+	@MethodSource("withoutMounts")
+	void blockedWorkersDoNotOutliveTheTimeout(MechanismChoice mechanism, @TempDir Path base) throws Exception {
+		Path work = directory(base.resolve("work"), "rwxrwxrwx");
+		String marker = "cave28-blocked-" + UUID.randomUUID();
+		String script = "import os, socket, sys, time\nl = socket.socket(socket.AF_UNIX); l.bind('full.sock'); l.listen(0)\n"
+				+ "for i in range(80):\n    if os.fork() == 0:\n        s = socket.socket(socket.AF_UNIX)\n"
+				+ "        try: s.connect('full.sock')\n        except OSError: pass\n        time.sleep(100); os._exit(0)\n"
+				+ "print('forked', flush=True)\ntime.sleep(100)\n";
+		Files.writeString(work.resolve("blocked.py"), script);
+		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder(PYTHON, "blocked.py", marker)
+			.workingDirectory(work)
+			.timeout(Duration.ofSeconds(5))
+			.build());
+		assertThat(result.timedOut()).as(result.stderrText()).isTrue();
+		assertThat(result.stdoutText()).isEqualTo("forked\n");
+		assertThat(ProcessHandle.allProcesses()
+			.filter((handle) -> handle.info()
+				.arguments()
+				.map((arguments) -> List.of(arguments).contains(marker))
+				.orElse(false))
+			.map(ProcessHandle::pid)).as("left of the tree").isEmpty();
 	}
 
 	private static byte[] script(String resource) throws IOException {
