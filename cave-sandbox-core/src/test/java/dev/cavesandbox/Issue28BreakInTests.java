@@ -24,6 +24,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -33,6 +37,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -236,6 +241,103 @@ class Issue28BreakInTests {
 				.map((arguments) -> List.of(arguments).contains(marker))
 				.orElse(false))
 			.map(ProcessHandle::pid)).as("left of the tree").isEmpty();
+	}
+
+	/**
+	 * An unprivileged JVM (nobody, through setpriv): its command shares its uid, so
+	 * protected_hardlinks lets it link the JVM's attach socket and a host socket of that
+	 * uid; Landlock must refuse the link and the rename, and the supervisor (of the same
+	 * uid, without CAP_SYS_PTRACE) every path outside. The JVM is a child JVM of nobody's
+	 * whose attach socket {@code jcmd} opened.
+	 */
+	@ParameterizedTest
+	@MethodSource("withoutMounts")
+	void anUnprivilegedJvmsAttachSocketAndSocketsOfItsUidStayUnreachable(MechanismChoice choice, @TempDir Path base)
+			throws Exception {
+		assumeThat(System.getProperty("user.name")).as("switching to nobody needs root").isEqualTo("root");
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path work = directory(base.resolve("work"), "rwxrwxrwx");
+		copy("issue28-unix-attacks.py", work);
+		Files.writeString(work.resolve("go"), "");
+		Path hostDirectory = directory(base.resolve("host"), "rwxrwxrwx");
+		Path owned = directory(base.resolve("owned"), "rwxr-xr-x");
+		Path program = base.resolve("Sleeper.java");
+		Files.writeString(program,
+				"class Sleeper { public static void main(String[] a) throws Exception { Thread.sleep(120000); } }");
+		List<String> nobody = List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--");
+		Process jvm = new ProcessBuilder(concat(nobody, List.of("java", program.toString()))).directory(base.toFile())
+			.redirectErrorStream(true)
+			.redirectOutput(ProcessBuilder.Redirect.DISCARD)
+			.start();
+		try (Listener host = new Listener(hostDirectory.resolve("host.sock"));
+				Listener ownedListener = new Listener(owned.resolve("owned.sock"))) {
+			Process chown = new ProcessBuilder("chown", "-R", "65534:65534", owned.toString(), work.toString()).start();
+			assertThat(chown.waitFor(30, TimeUnit.SECONDS) && chown.exitValue() == 0).isTrue();
+			Path attach = Path.of("/tmp/.java_pid" + jvm.pid());
+			await().atMost(Duration.ofSeconds(60)).until(() -> {
+				Process jcmd = new ProcessBuilder(
+						concat(nobody, List.of("jcmd", String.valueOf(jvm.pid()), "VM.version")))
+					.redirectErrorStream(true)
+					.redirectOutput(ProcessBuilder.Redirect.DISCARD)
+					.start();
+				return jcmd.waitFor(30, TimeUnit.SECONDS) && Files.exists(attach);
+			});
+			SandboxMechanism mechanism = unprivileged(choice, base);
+			List<String> command = concat(nobody, mechanism.commandLine(List.of(PYTHON, "issue28-unix-attacks.py",
+					host.path().toString(), owned.toString(), attach.toString()), work.toRealPath(), false));
+			Process sandboxed = new ProcessBuilder(command).directory(work.toFile()).start();
+			String output = new String(sandboxed.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			String errors = new String(sandboxed.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(sandboxed.waitFor(120, TimeUnit.SECONDS)).isTrue();
+			Map<String, String> outcome = new LinkedHashMap<>();
+			output.lines()
+				.filter((line) -> line.contains("="))
+				.forEach((line) -> outcome.put(line.substring(0, line.lastIndexOf('=')),
+						line.substring(line.lastIndexOf('=') + 1)));
+			System.out.println("Issue28 unprivileged " + choice + " " + outcome);
+			assertThat(outcome).as(errors).containsKeys("connect(attach)", "swapped directory binds");
+			for (String refused : new String[] { "link(attach)", "connect(attach link)", "rename(attach)",
+					"connect(attach moved)", "connect(attach)", "link(owned socket)", "connect(linked)",
+					"rename(owned directory)", "connect(moved)", "connect(/proc/pid/fd)",
+					"connect(relative after fchdir(O_PATH))", "sendto(stream)", "sendto(seqpacket)" }) {
+				assertThat(outcome.get(refused)).as(refused + ": " + errors).isNotNull().isNotEqualTo("OK");
+			}
+			assertThat(attach).as("the attach socket stays where it was").exists();
+			assertThat(host.connections()).as("the host listener").isZero();
+			assertThat(ownedListener.connections()).as("the listener of the command's uid").isZero();
+			try (Stream<Path> planted = Files.list(hostDirectory)) {
+				assertThat(planted.map((path) -> path.getFileName().toString())).containsExactly("host.sock");
+			}
+		}
+		finally {
+			jvm.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+		}
+	}
+
+	/**
+	 * The verified mechanism's command line for nobody, with a launcher copy nobody may
+	 * run.
+	 */
+	private static SandboxMechanism unprivileged(MechanismChoice choice, Path base) throws IOException {
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.mechanism();
+		Path launcherCopy = base.resolve("cave-sandbox-launcher");
+		Launcher launcher = new Launcher(launcherCopy, false);
+		if (mechanism instanceof NamespacesMechanism namespaces) {
+			Files.copy(namespaces.launcher().path(), launcherCopy);
+			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(), launcher,
+					namespaces.filesystem(), 65534, 65534, true);
+		}
+		else if (mechanism instanceof SeccompMechanism seccomp) {
+			Files.copy(seccomp.launcher().path(), launcherCopy);
+			mechanism = new SeccompMechanism(launcher, seccomp.filesystem());
+		}
+		Files.setPosixFilePermissions(launcherCopy, PosixFilePermissions.fromString("r-xr-xr-x"));
+		return mechanism;
+	}
+
+	private static List<String> concat(List<String> first, List<String> second) {
+		return Stream.concat(first.stream(), second.stream()).toList();
 	}
 
 	private static byte[] script(String resource) throws IOException {

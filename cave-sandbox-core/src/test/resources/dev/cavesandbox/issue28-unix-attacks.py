@@ -1,6 +1,6 @@
 # Issue 28 red team: ways around the unix-socket supervisor (supervisor.c) towards host
 # listeners outside the working directory. Prints NAME=OUTCOME (OK or the errno's name).
-# argv: HOST_SOCKET OWNED_DIRECTORY (holds owned.sock, chowned to this command's uid by
+# argv: HOST_SOCKET OWNED_DIRECTORY [ATTACH_SOCKET] (holds owned.sock, chowned to this command's uid by
 # the test once it wrote "uid"), every loop bounded in count.
 import ctypes, errno, os, socket, sys, threading, time
 
@@ -42,6 +42,15 @@ report("connect(linked)", lambda: connect("linked.sock"))
 # The host directory that holds it, renamed into the working directory.
 report("rename(owned directory)", lambda: os.rename(owned, "moved"))
 report("connect(moved)", lambda: connect("moved/owned.sock"))
+# The JVM's attach socket (an unprivileged JVM's is the command's uid's): linked,
+# renamed, connected to by its name.
+if len(sys.argv) > 3:
+    attach = sys.argv[3]
+    report("link(attach)", lambda: os.link(attach, "attach.sock"))
+    report("connect(attach link)", lambda: connect("attach.sock"))
+    report("rename(attach)", lambda: os.rename(attach, "attach-moved.sock"))
+    report("connect(attach moved)", lambda: connect("attach-moved.sock"))
+    report("connect(attach)", lambda: connect(attach))
 # An O_PATH descriptor of the host socket, through /proc/PID/fd and after chdir there.
 path_fd = os.open(host, os.O_PATH)
 report("connect(/proc/pid/fd)", lambda: connect("/proc/%d/fd/%d" % (os.getpid(), path_fd)))
