@@ -164,7 +164,7 @@ class Issue28BreakInTests {
 			ExecutionResult ownerResult = owner.get(180, TimeUnit.SECONDS);
 			Map<String, String> outcome = parse(neighbour);
 			System.out.println("Issue28 " + mechanism + " " + outcome + " " + parse(ownerResult));
-			assertThat(outcome).as(neighbour.stderrText()).hasSize(11);
+			assertThat(outcome).as(neighbour.stderrText()).hasSize(12);
 			outcome.forEach((attempt, result) -> assertThat(result).as(attempt).isNotEqualTo("OK"));
 			assertThat(parse(ownerResult)).as(ownerResult.stderrText())
 				.containsEntry("arrived", "0")

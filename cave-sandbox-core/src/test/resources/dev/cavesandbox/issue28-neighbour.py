@@ -37,6 +37,7 @@ def create(directory):
 
 
 report("connect(absolute)", lambda: connect(other + "/a.sock"))
+report("connect(abstract)", lambda: connect("\0" + name))
 report("connect(relative ..)", lambda: connect("../" + os.path.basename(other) + "/a.sock"))
 report("link(other's socket)", lambda: os.link(other + "/a.sock", "l.sock"))
 report("connect(link)", lambda: connect("l.sock"))

@@ -7,6 +7,14 @@ from multiprocessing import shared_memory
 listener = socket.socket(socket.AF_UNIX)
 listener.bind("a.sock")
 listener.listen(64)
+# An abstract name: the network namespace's own on namespaces (refused on seccomp).
+abstract = socket.socket(socket.AF_UNIX)
+try:
+    abstract.bind("\0" + sys.argv[1])
+    abstract.listen(64)
+    abstract.setblocking(False)
+except OSError:
+    abstract = None
 memory = shared_memory.SharedMemory(name=sys.argv[1], create=True, size=16)
 memory.buf[0] = 42
 with open("shmdir.tmp", "w") as f:
@@ -24,6 +32,13 @@ try:
         count += 1
 except BlockingIOError:
     pass
+if abstract is not None:
+    try:
+        while True:
+            abstract.accept()
+            count += 1
+    except BlockingIOError:
+        pass
 print("arrived=%d" % count)
 print("memory=%d" % memory.buf[0])
 memory.close()
