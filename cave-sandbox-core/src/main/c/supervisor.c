@@ -7,6 +7,9 @@
  */
 #include "launcher.h"
 
+/* pidfd_open(2): a pidfd of a thread, not only of a thread-group leader (Linux 6.9; O_EXCL). */
+#define CAVE_PIDFD_THREAD 0x80
+
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -757,7 +760,15 @@ static void resume_supervisor(void)
 /* Decide what to perform for the notification; 0, or the errno to answer with. */
 static int prepare(struct job *job, const struct cave_seccomp_notif *request)
 {
-	int pidfd = (int) syscall(SYS_pidfd_open, job->pid, 0);
+	/* The notification names the calling thread, which is not the thread-group leader in a
+	 * threaded program (a JVM, Go, threaded Python): pidfd_open(2) takes a thread's id only
+	 * with PIDFD_THREAD (Linux 6.9); before that only a leader's calls can be served (ESRCH
+	 * for the others, fail closed; README). The descriptor table, memory and working
+	 * directory that the thread's pidfd reaches are its process's. */
+	int pidfd = (int) syscall(SYS_pidfd_open, job->pid, CAVE_PIDFD_THREAD);
+	if (pidfd < 0 && errno == EINVAL) {
+		pidfd = (int) syscall(SYS_pidfd_open, job->pid, 0);
+	}
 	if (pidfd < 0) {
 		return ESRCH;
 	}

@@ -122,9 +122,6 @@ class Issue28BreakInTests {
 	 */
 	@ParameterizedTest
 	@MethodSource("withoutMounts")
-	@Disabled("finding: a connect(2) or bind(2) from a thread that is not its process's leader gets ESRCH on both "
-			+ "mechanisms: the notification's pid is the thread's id, and pidfd_open(tid, 0) is EINVAL for it "
-			+ "(supervisor.c prepare); fails closed, but every JVM, Go or threaded program's unix socket fails")
 	void aThreadThatIsNotTheLeaderConnectsToTheCommandsOwnSocket(MechanismChoice mechanism, @TempDir Path base)
 			throws Exception {
 		Path work = directory(base.resolve("work"), "rwxrwxrwx");

@@ -60,11 +60,16 @@ public record FilesystemView(Kind kind, List<Path> hiddenDirectories, boolean re
 	 * The host directories a system view shows when they exist: what programs need to run
 	 * (measured with sh, python3, perl, sha256sum, gzip and a child JVM: {@code /usr},
 	 * {@code /etc} and the {@code /lib*} and {@code /bin} links of a merged-{@code /usr}
-	 * system suffice). The JVM's own {@code java.home} is added when it lies elsewhere
-	 * (container images of the JDK keep it in {@code /opt}).
+	 * system suffice), and {@code /var/spool/libreoffice}, where Debian's LibreOffice
+	 * keeps the registry of its shared extensions (linked from
+	 * {@code /usr/lib/libreoffice}): {@code soffice} aborts when it exists but cannot be
+	 * read, which is what Landlock answers outside the view. The JVM's own
+	 * {@code java.home} is added when it lies elsewhere (container images of the JDK keep
+	 * it in {@code /opt}).
 	 */
 	public static final List<Path> DEFAULT_SYSTEM_PATHS = List.of(Path.of("/usr"), Path.of("/bin"), Path.of("/sbin"),
-			Path.of("/lib"), Path.of("/lib32"), Path.of("/lib64"), Path.of("/libx32"), Path.of("/etc"));
+			Path.of("/lib"), Path.of("/lib32"), Path.of("/lib64"), Path.of("/libx32"), Path.of("/etc"),
+			Path.of("/var/spool/libreoffice"));
 
 	/**
 	 * The secrets inside the system directories that a system view masks when they exist:
