@@ -29,6 +29,21 @@ class DemoReportTests {
 			.contains("Every row behaved as expected.");
 	}
 
+	/**
+	 * The seccomp mechanism (Docker's default profile, Kubernetes' restricted pods): no
+	 * mount namespace, LibreOffice's pipe made beside the command by the launcher's
+	 * supervisor.
+	 */
+	@Test
+	void onTheSeccompMechanismLibreOfficeConvertsTheUpload() throws Exception {
+		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.mechanism=seccomp");
+		assertThat(result.exitCode()).as("%s", result).isZero();
+		assertThat(result.stdout())
+			.containsPattern(
+					"LibreOffice: an uploaded \\.fodt to PDF \\(offline\\) +seccomp +0 .*OK: invoice\\.pdf, \\d+ bytes")
+			.contains("Every row behaved as expected.");
+	}
+
 	@Test
 	void strictModeWithoutFailFastRefusesEveryRowAndSaysWhy() throws Exception {
 		SampleJvm.Result result = SampleJvm.run("--cave.sandbox.fail-fast=false", "--cave.sandbox.mechanism=unshare",
