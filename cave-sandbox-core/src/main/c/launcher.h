@@ -286,6 +286,11 @@
 #include <unistd.h>
 
 #define LAUNCHER_VERSION "15"
+
+/* The environment variable in which the executor hands the launcher the shared-memory
+ * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
+ * SharedMemoryPreload.LAUNCHER_VARIABLE on the Java side. */
+#define PRELOAD_VARIABLE "CAVE_SANDBOX_PRELOAD"
 #define DIRECTORY_FD 3
 #define SELF_FD 4
 #define START_FD 5

@@ -178,9 +178,27 @@ int set_up(const struct options *options, int pid1)
 	return start;
 }
 
+/* PRELOAD_VARIABLE (launcher.h): the executor's shared-memory library (libcave-shm.so),
+ * handed over under a name that no wrapper reads, becomes LD_PRELOAD only here, for the
+ * command: a dynamic wrapper (unshare, setpriv) never loads it, and the command needs no
+ * env(1) step, which would change its exit codes. A request's own LD_PRELOAD reaches the
+ * command through env(1) after this, and the executor then names the library there. */
+static void hand_over_preload(void)
+{
+	const char *library = getenv(PRELOAD_VARIABLE);
+	if (library == NULL) {
+		return;
+	}
+	if (*library != '\0' && setenv("LD_PRELOAD", library, 1) != 0) {
+		fail("cannot set LD_PRELOAD: %s", strerror(errno));
+	}
+	unsetenv(PRELOAD_VARIABLE);
+}
+
 void execute(char **argv)
 {
 	reset_signals();
+	hand_over_preload();
 	execvp(argv[0], argv);
 	int error = errno;
 	/* stat(2), not access(2): access checks with the real uid and, for a uid other than 0,

@@ -178,8 +178,11 @@ class ContainerMechanismsTests {
 				UnixSockets.AbstractListener abstractListener = new UnixSockets.AbstractListener(
 						"cave-sandbox-container-" + UUID.randomUUID());
 				UnixSockets.PathListener pathListener = new UnixSockets.PathListener(
-						jvm.commands().resolve("listener.sock"))) {
-			// The JVM's user may connect to it: only the sandbox stands in the way.
+						this.directory.resolve("listener.sock"))) {
+			// Outside the commands' working directory (a socket beneath it is the
+			// command's
+			// own and reachable by design). The JVM's user may connect to it: only the
+			// sandbox stands in the way.
 			Files.setPosixFilePermissions(pathListener.path(), PosixFilePermissions.fromString("rwxrwxrwx"));
 			copyEgressScript(jvm.commands());
 			String[] arguments = { Integer.toString(tcp4.port()), Integer.toString(tcp6.port()),

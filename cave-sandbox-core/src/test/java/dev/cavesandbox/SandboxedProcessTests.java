@@ -302,7 +302,9 @@ class SandboxedProcessTests {
 		SandboxedProcess process = isolated(mechanism)
 			.start(ExecutionRequest.of("sh", "-c", "echo data > file; pwd; read l || true"));
 		Path directory = Path.of(reader(process.stdout()).readLine());
-		assertThat(directory.getFileName().toString()).startsWith("cave-sandbox-");
+		// <home>/<tag><random>: nine base-36 characters, short for a program's own
+		// sockets
+		assertThat(directory.getFileName().toString()).matches("[0-9a-z]{9}");
 		assertThat(directory.resolve("file")).exists();
 		process.stdin().close();
 		assertThat(process.waitFor()).isZero();

@@ -26,7 +26,8 @@ import dev.cavesandbox.internal.workspace.PrivateDirectories;
  * uid of the host: the seccomp mechanism's command user), and the preload library
  * {@link SharedMemoryPreload} that puts {@code shm_open(3)} and {@code sem_open(3)}
  * objects there: readable for the command ({@code --read}, for a system view),
- * {@code LD_PRELOAD} (after the request's own) and
+ * {@code LD_PRELOAD} (after the request's own; without one, the launcher sets it for the
+ * command from {@value SharedMemoryPreload#LAUNCHER_VARIABLE}) and
  * {@value SharedMemoryPreload#DIRECTORY_VARIABLE} in its environment. No other
  * execution's directory is among the command's write paths, and {@code /dev/shm} stays
  * refused. The mechanisms with a mount namespace give a private {@code /dev/shm} of their
@@ -79,8 +80,13 @@ final class SharedMemoryDirectory {
 					+ " to the command user " + launch.commandUser() + ": " + ex.getMessage(), ex);
 		}
 		String preload = environment.get("LD_PRELOAD");
-		environment.put("LD_PRELOAD",
-				(preload == null || preload.isBlank()) ? library.toString() : preload + ":" + library);
+		if (preload == null || preload.isBlank()) {
+			// The launcher makes it LD_PRELOAD for the command alone (no env(1) step).
+			environment.put(SharedMemoryPreload.LAUNCHER_VARIABLE, library.toString());
+		}
+		else {
+			environment.put("LD_PRELOAD", preload + ":" + library);
+		}
 		environment.put(SharedMemoryPreload.DIRECTORY_VARIABLE, directory.toString());
 		return mechanism.withPaths(List.of(library), List.of(directory));
 	}

@@ -43,6 +43,14 @@ public final class SharedMemoryPreload {
 	 */
 	public static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_SHM";
 
+	/**
+	 * The variable in which the executor hands the library to the launcher, which makes
+	 * it the command's {@code LD_PRELOAD} just before execve(2) (launcher.h
+	 * {@code PRELOAD_VARIABLE}): no wrapper loads it, and the command needs no
+	 * {@code env(1)} step.
+	 */
+	public static final String LAUNCHER_VARIABLE = "CAVE_SANDBOX_PRELOAD";
+
 	static final String SHA256_PROPERTY = "shm-preload.sha256";
 
 	private static final SharedMemoryPreload SHARED = new SharedMemoryPreload(

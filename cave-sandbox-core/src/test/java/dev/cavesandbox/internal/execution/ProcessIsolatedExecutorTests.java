@@ -231,18 +231,20 @@ public class ProcessIsolatedExecutorTests {
 	@Test
 	void unisolatedPrivateDirectoriesAreNeverReused() throws IOException {
 		Path home = PrivateHome.of(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath());
-		String prefix = "cave-sandbox-" + ProcessHandle.current().pid() + "-";
 		List<Path> used = new ArrayList<>();
 		for (int i = 0; i < 2; i++) {
 			ExecutionResult result = unisolated.execute("pwd");
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			Path directory = Path.of(result.stdoutText().trim());
 			assertThat(directory.getParent()).isEqualTo(home);
-			assertThat(directory.getFileName().toString()).startsWith(prefix);
+			// this JVM's tag of three characters and six random ones
+			assertThat(directory.getFileName().toString()).matches("[0-9a-z]{9}");
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(directory).doesNotExist());
 			used.add(directory);
 		}
 		assertThat(used.get(0)).isNotEqualTo(used.get(1));
+		assertThat(used.get(0).getFileName().toString())
+			.startsWith(used.get(1).getFileName().toString().substring(0, 3));
 	}
 
 	@ForEachLinuxMechanism

@@ -71,6 +71,7 @@ class LauncherContractTests {
 	void namesAndTheSetUpExitCodeAreTheLaunchers() {
 		assertThat(define("EGRESS_SOCKET")).isEqualTo(quoted(LauncherContract.EGRESS_SOCKET));
 		assertThat(define("TOKEN_VARIABLE")).isEqualTo(quoted(LauncherContract.TOKEN_VARIABLE));
+		assertThat(define("PRELOAD_VARIABLE")).isEqualTo(quoted(SharedMemoryPreload.LAUNCHER_VARIABLE));
 		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(LauncherContract.SETUP_FAILED));
 		assertThat(file("fail.c")).contains("fputs(" + quoted(LauncherContract.MESSAGE_PREFIX + " ") + ", stderr)");
 		assertThat(file("landlock.c")).contains("printf(\"" + LauncherContract.LANDLOCK_PREFIX);
