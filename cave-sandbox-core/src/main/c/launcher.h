@@ -183,8 +183,9 @@
  * child (PID 1 keeps uid 0 and with it the parent-death signal that a change of the
  * effective uid would clear; it drops every capability once it has forked), switch to
  * UID (real, effective and saved uid and gid; no supplementary group), and keep two
- * capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER, also ambient so that
- * the command has them after execve(2). In that namespace they apply only to files whose
+ * capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER (with --no-mount-namespace only
+ * CAP_DAC_OVERRIDE: no read-only root there), also ambient so that the command has them
+ * after execve(2). In that namespace they apply only to files whose
  * owner and group are both mapped, root:root files (capable_wrt_inode_uidgid): the
  * command can still read, write and chmod a root JVM's working directory, as its owner
  * root could, but gains nothing over any other file (a root:shadow /etc/shadow becomes
@@ -315,6 +316,10 @@
 #define CAVE_KEY_SPEC_SESSION_KEYRING (-3)
 /* What the command user keeps (capabilities(7)): CAP_DAC_OVERRIDE (1), CAP_FOWNER (3). */
 #define COMMAND_USER_CAPABILITIES ((1ULL << 1) | (1ULL << 3))
+/* And with --no-mount-namespace only CAP_DAC_OVERRIDE: the host's root:root files are
+ * writable there (no read-only root), and Landlock does not cover chmod(2), so
+ * CAP_FOWNER would let the command open /etc/passwd to every local user. */
+#define UNMOUNTED_COMMAND_USER_CAPABILITIES (1ULL << 1)
 /* And what the switch needs: CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8). */
 #define SWITCH_CAPABILITIES (COMMAND_USER_CAPABILITIES | (1ULL << 6) | (1ULL << 7) | (1ULL << 8))
 /* What init's PID 1 keeps when the command runs as the command user: CAP_KILL (5), in its

@@ -92,8 +92,14 @@ void switch_user(const struct options *options)
  */
 void become_command_user(const struct options *options)
 {
-	/* contain: a uid of the host, where those capabilities would reach every file. */
-	unsigned long long keep = options->host_user ? 0 : COMMAND_USER_CAPABILITIES;
+	unsigned long long keep = COMMAND_USER_CAPABILITIES;
+	if (options->host_user) {
+		/* contain: a uid of the host, where those capabilities would reach every file. */
+		keep = 0;
+	}
+	else if (options->no_mount_namespace) {
+		keep = UNMOUNTED_COMMAND_USER_CAPABILITIES;
+	}
 	drop_bounding_set(keep);
 	switch_user(options);
 	drop_capabilities(keep, !options->host_user);

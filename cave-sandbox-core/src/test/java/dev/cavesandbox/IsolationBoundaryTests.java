@@ -884,16 +884,17 @@ class IsolationBoundaryTests {
 	/**
 	 * No capability, except for a host root JVM's command user on the mechanisms with a
 	 * user namespace, which keeps {@code CAP_DAC_OVERRIDE} and {@code CAP_FOWNER} over
-	 * root:root files (see {@link LauncherCommandUserTests}); on the seccomp mechanism, a
-	 * uid of the host, it has none.
+	 * root:root files ({@code CAP_DAC_OVERRIDE} alone on namespaces, without a read-only
+	 * root) (see {@link LauncherCommandUserTests}); on the seccomp mechanism, a uid of
+	 * the host, it has none.
 	 */
 	@ForEachLinuxMechanism
 	void commandHasNoCapabilities(MechanismChoice mechanism) {
 		List<String> read = List.of("grep", "-E", "^Cap(Inh|Prm|Eff|Amb):", "/proc/self/status");
 		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest.builder(read).build());
 		assertThat(result.exitCode()).as(result.stderrText()).isZero();
-		String expected = (commandUser(mechanism) && mechanism != MechanismChoice.SECCOMP) ? "\t000000000000000a"
-				: "\t0000000000000000";
+		String expected = !commandUser(mechanism) || mechanism == MechanismChoice.SECCOMP ? "\t0000000000000000"
+				: (mechanism == MechanismChoice.NAMESPACES) ? "\t0000000000000002" : "\t000000000000000a";
 		assertThat(result.stdoutText().lines()).hasSize(4).allSatisfy((line) -> assertThat(line).endsWith(expected));
 		if ("root".equals(System.getProperty("user.name"))) {
 			assertThat(unisolated.execute(ExecutionRequest.builder(read).build()).stdoutText())

@@ -29,7 +29,6 @@ import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -339,17 +338,17 @@ class Issue28BreakInTests {
 
 	/**
 	 * The preload library ({@code LD_PRELOAD}) lies outside the working directory, where
-	 * Landlock refuses writes but not {@code chmod(2)}: a command that may change its
-	 * mode (namespaces: the command user's {@code CAP_FOWNER} over root's files) opens it
-	 * and its directory to everyone. The library must stay unwritable for others and the
-	 * next execution must run with the library intact.
+	 * Landlock refuses writes but not {@code chmod(2)}: a command that could change its
+	 * mode would open it and its directory to everyone. A root JVM's command user keeps
+	 * no {@code CAP_FOWNER} without a mount namespace (the red team's finding, fixed), so
+	 * the library stays unwritable for others and the next execution runs with it intact.
+	 * (A JVM of another user runs its commands as itself, the owner of its files: see the
+	 * README's threat model.)
 	 */
 	@ParameterizedTest
 	@MethodSource("withoutMounts")
-	@Disabled("finding: on namespaces (root JVM) the command chmods the preload library 0666 and its directory 0777 "
-			+ "(CAP_FOWNER over root:root files; Landlock does not cover chmod); the next spawn re-extracts it, "
-			+ "but until then (and in a race after) any local user can replace what later executions preload")
 	void theCommandCannotOpenThePreloadLibraryToOthers(MechanismChoice mechanism) throws Exception {
+		assumeRootJvm();
 		String script = "import errno, os\nlibrary = [p for p in os.environ.get('LD_PRELOAD', '').split(':') if 'cave-shm' in p][0]\n"
 				+ "print(library)\nfor path, mode in ((os.path.dirname(library), 0o777), (library, 0o666)):\n"
 				+ "    try:\n        os.chmod(path, mode); print('chmod=OK')\n"
@@ -373,16 +372,16 @@ class Issue28BreakInTests {
 	/**
 	 * A root:root file of the host outside the working directory (here a file of the
 	 * test's, mode 0600): the command must not make it readable and writable for every
-	 * local user. On namespaces the command user's {@code CAP_FOWNER} covers root:root
-	 * files and Landlock does not cover {@code chmod(2)}; no mount namespace makes the
-	 * root read-only.
+	 * local user. Without a mount namespace no read-only root stands in the way and
+	 * Landlock does not cover {@code chmod(2)}: the red team's finding was that the
+	 * namespaces mechanism's command user kept {@code CAP_FOWNER} over root:root files
+	 * (fixed: {@code CAP_DAC_OVERRIDE} alone there).
 	 */
 	@ParameterizedTest
 	@MethodSource("withoutMounts")
-	@Disabled("finding: on namespaces (root JVM) the command chmods any root:root file of the host (/etc/sudoers, "
-			+ "/etc/passwd, /root/.ssh/authorized_keys, the extracted launcher) to 0666 for every local user")
 	void theCommandCannotOpenARootFileOfTheHostToEveryone(MechanismChoice mechanism, @TempDir Path base)
 			throws Exception {
+		assumeRootJvm();
 		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path secret = base.resolve("root-secret");
 		Files.writeString(secret, "42");
@@ -397,6 +396,13 @@ class Issue28BreakInTests {
 				+ PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)));
 		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret))).as(result.stdoutText())
 			.isEqualTo("rw-------");
+	}
+
+	/**
+	 * A root JVM's: a JVM of another user runs its commands as itself, its files' owner.
+	 */
+	private static void assumeRootJvm() {
+		assumeThat(System.getProperty("user.name")).as("the JVM runs as root").isEqualTo("root");
 	}
 
 	private static byte[] script(String resource) throws IOException {

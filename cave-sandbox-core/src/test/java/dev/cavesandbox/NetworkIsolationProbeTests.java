@@ -63,10 +63,12 @@ public class NetworkIsolationProbeTests {
 	 */
 	private static String capabilities(MechanismChoice choice) {
 		boolean hostRoot = "root".equals(System.getProperty("user.name")) && LinuxProbe.initialUserNamespace();
-		return (hostRoot && choice != MechanismChoice.SECCOMP)
-				? "capabilities: CAP_DAC_OVERRIDE and CAP_FOWNER only, over files of root:root (the command user's "
-						+ "namespace maps no other owner)"
-				: NONE;
+		if (!hostRoot || choice == MechanismChoice.SECCOMP) {
+			return NONE;
+		}
+		String kept = (choice == MechanismChoice.NAMESPACES) ? "CAP_DAC_OVERRIDE" : "CAP_DAC_OVERRIDE and CAP_FOWNER";
+		return "capabilities: " + kept + " only, over files of root:root (the command user's namespace maps no other "
+				+ "owner)";
 	}
 
 	@Test
