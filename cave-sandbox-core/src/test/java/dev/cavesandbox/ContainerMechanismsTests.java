@@ -121,7 +121,9 @@ class ContainerMechanismsTests {
 			assertThat(verdict.available()).as("%s; log: %s", verdict, jvm.log()).isTrue();
 			assertThat(verdict.facts()).as("%s", verdict)
 				.anySatisfy((fact) -> assertThat(fact)
-					.startsWith("unix sockets: only the command's own beneath the working directory"));
+					.startsWith("unix sockets: only the command's own beneath the working directory"))
+				.anySatisfy((fact) -> assertThat(fact)
+					.startsWith("POSIX shared memory and semaphores: the " + "execution's own directory"));
 			ContainerJvm.Result result = jvm.isolated(ContainerConfinement.PYTHON, "-c",
 					"import socket\nl = socket.socket(socket.AF_UNIX); l.bind('own.sock'); l.listen(1)\n"
 							+ "c = socket.socket(socket.AF_UNIX); c.connect('own.sock'); c.sendall(b'own')\n"

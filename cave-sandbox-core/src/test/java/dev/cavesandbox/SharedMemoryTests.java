@@ -14,6 +14,7 @@ import java.util.UUID;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,6 +57,28 @@ class SharedMemoryTests {
 
 	@TempDir
 	static Path programs;
+
+	/**
+	 * The probe sees what an execution gets and says it: on the mechanisms without a
+	 * mount namespace the preload library, the execution's own directory and the host's
+	 * {@code /dev/shm} refused; on the others a private {@code /dev/shm} among the hidden
+	 * directories.
+	 */
+	@ForEachLinuxMechanism
+	void theProbeVerifiesSharedMemoryAndSaysHowInItsFacts(MechanismChoice mechanism) {
+		List<String> facts = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(mechanism).build())
+			.verified();
+		String given = "POSIX shared memory and semaphores: the execution's own directory (shm_open and sem_open "
+				+ "through the preload library libcave-shm.so, dynamically linked programs only); the host's /dev/shm "
+				+ "refused";
+		if (LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT)) {
+			assertThat(facts).doesNotContain(given)
+				.anySatisfy((fact) -> assertThat(fact).startsWith("hidden: ").contains("/dev/shm"));
+		}
+		else {
+			assertThat(facts).contains(given);
+		}
+	}
 
 	@ForEachLinuxMechanism
 	void pythonMultiprocessingPoolWorksWithForkAndSpawn(MechanismChoice mechanism) {

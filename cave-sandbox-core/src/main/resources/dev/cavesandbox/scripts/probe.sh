@@ -6,7 +6,8 @@
 # the suffixes of the file to write beside the working directory and of the file the probe
 # planted there, then the hidden directories. The environment gives the working
 # directory's path (CAVE_SANDBOX_PROBE_DIRECTORY) and the JVM's pid (CAVE_SANDBOX_PROBE_JVM),
-# ProbeSession's variables.
+# ProbeSession's variables, and without a mount namespace an execution's shared-memory
+# directory (CAVE_SANDBOX_SHM) and preload library (LD_PRELOAD).
 marker=$1 write=$2 outside=$3 planted=$4
 shift 4
 echo "net=$(readlink /proc/self/ns/net)"
@@ -30,6 +31,13 @@ if [ -n "$j" ] && [ -d "/proc/$j" ]; then
   if kill -0 "$j" 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
 else echo jvm=invisible; fi
 if (echo x > "../${PWD##*/}$outside") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
+# Without a mount namespace (CAVE_SANDBOX_SHM set): the preload library, the execution's own
+# directory of POSIX shared memory objects, and the host's /dev/shm refused.
+if [ -n "$CAVE_SANDBOX_SHM" ]; then
+  case ":$LD_PRELOAD:" in */libcave-shm.so:*) echo shm_preload=yes ;; *) echo shm_preload=no ;; esac
+  if (echo x > "$CAVE_SANDBOX_SHM/probe") 2>/dev/null && rm -f "$CAVE_SANDBOX_SHM/probe"; then echo shm_own=ok; else echo shm_own=refused; fi
+  if (echo x > "/dev/shm/cave-sandbox-probe-$$") 2>/dev/null; then rm -f "/dev/shm/cave-sandbox-probe-$$"; echo devshm=writable; else echo devshm=refused; fi
+fi
 # Unquoted on purpose: the listing's names, one a line, joined by single blanks on one line.
 # shellcheck disable=SC2086
 if l=$(ls -A / 2>/dev/null); then echo "rootlist="$l; else echo rootlist=refused; fi

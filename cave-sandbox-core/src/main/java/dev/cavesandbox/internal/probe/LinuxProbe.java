@@ -12,6 +12,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
@@ -82,8 +83,29 @@ public final class LinuxProbe {
 		if (missing != null) {
 			return missing;
 		}
-		IsolationCapability verdict = ProbeSession.verify(this.settings, start,
-				(session) -> check(session, mechanism, host));
+		@Nullable Path library = null;
+		if (!mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
+			try {
+				library = SharedMemoryPreload.shared().resolve(this.settings.workDirectory());
+				if (mechanism instanceof SeccompMechanism seccomp && seccomp.commandGroup() >= 0) {
+					// As the executor does for this command user, a uid of the host that
+					// must
+					// reach the library in the home (0711).
+					PrivateHome.makeSearchable(PrivateHome.of(this.settings.workDirectory()));
+				}
+			}
+			catch (LauncherInstallation.UnavailableException | IOException ex) {
+				return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE,
+						"the shared-memory library: " + ex.getMessage(), ProbeSession.since(start));
+			}
+		}
+		Path preload = library;
+		IsolationCapability verdict = ProbeSession.verify(this.settings, start, (session) -> {
+			if (preload != null) {
+				session.preload(preload);
+			}
+			return check(session, mechanism, host);
+		});
 		if (verdict.cause() == UnavailabilityCause.NAMESPACE_LIMIT && !initialUserNamespace()) {
 			// The limit that was hit is an outer sandbox's, not the host's sysctl.
 			return IsolationCapability.unavailable(UnavailabilityCause.NESTING_FORBIDDEN,

@@ -129,7 +129,8 @@ final class LinuxVerdict {
 	private IsolationCapability judge(Duration took) {
 		List<Check> checks = List.of(this::networkNamespace, this::pidNamespace, this::ipcNamespace, this::capabilities,
 				this::confinement, this::landlock, this::limits, this::user, this::workingDirectory,
-				this::filesystemView, mountNamespace() ? this::privateFilesystem : this::landlockFilesystem);
+				this::filesystemView, mountNamespace() ? this::privateFilesystem : this::landlockFilesystem,
+				this::sharedMemory);
 		for (Check check : checks) {
 			Failure failure = check.run();
 			if (failure != null) {
@@ -252,6 +253,11 @@ final class LinuxVerdict {
 	/** Check the Landlock layer of a mechanism without a mount namespace. */
 	private @Nullable Failure landlock() {
 		return mountNamespace() ? null : LandlockCheck.check(this.facts, this.host.view(), this.verified);
+	}
+
+	/** Check the shared-memory directory of a mechanism without a mount namespace. */
+	private @Nullable Failure sharedMemory() {
+		return mountNamespace() ? null : SharedMemoryCheck.check(this.facts, this.verified);
 	}
 
 	private @Nullable Failure limits() {

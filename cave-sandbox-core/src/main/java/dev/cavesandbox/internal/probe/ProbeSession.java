@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.nio.file.LinkOption;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -13,6 +15,8 @@ import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
@@ -66,6 +70,13 @@ public final class ProbeSession implements AutoCloseable {
 	 */
 	static final String PLANTED_SUFFIX = ".planted";
 
+	/**
+	 * The suffix of the directory beside the working directory that stands in for an
+	 * execution's shared-memory directory on the mechanisms without a mount namespace;
+	 * the session deletes it.
+	 */
+	static final String SHARED_MEMORY_SUFFIX = ".shm";
+
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
 	private final SandboxSettings settings;
@@ -75,6 +86,8 @@ public final class ProbeSession implements AutoCloseable {
 	private final long start;
 
 	private final ProcessRunner runner;
+
+	private @Nullable Path preload;
 
 	private ProbeSession(SandboxSettings settings, Path directory, long start) {
 		this.settings = settings;
@@ -155,11 +168,18 @@ public final class ProbeSession implements AutoCloseable {
 	 */
 	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
+		Map<String, String> environment = new HashMap<>(Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
+				String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()));
+		Path sharedMemory = sharedMemory(mechanism);
+		SandboxMechanism effective = mechanism;
+		if (sharedMemory != null && this.preload != null) {
+			environment.put(SharedMemoryPreload.LAUNCHER_VARIABLE, this.preload.toString());
+			environment.put(SharedMemoryPreload.DIRECTORY_VARIABLE, sharedMemory.toString());
+			effective = mechanism.withPaths(List.of(this.preload), List.of(sharedMemory));
+		}
 		ProcessRunner.Spec spec = new ProcessRunner.Spec(
-				mechanism.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
-				Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
-						String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()),
-				null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
+				effective.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
+				environment, null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
 		// What an earlier run wrote may be another uid's (a command user's), which a
 		// later run without capabilities could not write again.
 		Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
@@ -168,9 +188,34 @@ public final class ProbeSession implements AutoCloseable {
 			return this.runner.run(spec);
 		}
 		// As an execution's: the command user of this mechanism has no capability.
-		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group)) {
+		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group);
+				WorkingDirectoryGrant shared = (sharedMemory != null) ? WorkingDirectoryGrant.grant(sharedMemory, group)
+						: null) {
 			return this.runner.run(spec);
 		}
+	}
+
+	/**
+	 * Give the command, as an execution's on a mechanism without a mount namespace, the
+	 * shared-memory library (see {@link SharedMemoryPreload}) and a directory for its
+	 * objects, so that the probe sees both work and {@code /dev/shm} stays refused.
+	 * @param library the library, extracted
+	 */
+	void preload(Path library) {
+		this.preload = library;
+	}
+
+	private @Nullable Path sharedMemory(SandboxMechanism mechanism) throws IOException {
+		if (this.preload == null || mechanism.launcher() == null
+				|| mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
+			return null;
+		}
+		Path sharedMemory = this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX);
+		if (!Files.isDirectory(sharedMemory, LinkOption.NOFOLLOW_LINKS)) {
+			Files.createDirectory(sharedMemory,
+					PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+		}
+		return sharedMemory;
 	}
 
 	/**
@@ -188,6 +233,7 @@ public final class ProbeSession implements AutoCloseable {
 			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
 			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
 			Files.deleteIfExists(this.directory.resolveSibling(this.directory.getFileName() + OUTSIDE_SUFFIX));
+			DirectoryTrees.delete(this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX));
 			Files.deleteIfExists(this.directory);
 		}
 		catch (IOException ex) {

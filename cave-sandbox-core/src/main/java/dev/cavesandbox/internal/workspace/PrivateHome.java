@@ -248,9 +248,11 @@ public final class PrivateHome {
 	 * Give others search permission on a checked home (mode 0711), through a descriptor
 	 * opened without following a link, where it lacks it: for a command user of the
 	 * seccomp mechanism, another uid of the host, which must reach its directory by its
-	 * path ({@code TMPDIR}, {@code HOME}).
+	 * path ({@code TMPDIR}, {@code HOME}), and the preload library extracted in the home.
+	 * @param home the home
+	 * @throws IOException if it cannot be opened without following a link or changed
 	 */
-	static void makeSearchable(Path home) throws IOException {
+	public static void makeSearchable(Path home) throws IOException {
 		Path key = home.toAbsolutePath().normalize();
 		try (DirectoryStream<Path> parent = Files.newDirectoryStream(key.getParent())) {
 			if (!(parent instanceof SecureDirectoryStream<Path> secureParent)) {

@@ -50,7 +50,8 @@ final class ChildReports {
 				"net=net:[1]\npid=pid:[2]\nipc=ipc:[5]\nuid=1000\ngid=1000\ncaps=0000000000000000\nnnp=1\nseccomp=2\n"
 						+ "sigblk=0000000000000000\nsigign=0000000000000000\nmarker=" + ProbeSession.MARKER
 						+ "\nwrite=ok\nroot=writable\nlo=up\nif=lo\nif=eth0\njvm_mem=refused\njvm_environ=refused\n"
-						+ "jvm_signal=refused\noutside_write=refused\nlimit=core file size:0\n");
+						+ "jvm_signal=refused\noutside_write=refused\nshm_preload=yes\nshm_own=ok\ndevshm=refused\n"
+						+ "limit=core file size:0\n");
 		return report.toString();
 	}
 

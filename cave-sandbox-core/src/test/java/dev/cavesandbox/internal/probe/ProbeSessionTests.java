@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import dev.cavesandbox.ForEachLinuxMechanism;
 import dev.cavesandbox.IsolationCapability;
@@ -14,10 +15,14 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
 import dev.cavesandbox.internal.mechanism.FilesystemView;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -93,6 +98,53 @@ class ProbeSessionTests {
 		assertThat(verdict.detail()).contains(directory.resolve("cave-sandbox-launcher").toString())
 			.containsPattern("error(=|: )2\\b");
 		assertThat(workDirectory).isEmptyDirectory();
+	}
+
+	/**
+	 * With the preload library, a mechanism without a mount namespace runs the command as
+	 * an execution's: the library as {@code LD_PRELOAD} and a writable directory of its
+	 * own beside the working directory as {@code CAVE_SANDBOX_SHM}, deleted with the
+	 * session; the mechanisms with a mount namespace (a private {@code /dev/shm}) get
+	 * neither.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void withThePreloadLibraryTheMechanismsWithoutMountsGetAnExecutionsSharedMemory(MechanismChoice choice,
+			@TempDir Path workDirectory) throws Exception {
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.mechanism();
+		SandboxSettings settings = SandboxSettings.builder().mechanism(choice).workDirectory(workDirectory).build();
+		Path library = SharedMemoryPreload.shared().resolve(workDirectory);
+		if (mechanism instanceof SeccompMechanism seccomp && seccomp.commandGroup() >= 0) {
+			// as the probe does for a command user of the host
+			PrivateHome.makeSearchable(PrivateHome.of(workDirectory));
+		}
+		List<String> lines = new ArrayList<>();
+		List<String> errors = new ArrayList<>();
+		ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			session.preload(library);
+			ProcessRunner.Outcome outcome = session.run(mechanism,
+					List.of("/bin/sh", "-c", "echo \"preload=$LD_PRELOAD\"; echo \"shm=$CAVE_SANDBOX_SHM\"; "
+							+ "echo x > \"$CAVE_SANDBOX_SHM/object\" && echo written"),
+					false, false);
+			lines.addAll(new String(outcome.stdout(), StandardCharsets.UTF_8).lines().toList());
+			errors.add(new String(outcome.stderr(), StandardCharsets.UTF_8));
+			return ProbeSession.notVerified("checked", session.took());
+		});
+		if (mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
+			assertThat(lines).startsWith("preload=", "shm=");
+		}
+		else {
+			assertThat(lines).as("%s", errors).hasSize(3);
+			assertThat(lines.get(0)).isEqualTo("preload=" + library);
+			assertThat(lines.get(1)).startsWith("shm=" + workDirectory.toRealPath() + "/cave-sandbox-probe-")
+				.endsWith(ProbeSession.SHARED_MEMORY_SUFFIX);
+			assertThat(lines.get(2)).isEqualTo("written");
+		}
+		try (Stream<Path> left = Files.list(workDirectory)) {
+			assertThat(left.map((path) -> path.getFileName().toString()))
+				.noneMatch((name) -> name.startsWith("cave-sandbox-probe-"));
+		}
 	}
 
 }
