@@ -211,6 +211,13 @@ public final class ProbeSession implements AutoCloseable {
 			return null;
 		}
 		Path sharedMemory = this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX);
+		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
+		if (group >= 0 && (WorkingDirectoryGrant.unpassableAncestor(sharedMemory, group) != null
+				|| WorkingDirectoryGrant.unpassableAncestor(this.preload, group) != null)) {
+			// A work directory the command user cannot pass: the probe runs again without
+			// the command user (LinuxProbe), and there the command gets both.
+			return null;
+		}
 		if (!Files.isDirectory(sharedMemory, LinkOption.NOFOLLOW_LINKS)) {
 			Files.createDirectory(sharedMemory,
 					PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));

@@ -17,11 +17,15 @@ import java.util.regex.Pattern;
  * Removes the private directories that JVMs which no longer run left in this user's
  * {@link PrivateHome} (a JVM killed by SIGKILL or the OOM killer never reached its
  * {@code finally}), when an executor is created. A directory is removed only if this JVM
- * can take the {@link OwnerLock} of its JVM, and only if it and the lock file belong to
- * this JVM's user; anything else (another user's, a live JVM's, a directory without a
- * lock file) is left alone, silently. The lock file goes too once none of its directories
- * is left (only then may another JVM take its tag). No live JVM can be creating a
- * directory of the tag meanwhile: it creates them only while it holds the lock.
+ * can take the {@link OwnerLock} of its JVM, and only if the lock file belongs to this
+ * JVM's user; anything else (another user's lock, a live JVM's, a directory without a
+ * lock file) is left alone, silently. The directories of such a tag are removed whoever
+ * owns them: only this user creates entries in its home, and the executor hands some of
+ * them to a command user (the shared-memory directory of a mechanism without a mount
+ * namespace), whose uid then owns them. The lock file goes too once none of its
+ * directories is left (only then may another JVM take its tag). No live JVM can be
+ * creating a directory of the tag meanwhile: it creates them only while it holds the
+ * lock.
  * <p>
  * Names of an earlier version ({@code cave-sandbox-lock-<pid>-<token>},
  * {@code cave-sandbox-<pid>-<token>-<random>}) are not swept: remove such directories by
@@ -105,11 +109,12 @@ final class OrphanSweep {
 				boolean left = false;
 				try (DirectoryStream<Path> directories = Files.newDirectoryStream(home, OwnerLock.directoryGlob(tag))) {
 					for (Path directory : directories) {
-						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner)) {
+						if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
 							DirectoryTrees.delete(directory);
 						}
-						// Another user's look-alike names do not keep the lock file.
-						left |= Files.exists(directory, LinkOption.NOFOLLOW_LINKS) && ownedBy(directory, owner);
+						// Look-alike names that are not directories do not keep the lock
+						// file.
+						left |= Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS);
 					}
 				}
 				if (!left) {

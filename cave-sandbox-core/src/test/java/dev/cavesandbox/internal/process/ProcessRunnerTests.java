@@ -33,6 +33,7 @@ import dev.cavesandbox.SandboxHolderMain;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.workspace.PrivateHome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,11 +131,14 @@ public class ProcessRunnerTests {
 			await().atMost(Duration.ofSeconds(30)).until(() -> SandboxHolderMain.anyNaming(marker).isEmpty());
 			// The killed JVM never removed its private working directories; the next
 			// executor does.
-			String prefix = "cave-sandbox-" + jvm.pid() + "-";
+			// The work directory is the test's own: every private directory in it was
+			// the killed JVM's, a working directory per sandbox and, without a mount
+			// namespace, a shared-memory directory per sandbox too.
 			Path home = PrivateHome.of(workDirectory);
-			assertThat(privateDirectories(home, prefix)).hasSize(expected);
+			int perSandbox = LinuxMechanisms.namespaces(mechanism).contains(LinuxNamespace.MOUNT) ? 1 : 2;
+			assertThat(privateDirectories(home)).hasSize(expected * perSandbox);
 			ProcessIsolatedExecutor.unisolated(SandboxSettings.builder().workDirectory(workDirectory).build()).close();
-			assertThat(privateDirectories(home, prefix)).isEmpty();
+			assertThat(privateDirectories(home)).isEmpty();
 		}
 		finally {
 			jvm.destroyForcibly();
@@ -521,9 +525,12 @@ public class ProcessRunnerTests {
 		return ProcessIsolatedExecutorTests.processesWith(marker);
 	}
 
-	private static List<Path> privateDirectories(Path directory, String prefix) throws java.io.IOException {
-		try (var files = Files.list(directory)) {
-			return files.filter((file) -> file.getFileName().toString().startsWith(prefix)).toList();
+	/**
+	 * The private directories in a home: a tag of three characters and six random ones.
+	 */
+	private static List<Path> privateDirectories(Path home) throws java.io.IOException {
+		try (var files = Files.list(home)) {
+			return files.filter((file) -> file.getFileName().toString().matches("[0-9a-z]{9}")).toList();
 		}
 	}
 

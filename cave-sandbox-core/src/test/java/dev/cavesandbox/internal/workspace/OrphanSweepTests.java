@@ -140,6 +140,23 @@ public class OrphanSweepTests {
 	}
 
 	/**
+	 * A directory the executor handed to a command user (the shared-memory directory of
+	 * the mechanisms without a mount namespace, owned by that uid) goes with the rest of
+	 * the killed JVM's: the lock file is this user's, and only this user creates entries
+	 * in its home.
+	 */
+	@Test
+	void aDirectoryHandedToACommandUserGoesWithTheKilledJvmsOthers() throws Exception {
+		assumeThat(System.getProperty("user.name")).as("chown to nobody needs root").isEqualTo("root");
+		List<Path> left = leftByAKilledJvm(this.workDirectory, 2);
+		List<Path> directories = left.stream().filter(Files::isDirectory).toList();
+		assertThat(directories).hasSize(2);
+		run("chown", "-R", "nobody", directories.get(0).toString());
+		ProcessIsolatedExecutor.unisolated(settings()).close();
+		assertThat(left).allSatisfy((path) -> assertThat(path).doesNotExist());
+	}
+
+	/**
 	 * Two users sharing a work directory (like {@code /tmp}): an unprivileged JVM
 	 * (nobody) finds the directories of a killed root JVM. It can neither lock nor remove
 	 * them, and says nothing.
