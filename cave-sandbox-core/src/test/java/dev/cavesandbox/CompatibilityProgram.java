@@ -80,6 +80,14 @@ enum CompatibilityProgram {
 			head -c 4 out.pdf && echo
 			"""),
 
+	PLAYWRIGHT("Playwright (`chromium.launch`, `page.pdf`; Debian's Chromium)", 120, "%PDF",
+			printedFromNode("const { chromium } = require('playwright-core');",
+					"chromium.launch({ executablePath: '/usr/bin/chromium' })")),
+
+	PUPPETEER("Puppeteer (`launch({ pipe: true })`, `page.pdf`; Debian's Chromium)", 120, "%PDF",
+			printedFromNode("const puppeteer = require('puppeteer-core');",
+					"puppeteer.launch({ executablePath: '/usr/bin/chromium', pipe: true, args: ['--no-sandbox'] })")),
+
 	PANDOC("pandoc (Markdown to HTML)", 30, "<p>Hello <em>world</em>.</p>", """
 			printf '# Title\\n\\nHello *world*.\\n' > in.md
 			pandoc in.md -o out.html
@@ -162,6 +170,30 @@ enum CompatibilityProgram {
 	/** The argv that runs the program in its working directory. */
 	String[] argv() {
 		return new String[] { "sh", "-c", this.script };
+	}
+
+	/**
+	 * A Node script that starts Debian's Chromium through a library of Node's global
+	 * modules ({@code npm root -g}, under {@code /usr}: in the system view) and prints a
+	 * page to {@code out.pdf}.
+	 * @param require the statement that loads the library
+	 * @param launch the expression that starts the browser
+	 */
+	private static String printedFromNode(String require, String launch) {
+		return """
+				cat > print.js <<'EOF'
+				%s
+				(async () => {
+				  const browser = await %s;
+				  const page = await browser.newPage();
+				  await page.setContent('<h1>cave-sandbox</h1><p>printed from Node</p>');
+				  await page.pdf({ path: 'out.pdf' });
+				  await browser.close();
+				})();
+				EOF
+				NODE_PATH="$(npm root -g)" node print.js
+				head -c 4 out.pdf && echo
+				""".formatted(require, launch);
 	}
 
 	/**

@@ -92,6 +92,24 @@ class CompatibilityTests {
 		check(CompatibilityProgram.CHROMIUM, shape);
 	}
 
+	@Tag("compat-heavy")
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("shapes")
+	void playwrightStartsChromiumAndPrintsAPageToPdf(CompatibilityShape shape) throws Exception {
+		check(CompatibilityProgram.PLAYWRIGHT, shape);
+	}
+
+	/**
+	 * Puppeteer with {@code pipe: true}: its default, a DevTools port on 127.0.0.1, has
+	 * no TCP in the sandbox, and Puppeteer waits 30 s for it before it gives up.
+	 */
+	@Tag("compat-heavy")
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("shapes")
+	void puppeteerStartsChromiumOverAPipeAndPrintsAPageToPdf(CompatibilityShape shape) throws Exception {
+		check(CompatibilityProgram.PUPPETEER, shape);
+	}
+
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("shapes")
 	void pandocConvertsMarkdownToHtml(CompatibilityShape shape) throws Exception {
