@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.nio.file.LinkOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,6 +87,9 @@ public final class ProbeSession implements AutoCloseable {
 	private final ProcessRunner runner;
 
 	private @Nullable Path preload;
+
+	/** The shared-memory directory this session created, once it has. */
+	private @Nullable Path createdSharedMemory;
 
 	private ProbeSession(SandboxSettings settings, Path directory, long start) {
 		this.settings = settings;
@@ -218,9 +220,12 @@ public final class ProbeSession implements AutoCloseable {
 			// the command user (LinuxProbe), and there the command gets both.
 			return null;
 		}
-		if (!Files.isDirectory(sharedMemory, LinkOption.NOFOLLOW_LINKS)) {
+		if (this.createdSharedMemory == null) {
+			// Created here, never taken over: its name follows the working directory's,
+			// which another user of a shared work directory can see.
 			Files.createDirectory(sharedMemory,
 					PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+			this.createdSharedMemory = sharedMemory;
 		}
 		return sharedMemory;
 	}
@@ -240,7 +245,9 @@ public final class ProbeSession implements AutoCloseable {
 			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
 			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
 			Files.deleteIfExists(this.directory.resolveSibling(this.directory.getFileName() + OUTSIDE_SUFFIX));
-			DirectoryTrees.delete(this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX));
+			if (this.createdSharedMemory != null) {
+				DirectoryTrees.delete(this.createdSharedMemory);
+			}
 			Files.deleteIfExists(this.directory);
 		}
 		catch (IOException ex) {

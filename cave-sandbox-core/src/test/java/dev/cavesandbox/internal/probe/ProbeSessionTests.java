@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -145,6 +146,47 @@ class ProbeSessionTests {
 			assertThat(left.map((path) -> path.getFileName().toString()))
 				.noneMatch((name) -> name.startsWith("cave-sandbox-probe-"));
 		}
+	}
+
+	/**
+	 * The shared-memory directory's name follows the working directory's, which another
+	 * user of a shared work directory can see: one that is already there when the session
+	 * needs it (someone else's directory, open to all) is never taken over; the run fails
+	 * instead, and the planted directory is left alone.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void aSharedMemoryDirectoryPlantedBeforeTheRunIsNotTakenOver(@TempDir Path workDirectory) throws Exception {
+		SandboxMechanism mechanism = LinuxMechanisms
+			.verified(SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).build())
+			.mechanism();
+		SandboxSettings settings = SandboxSettings.builder()
+			.mechanism(MechanismChoice.SECCOMP)
+			.workDirectory(workDirectory)
+			.build();
+		// passable for a command user of the host, as /tmp is
+		Files.setPosixFilePermissions(workDirectory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Path library = SharedMemoryPreload.shared().resolve(workDirectory);
+		PrivateHome.makeSearchable(PrivateHome.of(workDirectory));
+		List<Path> planted = new ArrayList<>();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			session.preload(library);
+			try (Stream<Path> entries = Files.list(workDirectory)) {
+				Path directory = entries
+					.filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-probe-"))
+					.filter(Files::isDirectory)
+					.findFirst()
+					.orElseThrow();
+				Path plant = Files.createDirectory(
+						directory.resolveSibling(directory.getFileName() + ProbeSession.SHARED_MEMORY_SUFFIX));
+				Files.setPosixFilePermissions(plant, PosixFilePermissions.fromString("rwxrwxrwx"));
+				planted.add(Files.writeString(plant.resolve("planted"), "someone else's"));
+			}
+			session.run(mechanism, List.of("/bin/true"), false, false);
+			return ProbeSession.notVerified("ran", session.took());
+		});
+		assertThat(verdict.detail()).as("%s", verdict).isNotEqualTo("ran");
+		assertThat(planted).singleElement().satisfies((file) -> assertThat(file).hasContent("someone else's"));
 	}
 
 }
