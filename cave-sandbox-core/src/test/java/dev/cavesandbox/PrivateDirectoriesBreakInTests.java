@@ -296,8 +296,14 @@ class PrivateDirectoriesBreakInTests {
 		assertThat(this.victim.resolve("precious")).hasContent("keep");
 	}
 
+	/**
+	 * Nobody cannot put a look-alike directory in root's home; only root can, and the
+	 * executor does (the shared-memory directory it hands to a command user is that
+	 * user's): a directory of the dead JVM's tag goes with its lock file, whoever owns
+	 * it, and keeps nothing forever.
+	 */
 	@Test
-	void nobodysLookalikeDirectoryDoesNotKeepADeadRootJvmsLockFileForever() throws Exception {
+	void aDirectoryOfAnotherOwnerGoesWithADeadRootJvmsLockFile() throws Exception {
 		List<Path> left = leftByAKilledJvm(this.shared);
 		Path lockFile = left.stream()
 			.filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-lock-"))
@@ -307,14 +313,13 @@ class PrivateDirectoriesBreakInTests {
 		Path planted = lockFile.resolveSibling(id + "plant0");
 		Process plant = asNobodyProcess("mkdir " + planted);
 		assertThat(plant.exitValue()).as("nobody cannot enter root's home").isNotZero();
-		// Only root could put another user's look-alike there; it still does not keep the
-		// lock file.
+		// Only root could put another user's directory there, as the executor does.
 		Files.createDirectory(planted);
 		run("chown", NOBODY, planted.toString());
 		new PrivateDirectories(this.shared, 1, true).close();
 		assertThat(left).allSatisfy(
 				(path) -> assertThat(Files.exists(path, LinkOption.NOFOLLOW_LINKS)).as(path.toString()).isFalse());
-		assertThat(planted).as("another user's directory is left").isDirectory();
+		assertThat(Files.exists(planted, LinkOption.NOFOLLOW_LINKS)).as("swept with the dead JVM's").isFalse();
 	}
 
 	@Test
