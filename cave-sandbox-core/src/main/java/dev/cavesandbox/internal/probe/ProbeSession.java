@@ -3,7 +3,10 @@ package dev.cavesandbox.internal.probe;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.HashMap;
@@ -132,18 +135,27 @@ public final class ProbeSession implements AutoCloseable {
 	 */
 	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
 		Path directory = null;
+		boolean created = false;
 		try {
 			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
 			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
 			Path planted = directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX);
-			Files.writeString(planted, MARKER);
-			Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rw-r--r--"));
+			// Created new (O_EXCL), never through a link: its name follows the working
+			// directory's, which another user of a shared work directory sees appear and
+			// can take first with a link that root follows (fs.protected_symlinks=0).
+			Files.write(planted, MARKER.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE_NEW,
+					StandardOpenOption.WRITE);
+			created = true;
+			Files.getFileAttributeView(planted, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
 		}
 		catch (IOException ex) {
 			if (directory != null) {
 				// a full file system can take the directory but not the marker
 				DirectoryTrees.delete(directory);
-				deletePlanted(directory);
+				if (created) {
+					deletePlanted(directory);
+				}
 			}
 			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
 					"could not create the probe's working directory: "

@@ -4,20 +4,21 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.FileVisitResult;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Removes a directory tree that an untrusted command wrote, without following the links
@@ -44,37 +45,7 @@ public final class DirectoryTrees {
 	 */
 	public static void delete(Path root) {
 		try {
-			Files.walkFileTree(root, new SimpleFileVisitor<>() {
-
-				@Override
-				public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-					Files.deleteIfExists(file);
-					return FileVisitResult.CONTINUE;
-				}
-
-				@Override
-				public FileVisitResult visitFileFailed(Path file, IOException ex) throws IOException {
-					if (ex instanceof NoSuchFileException) {
-						return FileVisitResult.CONTINUE;
-					}
-					if (ex instanceof AccessDeniedException && ownerOnly(file)) {
-						// Made unreadable by the child: open it up once, then walk it.
-						Files.walkFileTree(file, this);
-						return FileVisitResult.CONTINUE;
-					}
-					throw ex;
-				}
-
-				@Override
-				public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException ex) throws IOException {
-					if (ex != null && !(ex instanceof NoSuchFileException)) {
-						throw ex;
-					}
-					Files.deleteIfExists(dir);
-					return FileVisitResult.CONTINUE;
-				}
-
-			});
+			deleteRelative(root);
 		}
 		catch (IOException | UncheckedIOException | StackOverflowError ex) {
 			removeWithCoreutils(root);
@@ -85,17 +56,86 @@ public final class DirectoryTrees {
 	}
 
 	/**
-	 * Give a directory back its owner-only permissions.
-	 * @return whether it has them now
+	 * Remove a tree relative to its open directories ({@link SecureDirectoryStream}:
+	 * {@code openat(2)}, {@code unlinkat(2)} with {@code O_NOFOLLOW}), never by path: a
+	 * user who may write the tree could otherwise rename a directory away after its
+	 * listing and put a link to another directory under its name, whose files the
+	 * following unlinks by path would remove (Issue28FinalBreakInTests).
+	 * @throws IOException if the platform has no {@link SecureDirectoryStream} or an
+	 * entry cannot be removed (the caller falls back to coreutils, which also work
+	 * relative to open directories)
 	 */
-	static boolean ownerOnly(Path directory) {
+	private static void deleteRelative(Path root) throws IOException {
+		Path absolute = root.toAbsolutePath();
+		Path parent = absolute.getParent();
+		if (parent == null) {
+			throw new IOException("no parent: " + root);
+		}
+		try (DirectoryStream<Path> stream = Files.newDirectoryStream(parent, (entry) -> false)) {
+			if (!(stream instanceof SecureDirectoryStream<Path> secure)) {
+				throw new IOException("no SecureDirectoryStream on this platform");
+			}
+			deleteEntry(secure, absolute.getFileName());
+		}
+	}
+
+	private static void deleteEntry(SecureDirectoryStream<Path> parent, Path name) throws IOException {
+		BasicFileAttributes attributes;
 		try {
-			Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx------"));
-			return true;
+			attributes = parent.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.readAttributes();
 		}
-		catch (IOException | UnsupportedOperationException ex) {
-			return false;
+		catch (NoSuchFileException ex) {
+			return;
 		}
+		if (!attributes.isDirectory()) {
+			deleteQuietly(() -> parent.deleteFile(name));
+			return;
+		}
+		try (SecureDirectoryStream<Path> directory = open(parent, name)) {
+			List<Path> entries = new ArrayList<>();
+			for (Path entry : directory) {
+				entries.add(entry.getFileName());
+			}
+			for (Path entry : entries) {
+				deleteEntry(directory, entry);
+			}
+		}
+		catch (NoSuchFileException ex) {
+			return;
+		}
+		deleteQuietly(() -> parent.deleteDirectory(name));
+	}
+
+	/**
+	 * Open a directory without following a link, opening up one the child made
+	 * unreadable.
+	 */
+	private static SecureDirectoryStream<Path> open(SecureDirectoryStream<Path> parent, Path name) throws IOException {
+		try {
+			return parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+		}
+		catch (AccessDeniedException ex) {
+			parent.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.setPermissions(PrivateHome.OWNER_ONLY);
+			return parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+		}
+	}
+
+	private static void deleteQuietly(Removal removal) throws IOException {
+		try {
+			removal.remove();
+		}
+		catch (NoSuchFileException ex) {
+			// already gone
+		}
+	}
+
+	@FunctionalInterface
+	private interface Removal {
+
+		void remove() throws IOException;
+
 	}
 
 	private static void removeWithCoreutils(Path root) {
