@@ -12,9 +12,7 @@ import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
-import dev.cavesandbox.internal.mechanism.NamespacesMechanism;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
-import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 
 /**
@@ -52,7 +50,7 @@ final class SharedMemoryDirectory {
 	 */
 	static SandboxMechanism prepare(PreparedLaunch launch, PrivateDirectories privateDirectories, Path workDirectory,
 			SandboxMechanism mechanism, Map<String, String> environment) {
-		if (!needs(mechanism)) {
+		if (!SharedMemoryPreload.neededBy(mechanism)) {
 			return mechanism;
 		}
 		Path library;
@@ -89,16 +87,6 @@ final class SharedMemoryDirectory {
 		}
 		environment.put(SharedMemoryPreload.DIRECTORY_VARIABLE, directory.toString());
 		return mechanism.withPaths(List.of(library), List.of(directory));
-	}
-
-	/**
-	 * Whether a mechanism leaves {@code /dev/shm} the host's: the Linux mechanisms
-	 * without a mount namespace.
-	 * @param mechanism the mechanism
-	 * @return whether the execution gets a directory of objects and the library
-	 */
-	static boolean needs(SandboxMechanism mechanism) {
-		return mechanism instanceof NamespacesMechanism || mechanism instanceof SeccompMechanism;
 	}
 
 }

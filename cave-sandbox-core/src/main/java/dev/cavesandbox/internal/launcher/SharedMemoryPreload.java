@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 import dev.cavesandbox.internal.launcher.LauncherInstallation.UnavailableException;
+import dev.cavesandbox.internal.mechanism.LinuxNamespace;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.workspace.PrivateHome;
 
 /**
@@ -79,6 +81,17 @@ public final class SharedMemoryPreload {
 	 */
 	public static SharedMemoryPreload shared() {
 		return SHARED;
+	}
+
+	/**
+	 * Whether a mechanism leaves {@code /dev/shm} the host's, so that its commands get
+	 * the library and a directory of objects of their own: the Linux mechanisms without a
+	 * mount namespace ({@code namespaces}, {@code seccomp}).
+	 * @param mechanism the mechanism
+	 * @return whether its commands need the library
+	 */
+	public static boolean neededBy(SandboxMechanism mechanism) {
+		return mechanism.launcher() != null && !mechanism.namespaces().contains(LinuxNamespace.MOUNT);
 	}
 
 	/**

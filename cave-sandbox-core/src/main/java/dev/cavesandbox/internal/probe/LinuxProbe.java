@@ -83,23 +83,14 @@ public final class LinuxProbe {
 		if (missing != null) {
 			return missing;
 		}
-		@Nullable Path library = null;
-		if (!mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
-			try {
-				library = SharedMemoryPreload.shared().resolve(this.settings.workDirectory());
-				if (mechanism instanceof SeccompMechanism seccomp && seccomp.commandGroup() >= 0) {
-					// As the executor does for this command user, a uid of the host that
-					// must
-					// reach the library in the home (0711).
-					PrivateHome.makeSearchable(PrivateHome.of(this.settings.workDirectory()));
-				}
-			}
-			catch (LauncherInstallation.UnavailableException | IOException ex) {
-				return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE,
-						"the shared-memory library: " + ex.getMessage(), ProbeSession.since(start));
-			}
+		@Nullable Path preload;
+		try {
+			preload = sharedMemoryLibrary(mechanism);
 		}
-		Path preload = library;
+		catch (LauncherInstallation.UnavailableException | IOException ex) {
+			return IsolationCapability.unavailable(UnavailabilityCause.LAUNCHER_UNAVAILABLE,
+					"the shared-memory library: " + ex.getMessage(), ProbeSession.since(start));
+		}
 		IsolationCapability verdict = ProbeSession.verify(this.settings, start, (session) -> {
 			if (preload != null) {
 				session.preload(preload);
@@ -114,6 +105,24 @@ public final class LinuxProbe {
 					verdict.probeTime());
 		}
 		return verdict;
+	}
+
+	/**
+	 * Return the shared-memory library where the mechanism's commands get it
+	 * ({@link SharedMemoryPreload#neededBy}), extracted into the home, which is made
+	 * searchable for a command user of the seccomp mechanism, as the executor does; else
+	 * {@code null}.
+	 */
+	private @Nullable Path sharedMemoryLibrary(SandboxMechanism mechanism)
+			throws LauncherInstallation.UnavailableException, IOException {
+		if (!SharedMemoryPreload.neededBy(mechanism)) {
+			return null;
+		}
+		Path library = SharedMemoryPreload.shared().resolve(this.settings.workDirectory());
+		if (mechanism instanceof SeccompMechanism seccomp && seccomp.commandGroup() >= 0) {
+			PrivateHome.makeSearchable(PrivateHome.of(this.settings.workDirectory()));
+		}
+		return library;
 	}
 
 	/**

@@ -18,7 +18,6 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
-import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
@@ -220,8 +219,7 @@ public final class ProbeSession implements AutoCloseable {
 	}
 
 	private @Nullable Path sharedMemory(SandboxMechanism mechanism) throws IOException {
-		if (this.preload == null || mechanism.launcher() == null
-				|| mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
+		if (this.preload == null || !SharedMemoryPreload.neededBy(mechanism)) {
 			return null;
 		}
 		Path sharedMemory = this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX);
