@@ -112,4 +112,58 @@ class Issue28FinalBreakInTests {
 		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rw-------");
 	}
 
+	/**
+	 * Two findings of the red team, closed: another user of a sticky, world-writable work
+	 * directory ({@code /tmp}), here uid and gid 65534 ({@code nobody}, {@code nogroup}),
+	 * watches the probe's directories appear and, as fast as it can, takes the names the
+	 * probe used to create beside them ({@code .shm}, {@code .outside}, {@code .planted}:
+	 * the probe failed, or a write outside that the sandbox let through looked refused)
+	 * and puts entries into them and into the working directory (on {@code seccomp} with
+	 * a root JVM they were group 65534's and group-writable while the probe ran). Now the
+	 * probe keeps them in a directory of its own that no other user enters: every probe
+	 * verifies the mechanism, and nothing gets in.
+	 */
+	@Test
+	void anotherUserOfTheWorkDirectoryNeitherTakesTheProbesNamesNorPutsEntriesInItsDirectories(@TempDir Path base)
+			throws Exception {
+		assumeThat(System.getProperty("user.name")).as("the JVM runs as root").isEqualTo("root");
+		Path work = Files.createDirectory(base.resolve("work"));
+		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Files.setAttribute(work, "unix:mode", 01777);
+		Path stop = base.resolve("stop");
+		String watcher = "import os, sys, time\n" + "work, stop = sys.argv[1], sys.argv[2]\n"
+				+ "end, seen, inside = time.time() + 120, set(), []\n"
+				+ "while time.time() < end and not os.path.exists(stop):\n" + "    for name in os.listdir(work):\n"
+				+ "        if not name.startswith('cave-sandbox-probe-') or '.' in name: continue\n"
+				+ "        seen.add(name)\n" + "        for suffix in ('.shm', '.outside', '.planted'):\n"
+				+ "            try: os.mkdir(os.path.join(work, name + suffix))\n"
+				+ "            except OSError: pass\n" + "        for sub in ('', 'work', 'work.shm'):\n"
+				+ "            try: open(os.path.join(work, name, sub, 'nobodys'), 'x').close(); inside.append(name + '/' + sub)\n"
+				+ "            except OSError: pass\n" + "print('seen', len(seen)); print('inside', inside)\n";
+		Process nobody = new ProcessBuilder("/usr/bin/timeout", "150", "/usr/bin/setpriv", "--reuid=65534",
+				"--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c", watcher, work.toString(),
+				stop.toString())
+			.redirectErrorStream(true)
+			.redirectOutput(base.resolve("watcher.out").toFile())
+			.start();
+		List<IsolationCapability> verdicts = new java.util.ArrayList<>();
+		try {
+			Thread.sleep(500); // its loop running
+			for (int run = 0; run < 4; run++) {
+				verdicts.add(new NetworkIsolationProbe(
+						SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(work).build())
+					.probe());
+			}
+		}
+		finally {
+			Files.writeString(stop, "");
+			nobody.waitFor();
+		}
+		String output = Files.readString(base.resolve("watcher.out"));
+		assertThat(output).as("the watcher saw the probe's directories").containsPattern("seen [1-9]");
+		assertThat(output).contains("inside []");
+		assertThat(verdicts).as(output)
+			.allSatisfy((verdict) -> assertThat(verdict.available()).as("%s", verdict).isTrue());
+	}
+
 }

@@ -1,17 +1,25 @@
 package dev.cavesandbox.internal.probe;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.SandboxSettings;
@@ -33,8 +41,20 @@ import org.jspecify.annotations.Nullable;
  * child reads), and running a mechanism's command line there the way an execution does,
  * with a fixed {@code PATH} and the probe timeout. Closing the session stops what still
  * runs and deletes the directory.
+ * <p>
+ * The working directory ({@value #WORKING_DIRECTORY}) and the names beside it (the
+ * planted file, the shared-memory directory, the target of the write outside) lie in a
+ * directory of the session's own, created new with a random name in the work directory,
+ * mode 0700: no other user of a shared work directory ({@code /tmp}) can take one of
+ * those names first or put an entry in them while the probe runs. For a command user of
+ * the seccomp mechanism (a uid of the host without capabilities) that directory is handed
+ * to the command's uid for the run, so that only the sandbox, never the file modes, keeps
+ * the command from writing beside its working directory.
  */
 public final class ProbeSession implements AutoCloseable {
+
+	/** The name of the working directory in the session's own directory. */
+	static final String WORKING_DIRECTORY = "work";
 
 	/** The file in the probe's working directory that the child reads. */
 	static final String MARKER_FILE = "cave-sandbox-probe-marker";
@@ -80,7 +100,21 @@ public final class ProbeSession implements AutoCloseable {
 
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
+	private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY = PosixFilePermissions
+		.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
 	private final SandboxSettings settings;
+
+	/**
+	 * The session's own directory, which holds the working directory and its siblings.
+	 */
+	private final Path own;
+
+	/** The session's own directory, open, through which it is handed over. */
+	private final SecureDirectoryStream<Path> opened;
+
+	/** Its owner, the JVM's user, given back after a run that handed it over. */
+	private final UserPrincipal owner;
 
 	private final Path directory;
 
@@ -93,9 +127,13 @@ public final class ProbeSession implements AutoCloseable {
 	/** The shared-memory directory this session created, once it has. */
 	private @Nullable Path createdSharedMemory;
 
-	private ProbeSession(SandboxSettings settings, Path directory, long start) {
+	private ProbeSession(SandboxSettings settings, Path own, SecureDirectoryStream<Path> opened, UserPrincipal owner,
+			long start) {
 		this.settings = settings;
-		this.directory = directory;
+		this.own = own;
+		this.opened = opened;
+		this.owner = owner;
+		this.directory = own.resolve(WORKING_DIRECTORY);
 		this.start = start;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 	}
@@ -133,35 +171,32 @@ public final class ProbeSession implements AutoCloseable {
 	 * @throws InterruptedException if the thread was interrupted while a command ran
 	 */
 	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
-		Path directory = null;
-		boolean created = false;
+		Path own = null;
+		SecureDirectoryStream<Path> opened = null;
+		UserPrincipal owner;
 		try {
-			directory = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
+			own = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
+			opened = open(own);
+			owner = attributes(opened).getOwner();
+			Path directory = Files.createDirectory(own.resolve(WORKING_DIRECTORY), OWNER_ONLY);
 			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
-			Path planted = directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX);
-			// Created new (O_EXCL), never through a link: its name follows the working
-			// directory's, which another user of a shared work directory sees appear and
-			// can take first with a link that root follows (fs.protected_symlinks=0).
-			Files.write(planted, MARKER.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE_NEW,
-					StandardOpenOption.WRITE);
-			created = true;
+			Path planted = Files.writeString(own.resolve(WORKING_DIRECTORY + PLANTED_SUFFIX), MARKER,
+					StandardOpenOption.CREATE_NEW);
 			Files.getFileAttributeView(planted, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
 				.setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
 		}
 		catch (IOException ex) {
-			if (directory != null) {
+			if (own != null) {
 				// a full file system can take the directory but not the marker
-				DirectoryTrees.delete(directory);
-				if (created) {
-					deletePlanted(directory);
-				}
+				close(opened);
+				DirectoryTrees.delete(own);
 			}
 			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
 					"could not create the probe's working directory: "
 							+ WorkDirectoryCheck.explain(settings.workDirectory(), ex),
 					since(start));
 		}
-		try (ProbeSession session = new ProbeSession(settings, directory, start)) {
+		try (ProbeSession session = new ProbeSession(settings, own, opened, owner, start)) {
 			return checks.run(session);
 		}
 		catch (IOException ex) {
@@ -201,11 +236,25 @@ public final class ProbeSession implements AutoCloseable {
 			return this.runner.run(spec);
 		}
 		// As an execution's: the command user of this mechanism has no capability.
+		handOwnDirectory(((SeccompMechanism) mechanism).launcher().commandUser());
 		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group);
 				WorkingDirectoryGrant shared = (sharedMemory != null) ? WorkingDirectoryGrant.grant(sharedMemory, group)
 						: null) {
 			return this.runner.run(spec);
 		}
+		finally {
+			attributes(this.opened).setOwner(this.owner);
+		}
+	}
+
+	/**
+	 * Hand the session's own directory to the command's uid (through its descriptor,
+	 * {@code fchown}), so that the command passes it and could write beside its working
+	 * directory but for the sandbox; no one else gets in (mode 0700).
+	 */
+	private void handOwnDirectory(long uid) throws IOException {
+		attributes(this.opened).setOwner(
+				FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(String.valueOf(uid)));
 	}
 
 	/**
@@ -222,19 +271,18 @@ public final class ProbeSession implements AutoCloseable {
 		if (this.preload == null || !SharedMemoryPreload.neededBy(mechanism)) {
 			return null;
 		}
-		Path sharedMemory = this.directory.resolveSibling(this.directory.getFileName() + SHARED_MEMORY_SUFFIX);
+		Path sharedMemory = this.own.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX);
 		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
-		if (group >= 0 && (WorkingDirectoryGrant.unpassableAncestor(sharedMemory, group) != null
+		// the session's own directory is handed to the command's uid for the run
+		if (group >= 0 && (WorkingDirectoryGrant.unpassableAncestor(this.own, group) != null
 				|| WorkingDirectoryGrant.unpassableAncestor(this.preload, group) != null)) {
 			// A work directory the command user cannot pass: the probe runs again without
 			// the command user (LinuxProbe), and there the command gets both.
 			return null;
 		}
 		if (this.createdSharedMemory == null) {
-			// Created here, never taken over: its name follows the working directory's,
-			// which another user of a shared work directory can see.
-			Files.createDirectory(sharedMemory,
-					PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+			// Created here, never taken over.
+			Files.createDirectory(sharedMemory, OWNER_ONLY);
 			this.createdSharedMemory = sharedMemory;
 		}
 		return sharedMemory;
@@ -251,28 +299,33 @@ public final class ProbeSession implements AutoCloseable {
 	@Override
 	public void close() {
 		this.runner.close();
-		try {
-			Files.deleteIfExists(this.directory.resolve(MARKER_FILE));
-			Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
-			Files.deleteIfExists(this.directory.resolveSibling(this.directory.getFileName() + OUTSIDE_SUFFIX));
-			if (this.createdSharedMemory != null) {
-				DirectoryTrees.delete(this.createdSharedMemory);
-			}
-			Files.deleteIfExists(this.directory);
-		}
-		catch (IOException ex) {
-			// A leftover empty probe directory is harmless.
-		}
-		deletePlanted(this.directory);
+		close(this.opened);
+		DirectoryTrees.delete(this.own);
 	}
 
-	private static void deletePlanted(Path directory) {
+	private static void close(@Nullable Closeable closeable) {
 		try {
-			Files.deleteIfExists(directory.resolveSibling(directory.getFileName() + PLANTED_SUFFIX));
+			if (closeable != null) {
+				closeable.close();
+			}
 		}
 		catch (IOException ex) {
-			// A leftover planted file of the probe's marker is harmless.
+			// closing a directory's descriptor frees it whatever close reports
 		}
+	}
+
+	/** Open a directory that this session created, not through a link. */
+	private static SecureDirectoryStream<Path> open(Path directory) throws IOException {
+		try (DirectoryStream<Path> parent = Files.newDirectoryStream(directory.getParent())) {
+			if (!(parent instanceof SecureDirectoryStream<Path> secure)) {
+				throw new IOException("cannot open " + directory + " without following links on this platform");
+			}
+			return secure.newDirectoryStream(directory.getFileName(), LinkOption.NOFOLLOW_LINKS);
+		}
+	}
+
+	private static PosixFileAttributeView attributes(SecureDirectoryStream<Path> opened) {
+		return opened.getFileAttributeView(PosixFileAttributeView.class);
 	}
 
 	static IsolationCapability notVerified(String detail, Duration took) {

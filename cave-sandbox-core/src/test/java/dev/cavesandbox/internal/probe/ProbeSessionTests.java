@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.ForEachLinuxMechanism;
@@ -58,7 +59,8 @@ class ProbeSessionTests {
 			List<String> lines = stdout.lines().toList();
 			assertThat(lines).hasSize(2);
 			assertThat(lines.get(0)).isEqualTo(ProbeSession.MARKER);
-			assertThat(lines.get(1)).startsWith(workDirectory.toRealPath() + "/cave-sandbox-probe-");
+			assertThat(lines.get(1)).startsWith(workDirectory.toRealPath() + "/cave-sandbox-probe-")
+				.endsWith("/" + ProbeSession.WORKING_DIRECTORY);
 		});
 		assertThat(workDirectory).isEmptyDirectory();
 	}
@@ -149,10 +151,10 @@ class ProbeSessionTests {
 	}
 
 	/**
-	 * The shared-memory directory's name follows the working directory's, which another
-	 * user of a shared work directory can see: one that is already there when the session
-	 * needs it (someone else's directory, open to all) is never taken over; the run fails
-	 * instead, and the planted directory is left alone.
+	 * A shared-memory directory that is already there when the session needs it (put
+	 * there by root, the only other user who can, open to all) is never taken over; the
+	 * run fails instead, and the planted directory is left as it was (the session deletes
+	 * its whole directory afterwards).
 	 */
 	@Test
 	@EnabledOnOs(OS.LINUX)
@@ -168,25 +170,82 @@ class ProbeSessionTests {
 		Files.setPosixFilePermissions(workDirectory, PosixFilePermissions.fromString("rwxr-xr-x"));
 		Path library = SharedMemoryPreload.shared().resolve(workDirectory);
 		PrivateHome.makeSearchable(PrivateHome.of(workDirectory));
-		List<Path> planted = new ArrayList<>();
+		List<String> afterRun = new ArrayList<>();
 		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
 			session.preload(library);
 			try (Stream<Path> entries = Files.list(workDirectory)) {
-				Path directory = entries
-					.filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-probe-"))
-					.filter(Files::isDirectory)
+				Path own = entries.filter((path) -> path.getFileName().toString().startsWith("cave-sandbox-probe-"))
 					.findFirst()
 					.orElseThrow();
-				Path plant = Files.createDirectory(
-						directory.resolveSibling(directory.getFileName() + ProbeSession.SHARED_MEMORY_SUFFIX));
+				Path plant = Files
+					.createDirectory(own.resolve(ProbeSession.WORKING_DIRECTORY + ProbeSession.SHARED_MEMORY_SUFFIX));
 				Files.setPosixFilePermissions(plant, PosixFilePermissions.fromString("rwxrwxrwx"));
-				planted.add(Files.writeString(plant.resolve("planted"), "someone else's"));
+				Path planted = Files.writeString(plant.resolve("planted"), "someone else's");
+				try {
+					session.run(mechanism, List.of("/bin/true"), false, false);
+				}
+				finally {
+					afterRun.add(Files.readString(planted) + " "
+							+ PosixFilePermissions.toString(Files.getPosixFilePermissions(plant)) + " "
+							+ Files.getAttribute(plant, "unix:gid"));
+				}
 			}
-			session.run(mechanism, List.of("/bin/true"), false, false);
 			return ProbeSession.notVerified("ran", session.took());
 		});
 		assertThat(verdict.detail()).as("%s", verdict).isNotEqualTo("ran");
-		assertThat(planted).singleElement().satisfies((file) -> assertThat(file).hasContent("someone else's"));
+		assertThat(afterRun)
+			.containsExactly("someone else's rwxrwxrwx " + Files.getAttribute(workDirectory, "unix:gid"));
+	}
+
+	/**
+	 * The working directory and the names beside it lie in a directory of the session's
+	 * own, mode 0700, the only entry the session makes in the work directory; for a
+	 * command user of the seccomp mechanism (a root JVM's) it belongs to the command's
+	 * uid during the run, so that only the sandbox keeps the command from writing beside
+	 * its working directory, and to the JVM's user again afterwards.
+	 */
+	@ForEachLinuxMechanism
+	@EnabledOnOs(OS.LINUX)
+	void theWorkingDirectoryLiesInADirectoryOfTheSessionsOwnThatNoOtherUserEnters(MechanismChoice choice,
+			@TempDir Path workDirectory) throws Exception {
+		SandboxMechanism mechanism = LinuxMechanisms.verified(SandboxSettings.builder().mechanism(choice).build())
+			.mechanism();
+		SandboxSettings settings = SandboxSettings.builder().mechanism(choice).workDirectory(workDirectory).build();
+		// passable for a command user of the host, as /tmp is
+		Files.setPosixFilePermissions(workDirectory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		long jvmUid = (Integer) Files.getAttribute(workDirectory, "unix:uid");
+		long commandUid = (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser())
+				? seccomp.launcher().commandUser() : jvmUid;
+		List<String> seen = new ArrayList<>();
+		ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			try (Stream<Path> entries = Files.list(workDirectory)) {
+				Path own = entries.collect(Collectors.toList()).get(0);
+				seen.add(PosixFilePermissions.toString(Files.getPosixFilePermissions(own)));
+				ProcessRunner.Outcome outcome = session.run(mechanism,
+						List.of("/bin/sh", "-c", "stat -c '%u %a' .. 2>&1; pwd; (echo x > ../outside) 2>/dev/null "
+								+ "&& echo outside=written || echo outside=refused"),
+						false, false);
+				seen.addAll(new String(outcome.stdout(), StandardCharsets.UTF_8).lines().toList());
+				seen.add(String.valueOf(Files.getAttribute(own, "unix:uid")));
+				try (Stream<Path> all = Files.list(workDirectory)) {
+					seen.add(String.valueOf(all.count()));
+				}
+			}
+			return ProbeSession.notVerified("checked", session.took());
+		});
+		assertThat(seen.get(0)).isEqualTo("rwx------");
+		assertThat(seen).as("%s", seen)
+			.anyMatch((line) -> line.endsWith("/" + ProbeSession.WORKING_DIRECTORY))
+			.endsWith(String.valueOf(jvmUid), "1");
+		if (!mechanism.namespaces().contains(LinuxNamespace.MOUNT)) {
+			// the host's directory itself, which only Landlock keeps the command from
+			// writing
+			// (a user namespace may show the JVM's uid as another)
+			assertThat(seen.get(1)).as("%s", seen)
+				.isEqualTo((commandUid != jvmUid) ? commandUid + " 700" : seen.get(1).split(" ")[0] + " 700");
+			assertThat(seen).as("%s", seen).contains("outside=refused");
+		}
+		assertThat(workDirectory).isEmptyDirectory();
 	}
 
 }
