@@ -58,6 +58,12 @@ public final class ExecutionRequest {
 
 	private final Map<String, byte[]> inputFiles;
 
+	private final List<String> outputFiles;
+
+	private final List<String> outputFileGlobs;
+
+	private final @Nullable Long maxOutputFileBytes;
+
 	ExecutionRequest(ExecutionRequestBuilder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -74,6 +80,9 @@ public final class ExecutionRequest {
 		this.writablePaths = List.copyOf(builder.writablePaths);
 		this.allowedHosts = (builder.allowedHosts != null) ? List.copyOf(builder.allowedHosts) : null;
 		this.inputFiles = Collections.unmodifiableMap(new LinkedHashMap<>(builder.inputFiles));
+		this.outputFiles = List.copyOf(builder.outputFiles);
+		this.outputFileGlobs = List.copyOf(builder.outputFileGlobs);
+		this.maxOutputFileBytes = builder.maxOutputFileBytes;
 	}
 
 	/**
@@ -240,6 +249,35 @@ public final class ExecutionRequest {
 		return Collections.unmodifiableMap(copies);
 	}
 
+	/**
+	 * Return the paths of the files read back from the private working directory after
+	 * the command ran ({@link Builder#outputFile(String)}).
+	 * @return relative paths, in the order given, without repeats; empty by default
+	 */
+	public List<String> outputFiles() {
+		return this.outputFiles;
+	}
+
+	/**
+	 * Return the globs of the files read back from the private working directory after
+	 * the command ran ({@link Builder#outputFiles(String...)}).
+	 * @return globs relative to the working directory, in the order given, without
+	 * repeats; empty by default
+	 */
+	public List<String> outputFileGlobs() {
+		return this.outputFileGlobs;
+	}
+
+	/**
+	 * Return the cap of the output files, all together, in bytes
+	 * ({@link Builder#maxOutputFileBytes(long)}).
+	 * @return the cap, or {@code null} for the settings'
+	 * {@link SandboxSettings#maxOutputFileBytes()}
+	 */
+	public @Nullable Long maxOutputFileBytes() {
+		return this.maxOutputFileBytes;
+	}
+
 	@Override
 	public String toString() {
 		return "ExecutionRequest" + this.argv;
@@ -394,10 +432,61 @@ public final class ExecutionRequest {
 		Builder inputFile(String relativePath, byte[] content);
 
 		/**
+		 * Read this file back from the private working directory once the command's whole
+		 * process tree has ended, before the directory is removed; for example
+		 * {@code outputFile("in.pdf")} after {@code soffice --convert-to pdf in.odt}. The
+		 * result has it in {@link ExecutionResult#outputFiles()} (and
+		 * {@link ExecutionResult#outputFile(String)}), or names it as missing (not
+		 * there), skipped (not a regular file: a symbolic link, which is never followed,
+		 * a FIFO, socket or device, which is never opened) or omitted (past the cap,
+		 * {@link #maxOutputFileBytes(long)}); a started process has it in
+		 * {@link SandboxedProcess#outputFiles()} once it has ended. {@link #build()}
+		 * refuses output files together with {@link #workingDirectory(Path)}, whose files
+		 * the caller reads where they are.
+		 * @param relativePath a path relative to the working directory, by the rules of
+		 * {@link #inputFile(String, byte[])}: not empty, not absolute, without empty,
+		 * {@code .} or {@code ..} names, without NUL, valid Unicode
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if the path breaks one of these rules
+		 */
+		Builder outputFile(String relativePath);
+
+		/**
+		 * Read the regular files that match these globs back from the private working
+		 * directory, as {@link #outputFile(String)} does; a glob that matches nothing
+		 * adds nothing (no missing file). The globs are those of
+		 * {@link java.nio.file.FileSystem#getPathMatcher(String)}, matched against each
+		 * path relative to the working directory: {@code *.pdf} the PDFs directly in it
+		 * ({@code *} and {@code ?} do not cross {@code /}, and match names that start
+		 * with a dot), {@code out/**.png} those anywhere below {@code out}, {@code **}
+		 * every file. Directories are walked without following links, at most
+		 * {@value dev.cavesandbox.internal.workspace.OutputFileReader#MAX_ENTRIES}
+		 * entries in all (past it, the result is truncated).
+		 * @param globs globs relative to the working directory, with the rules of
+		 * {@link #outputFile(String)} for their names
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if a glob breaks one of these rules or
+		 * is not a valid glob
+		 */
+		Builder outputFiles(String... globs);
+
+		/**
+		 * Set the cap of the output files of this execution, all together; a file that
+		 * does not fit whole in what is left of it is not read, and the result names it
+		 * ({@link OutputFiles#omitted()},
+		 * {@link ExecutionResult#outputFilesTruncated()}).
+		 * @param bytes a positive number of bytes (default the settings'
+		 * {@link SandboxSettings#maxOutputFileBytes()}, 16 MiB unless set,
+		 * {@code cave.sandbox.output-files.max-size})
+		 * @return this builder
+		 */
+		Builder maxOutputFileBytes(long bytes);
+
+		/**
 		 * Build the request.
 		 * @return the immutable request
-		 * @throws InvalidExecutionRequestException if it has input files and a working
-		 * directory
+		 * @throws InvalidExecutionRequestException if it has input or output files and a
+		 * working directory
 		 */
 		ExecutionRequest build();
 

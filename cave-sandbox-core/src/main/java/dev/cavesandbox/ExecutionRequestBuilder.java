@@ -20,8 +20,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link ExecutionRequest.Builder}: each setter checks its value with the rules of
- * {@link ProcessStrings}, {@link PositiveAmounts}, {@link ListedPaths} and
- * {@link InputFilePaths}; {@link ExecutionRequest}'s constructor copies the fields.
+ * {@link ProcessStrings}, {@link PositiveAmounts}, {@link ListedPaths},
+ * {@link InputFilePaths} and {@link OutputFilePaths}; {@link ExecutionRequest}'s
+ * constructor copies the fields.
  */
 final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 
@@ -54,6 +55,12 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 	@Nullable List<String> allowedHosts;
 
 	final Map<String, byte[]> inputFiles = new LinkedHashMap<>();
+
+	final Set<String> outputFiles = new LinkedHashSet<>();
+
+	final Set<String> outputFileGlobs = new LinkedHashSet<>();
+
+	@Nullable Long maxOutputFileBytes;
 
 	ExecutionRequestBuilder(List<String> argv) {
 		this.argv = new ArrayList<>(ProcessStrings.requireArgv(argv));
@@ -166,6 +173,27 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 		return this;
 	}
 
+	@Override
+	public ExecutionRequest.Builder outputFile(String relativePath) {
+		this.outputFiles.add(OutputFilePaths.requirePath(relativePath));
+		return this;
+	}
+
+	@Override
+	public ExecutionRequest.Builder outputFiles(String... globs) {
+		for (String glob : globs) {
+			this.outputFileGlobs.add(OutputFilePaths.requireGlob(glob));
+		}
+		return this;
+	}
+
+	@Override
+	public ExecutionRequest.Builder maxOutputFileBytes(long bytes) {
+		this.maxOutputFileBytes = PositiveAmounts.require("maxOutputFileBytes", bytes,
+				InvalidExecutionRequestException::new);
+		return this;
+	}
+
 	private static Path checkListed(String what, @Nullable Path path) {
 		Path listed = ListedPaths.require(what, path, InvalidExecutionRequestException::new);
 		ProcessStrings.requireNoNul(what, listed.toString());
@@ -178,6 +206,11 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 			throw new InvalidExecutionRequestException("input files are written into the private working directory, "
 					+ "but the request names the working directory " + this.workingDirectory
 					+ "; leave the working directory unset, or write the files into it yourself");
+		}
+		if ((!this.outputFiles.isEmpty() || !this.outputFileGlobs.isEmpty()) && this.workingDirectory != null) {
+			throw new InvalidExecutionRequestException("output files are read back from the private working "
+					+ "directory, but the request names the working directory " + this.workingDirectory
+					+ "; leave the working directory unset, or read the files from it yourself");
 		}
 		return new ExecutionRequest(this);
 	}

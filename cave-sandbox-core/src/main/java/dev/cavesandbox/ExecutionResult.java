@@ -4,6 +4,8 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 
 import dev.cavesandbox.egress.EgressDecision;
 import org.jspecify.annotations.Nullable;
@@ -30,13 +32,37 @@ import org.jspecify.annotations.Nullable;
  * @param egressDecisions what the egress proxy decided for each connection the command
  * asked it for, in order (host and port as the command named them, allowed or the reason
  * of the refusal); empty without an allow-list
+ * @param outputFiles the files the request asked back
+ * ({@link ExecutionRequest.Builder#outputFile}), read after the process tree had ended
+ * (also after a timeout); {@link OutputFiles#NONE} when it asked for none
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
 		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,
-		@Nullable ResourceLimit limitExceeded, List<EgressDecision> egressDecisions) {
+		@Nullable ResourceLimit limitExceeded, List<EgressDecision> egressDecisions, OutputFiles outputFiles) {
 
 	public ExecutionResult {
 		egressDecisions = List.copyOf(egressDecisions);
+		Objects.requireNonNull(outputFiles, "outputFiles must not be null");
+	}
+
+	/**
+	 * Create a result without output files.
+	 * @param exitCode the exit code
+	 * @param stdout the captured stdout
+	 * @param stderr the captured stderr
+	 * @param stdoutTruncated whether stdout was truncated
+	 * @param stderrTruncated whether stderr was truncated
+	 * @param timedOut whether the timeout ended the execution
+	 * @param wallTime the wall-clock time
+	 * @param isolation the isolation that was applied
+	 * @param limitExceeded the resource limit that ended the command, or {@code null}
+	 * @param egressDecisions the egress proxy's decisions
+	 */
+	public ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
+			boolean timedOut, Duration wallTime, Isolation isolation, @Nullable ResourceLimit limitExceeded,
+			List<EgressDecision> egressDecisions) {
+		this(exitCode, stdout, stderr, stdoutTruncated, stderrTruncated, timedOut, wallTime, isolation, limitExceeded,
+				egressDecisions, OutputFiles.NONE);
 	}
 
 	/**
@@ -82,6 +108,28 @@ public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolea
 	}
 
 	/**
+	 * Return the bytes of an output file that the request asked back
+	 * ({@link ExecutionRequest.Builder#outputFile}); see {@link #outputFiles()} for why
+	 * one is not there.
+	 * @param path its path relative to the working directory, as given or matched
+	 * @return a copy of its bytes, or empty where it was not returned (missing, not a
+	 * regular file, past the cap, or not asked for)
+	 */
+	public Optional<byte[]> outputFile(String path) {
+		return this.outputFiles.content(path);
+	}
+
+	/**
+	 * Return whether output files were left out for the cap
+	 * ({@link ExecutionRequest.Builder#maxOutputFileBytes(long)}); their paths are in
+	 * {@code outputFiles().omitted()}.
+	 * @return whether the output files are incomplete for the cap
+	 */
+	public boolean outputFilesTruncated() {
+		return this.outputFiles.truncated();
+	}
+
+	/**
 	 * Return stdout decoded as UTF-8.
 	 * @return the text
 	 */
@@ -121,7 +169,8 @@ public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolea
 				+ this.stdout.length + " bytes" + (this.stdoutTruncated ? " (truncated)" : "") + ", stderr="
 				+ this.stderr.length + " bytes" + (this.stderrTruncated ? " (truncated)" : "") + ", wallTime="
 				+ this.wallTime.toMillis() + " ms, isolation=" + this.isolation
-				+ ((this.limitExceeded != null) ? ", limitExceeded=" + this.limitExceeded : "") + "]";
+				+ ((this.limitExceeded != null) ? ", limitExceeded=" + this.limitExceeded : "")
+				+ ((this.outputFiles != OutputFiles.NONE) ? ", outputFiles=" + this.outputFiles : "") + "]";
 	}
 
 }

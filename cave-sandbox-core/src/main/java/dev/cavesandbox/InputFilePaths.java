@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * directory with {@code /} between names, not empty, no empty, {@code .} or {@code ..}
  * name, no name over {@value #MAX_NAME_BYTES} bytes, no NUL, valid Unicode, and neither
  * the same path as another input file nor one of its directories. A path that breaks one
- * fails with {@link InvalidExecutionRequestException}.
+ * fails with {@link InvalidExecutionRequestException}. The paths and patterns of output
+ * files ({@link OutputFilePaths}) follow the same rules but the collision.
  */
 final class InputFilePaths {
 
@@ -29,25 +30,7 @@ final class InputFilePaths {
 	 * @throws InvalidExecutionRequestException if it breaks a rule
 	 */
 	static String require(@Nullable String relativePath, Collection<String> given) {
-		if (relativePath == null || relativePath.isEmpty()) {
-			throw new InvalidExecutionRequestException(
-					"input file path must name a file relative to the working directory, but was '" + relativePath
-							+ "'");
-		}
-		ProcessStrings.requireNoNul("input file path", relativePath);
-		if (!StandardCharsets.UTF_8.newEncoder().canEncode(relativePath)) {
-			throw new InvalidExecutionRequestException("input file path " + relativePath.replaceAll("\\p{Cs}", "?")
-					+ " is not valid Unicode (it holds a lone surrogate, shown as ?), so it names no file; give a "
-					+ "name of whole characters");
-		}
-		if (relativePath.startsWith("/")) {
-			throw new InvalidExecutionRequestException("input file path " + relativePath
-					+ " is absolute; give it relative to the working directory, for example "
-					+ relativePath.replaceFirst("^/+", ""));
-		}
-		for (String name : relativePath.split("/", -1)) {
-			requireName(relativePath, name);
-		}
+		requireRelative("input file path", relativePath);
 		for (String other : given) {
 			if (other.equals(relativePath) || other.startsWith(relativePath + "/")
 					|| relativePath.startsWith(other + "/")) {
@@ -59,14 +42,44 @@ final class InputFilePaths {
 		return relativePath;
 	}
 
-	private static void requireName(String relativePath, String name) {
+	/**
+	 * Check a path relative to the working directory: every rule but the collision with
+	 * another path.
+	 * @param what what the path is, as messages name it ({@code input file path})
+	 * @param relativePath the path
+	 * @return the path
+	 * @throws InvalidExecutionRequestException if it breaks a rule
+	 */
+	static String requireRelative(String what, @Nullable String relativePath) {
+		if (relativePath == null || relativePath.isEmpty()) {
+			throw new InvalidExecutionRequestException(
+					what + " must name a file relative to the working directory, but was '" + relativePath + "'");
+		}
+		ProcessStrings.requireNoNul(what, relativePath);
+		if (!StandardCharsets.UTF_8.newEncoder().canEncode(relativePath)) {
+			throw new InvalidExecutionRequestException(what + " " + relativePath.replaceAll("\\p{Cs}", "?")
+					+ " is not valid Unicode (it holds a lone surrogate, shown as ?), so it names no file; give a "
+					+ "name of whole characters");
+		}
+		if (relativePath.startsWith("/")) {
+			throw new InvalidExecutionRequestException(
+					what + " " + relativePath + " is absolute; give it relative to the working directory, for example "
+							+ relativePath.replaceFirst("^/+", ""));
+		}
+		for (String name : relativePath.split("/", -1)) {
+			requireName(what, relativePath, name);
+		}
+		return relativePath;
+	}
+
+	private static void requireName(String what, String relativePath, String name) {
 		if (name.isEmpty() || name.equals(".") || name.equals("..")) {
-			throw new InvalidExecutionRequestException("input file path " + relativePath
+			throw new InvalidExecutionRequestException(what + " " + relativePath
 					+ " has an empty, '.' or '..' name; give the plain path below the working directory, "
 					+ "such as dir/file.txt");
 		}
 		if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-			throw new InvalidExecutionRequestException("input file path " + relativePath + " has a name of more than "
+			throw new InvalidExecutionRequestException(what + " " + relativePath + " has a name of more than "
 					+ MAX_NAME_BYTES + " bytes, which no Linux file system stores; shorten it");
 		}
 	}

@@ -54,11 +54,17 @@ import org.jspecify.annotations.Nullable;
  * {@link Filesystem#DEFAULT})
  * @param egress which hosts commands may reach through the egress proxy (default
  * {@link Egress#NONE})
+ * @param maxOutputFileBytes the default cap of an execution's output files, all together,
+ * in bytes (default {@value #DEFAULT_MAX_OUTPUT_FILE_BYTES}, 16 MiB;
+ * {@link ExecutionRequest.Builder#maxOutputFileBytes(long)})
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
 		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos,
-		ResourceLimits limits, Filesystem filesystem, Egress egress) {
+		ResourceLimits limits, Filesystem filesystem, Egress egress, long maxOutputFileBytes) {
+
+	/** The default cap of an execution's output files, all together: 16 MiB. */
+	public static final long DEFAULT_MAX_OUTPUT_FILE_BYTES = 16 * 1024 * 1024;
 
 	/**
 	 * The directories hidden by default: where host services put their unix sockets
@@ -99,6 +105,21 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(limits, "limits must not be null");
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
 		Objects.requireNonNull(egress, "egress must not be null");
+		PositiveAmounts.require("maxOutputFileBytes", maxOutputFileBytes, IllegalArgumentException::new);
+	}
+
+	/**
+	 * Create the settings with the default cap of output files
+	 * ({@value #DEFAULT_MAX_OUTPUT_FILE_BYTES}); the parameters are the components of the
+	 * same names.
+	 */
+	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
+			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
+			MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
+			Macos macos, ResourceLimits limits, Filesystem filesystem, Egress egress) {
+		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
+				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, filesystem, egress,
+				DEFAULT_MAX_OUTPUT_FILE_BYTES);
 	}
 
 	/**
@@ -509,6 +530,8 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Builder allowedHosts(Iterable<String> entries);
 
 		Builder allowPrivateDestinations(boolean allow);
+
+		Builder maxOutputFileBytes(long maxOutputFileBytes);
 
 		/**
 		 * Build the settings.

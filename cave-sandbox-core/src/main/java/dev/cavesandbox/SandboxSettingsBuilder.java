@@ -77,6 +77,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 
 	private boolean allowPrivateDestinations;
 
+	private long maxOutputFileBytes = SandboxSettings.DEFAULT_MAX_OUTPUT_FILE_BYTES;
+
 	SandboxSettingsBuilder() {
 	}
 
@@ -259,6 +261,12 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 	}
 
 	@Override
+	public SandboxSettings.Builder maxOutputFileBytes(long maxOutputFileBytes) {
+		this.maxOutputFileBytes = maxOutputFileBytes;
+		return this;
+	}
+
+	@Override
 	public SandboxSettings build() {
 		return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 				this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
@@ -268,7 +276,7 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 				this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 				new SandboxSettings.Macos(this.sandboxExecPath), this.limits,
 				new SandboxSettings.Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),
-				new SandboxSettings.Egress(this.allowedHosts, this.allowPrivateDestinations));
+				new SandboxSettings.Egress(this.allowedHosts, this.allowPrivateDestinations), this.maxOutputFileBytes);
 	}
 
 }

@@ -113,6 +113,23 @@ public interface SandboxedProcess extends AutoCloseable {
 	}
 
 	/**
+	 * Return the files the request asked back
+	 * ({@link ExecutionRequest.Builder#outputFile},
+	 * {@link ExecutionRequest.Builder#outputFiles}), read from the private working
+	 * directory once the process tree had ended, before the directory was removed; see
+	 * {@link OutputFiles} for the cap and what is not read.
+	 * @return the files, {@link OutputFiles#NONE} when the request asked for none
+	 * @throws IllegalStateException while the process runs (wait for it first:
+	 * {@link #waitFor()}, {@link #onExit()})
+	 * @throws ProcessTreeSurvivedException where processes of its tree outlived its
+	 * termination ({@link #survivors()}): the files were not read while they might still
+	 * change them
+	 */
+	default OutputFiles outputFiles() {
+		return OutputFiles.NONE;
+	}
+
+	/**
 	 * Return the isolation applied to this process.
 	 * @return the isolation
 	 */

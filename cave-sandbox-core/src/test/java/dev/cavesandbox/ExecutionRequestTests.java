@@ -174,6 +174,44 @@ class ExecutionRequestTests {
 						+ "directory /srv/work; leave the working directory unset");
 	}
 
+	@Test
+	void outputFilesAndGlobsAreKeptInOrderWithoutRepeats() {
+		ExecutionRequest request = ExecutionRequest.builder("soffice", "--convert-to", "pdf", "in.odt")
+			.outputFile("in.pdf")
+			.outputFile("logs/run.log")
+			.outputFile("in.pdf")
+			.outputFiles("*.png", "out/**", "*.png")
+			.maxOutputFileBytes(4096)
+			.build();
+		assertThat(request.outputFiles()).containsExactly("in.pdf", "logs/run.log");
+		assertThat(request.outputFileGlobs()).containsExactly("*.png", "out/**");
+		assertThat(request.maxOutputFileBytes()).isEqualTo(4096);
+		assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(() -> request.outputFiles().add("x"));
+		ExecutionRequest none = ExecutionRequest.of("true");
+		assertThat(none.outputFiles()).isEmpty();
+		assertThat(none.outputFileGlobs()).isEmpty();
+		assertThat(none.maxOutputFileBytes()).isNull();
+	}
+
+	@Test
+	void zeroOrNegativeOutputFileCapIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("true").maxOutputFileBytes(0),
+				"maxOutputFileBytes must be positive, but was 0");
+		assertInvalid(() -> ExecutionRequest.builder("true").maxOutputFileBytes(-1),
+				"maxOutputFileBytes must be positive, but was -1");
+	}
+
+	@Test
+	void outputFilesWithAWorkingDirectoryAreRejected() {
+		assertInvalid(
+				() -> ExecutionRequest.builder("true").outputFile("a").workingDirectory(Path.of("/srv/work")).build(),
+				"output files are read back from the private working directory, but the request names the "
+						+ "working directory /srv/work; leave the working directory unset, or read the files from "
+						+ "it yourself");
+		assertInvalid(() -> ExecutionRequest.builder("true").outputFiles("*").workingDirectory(Path.of("/w")).build(),
+				"output files are read back from the private working directory");
+	}
+
 	private static void assertInvalid(ThrowingCallable call, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(call)
 			.withMessageContaining(message)

@@ -40,6 +40,7 @@ class SandboxSettingsBuilderTests {
 		assertThat(settings.linux().launcherPath()).isNull();
 		assertThat(settings.linux().userNamespaces()).isFalse();
 		assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
+		assertThat(settings.maxOutputFileBytes()).isEqualTo(16 * 1024 * 1024);
 		assertThat(SandboxSettings.builder().build()).isEqualTo(settings);
 	}
 
@@ -75,6 +76,11 @@ class SandboxSettingsBuilderTests {
 						Path.of("/opt/ip"), Path.of("/opt/cave-sandbox-launcher"), true),
 				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")),
 				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec")), ResourceLimits.defaults()));
+	}
+
+	@Test
+	void builderSetsTheCapOfOutputFiles() {
+		assertThat(SandboxSettings.builder().maxOutputFileBytes(4096).build().maxOutputFileBytes()).isEqualTo(4096);
 	}
 
 	@Test

@@ -127,6 +127,8 @@ class SandboxSettingsTests {
 			.withMessage("maxConcurrent must be positive, but was 0");
 		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxConcurrent(-1).build())
 			.withMessage("maxConcurrent must be positive, but was -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> SandboxSettings.builder().maxOutputFileBytes(0).build())
+			.withMessage("maxOutputFileBytes must be positive, but was 0");
 		SandboxSettings smallest = SandboxSettings.builder().maxOutputBytes(1).maxConcurrent(1).build();
 		assertThat(smallest.maxOutputBytes()).isEqualTo(1);
 		assertThat(smallest.maxConcurrent()).isEqualTo(1);

@@ -327,6 +327,37 @@ class SandboxedProcessTests {
 	}
 
 	/**
+	 * The output files of a started process are read once it has ended, before its
+	 * directory is removed; asked for while it runs, they are not there yet.
+	 */
+	@ForEachLinuxMechanism
+	void outputFilesOfAStartedProcessAreThereOnceItHasEnded(MechanismChoice mechanism) throws Exception {
+		String line = "written " + UUID.randomUUID();
+		SandboxedProcess process = isolated(mechanism)
+			.start(ExecutionRequest.builder("sh", "-c", "read l; mkdir out; printf %s \"$l\" > out/line.txt")
+				.outputFiles("out/*.txt")
+				.outputFile("missing.txt")
+				.build());
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(process::outputFiles)
+			.withMessageContaining("the process is still running");
+		PrintStream stdin = new PrintStream(process.stdin(), true, StandardCharsets.UTF_8);
+		stdin.println(line);
+		stdin.close();
+		assertThat(process.waitFor()).isZero();
+		OutputFiles files = process.outputFiles();
+		assertThat(files.content("out/line.txt"))
+			.hasValueSatisfying((content) -> assertThat(content).asString(StandardCharsets.UTF_8).isEqualTo(line));
+		assertThat(files.missing()).containsExactly("missing.txt");
+	}
+
+	@Test
+	void aStartedProcessWithoutOutputFilesHasNone() throws Exception {
+		SandboxedProcess process = unisolated.start(ExecutionRequest.of("true"));
+		assertThat(process.waitFor()).isZero();
+		assertThat(process.outputFiles()).isSameAs(OutputFiles.NONE);
+	}
+
+	/**
 	 * Where the executor cannot isolate, a started process runs unisolated and says so;
 	 * the teardown is the same.
 	 */

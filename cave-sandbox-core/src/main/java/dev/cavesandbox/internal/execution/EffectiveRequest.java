@@ -23,9 +23,11 @@ import org.jspecify.annotations.Nullable;
  * @param timeout the request's timeout, else the settings' for {@code execute()};
  * {@code null} for a started process without one of its own
  * @param maxOutputBytes the cap of each output stream; 0 for a started process
+ * @param maxOutputFileBytes the cap of the output files, all together: the request's,
+ * else the settings'
  */
 record EffectiveRequest(ExecutionRequest request, boolean started, boolean loopback, EgressAllowList allowList,
-		ResourceLimits limits, @Nullable Duration timeout, long maxOutputBytes) {
+		ResourceLimits limits, @Nullable Duration timeout, long maxOutputBytes, long maxOutputFileBytes) {
 
 	/**
 	 * Merge the request over the settings.
@@ -41,12 +43,16 @@ record EffectiveRequest(ExecutionRequest request, boolean started, boolean loopb
 		EgressAllowList allowList = (request.allowedHosts() != null) ? EgressAllowList.of(request.allowedHosts())
 				: settingsAllowList;
 		ResourceLimits limits = settings.limits().overriddenBy(request.limits());
+		long maxOutputFileBytes = (request.maxOutputFileBytes() != null) ? request.maxOutputFileBytes()
+				: settings.maxOutputFileBytes();
 		if (started) {
-			return new EffectiveRequest(request, true, loopback, allowList, limits, request.timeout(), 0);
+			return new EffectiveRequest(request, true, loopback, allowList, limits, request.timeout(), 0,
+					maxOutputFileBytes);
 		}
 		Duration timeout = (request.timeout() != null) ? request.timeout() : settings.timeout();
 		long maxOutputBytes = (request.maxOutputBytes() != null) ? request.maxOutputBytes() : settings.maxOutputBytes();
-		return new EffectiveRequest(request, false, loopback, allowList, limits, timeout, maxOutputBytes);
+		return new EffectiveRequest(request, false, loopback, allowList, limits, timeout, maxOutputBytes,
+				maxOutputFileBytes);
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.cavesandbox.OutputFiles;
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.internal.egress.EgressSession;
@@ -15,6 +16,7 @@ import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.workspace.OutputFileReader;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
@@ -105,6 +107,22 @@ final class PreparedLaunch implements AutoCloseable {
 
 	ProcessRunner.Spec spec() {
 		return Objects.requireNonNull(this.spec, "not prepared");
+	}
+
+	/**
+	 * Read the request's output files from the private working directory, which is still
+	 * there: call it once the process tree has ended, before {@link #close()}.
+	 * @param request the request
+	 * @return the files, {@link OutputFiles#NONE} where it asked for none or has a
+	 * working directory of its own
+	 */
+	OutputFiles readOutputFiles(EffectiveRequest request) {
+		Path directory = this.privateDirectory;
+		if (directory == null) {
+			return OutputFiles.NONE;
+		}
+		return OutputFileReader.read(directory, request.request().outputFiles(), request.request().outputFileGlobs(),
+				request.maxOutputFileBytes());
 	}
 
 	/**

@@ -22,6 +22,7 @@ import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.OutputFiles;
 import dev.cavesandbox.ProcessTreeSurvivedException;
 import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.ResourceLimits;
@@ -41,6 +42,8 @@ import dev.cavesandbox.internal.process.StartedProcess;
 import dev.cavesandbox.internal.process.WatchedProcess;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link IsolatedExecutor} that spawns real processes: isolated behind the command
@@ -51,15 +54,18 @@ import org.jspecify.annotations.Nullable;
  * Each execution is the request merged over the settings ({@link EffectiveRequest}),
  * prepared into a {@link PreparedLaunch} ({@link LaunchPreparation}: slot, command user,
  * working directory, mechanism, egress, environment, command, command line, launcher,
- * grant), run by the {@code ProcessRunner}, and closed, which gives everything back in
- * reverse order whatever happened. A process of {@link #start} is prepared the same way
- * and closed when it has ended ({@code StartedProcess}).
+ * grant), run by the {@code ProcessRunner}, its output files read from the private
+ * working directory ({@code OutputFileReader}) once the tree has ended, and closed, which
+ * gives everything back in reverse order whatever happened. A process of {@link #start}
+ * is prepared the same way and closed when it has ended ({@code StartedProcess}).
  * <p>
  * Resource limits are applied by the launcher of the Linux mechanisms; unisolated
  * (fallback mode) and on macOS, which have no launcher, none is applied, and no result
  * reports one ({@link ExecutionResult#limitExceeded()}, {@link ResourceLimit}).
  */
 public final class ProcessIsolatedExecutor implements IsolatedExecutor {
+
+	private static final Logger logger = LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
 
 	private final @Nullable IsolationCapability capability;
 
@@ -152,13 +158,15 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			}
 			launch.takeBackGrant();
 			checkSetUp(outcome, effective.command(), launch.token);
+			OutputFiles outputFiles = launch.readOutputFiles(effective);
 			// Closed first: a connection still relayed for a process the command left
 			// behind ends here, and the list is complete.
 			List<EgressDecision> decisions = launch.closeEgress();
 			ResourceLimits applied = appliesLimits() ? effective.limits() : ResourceLimits.NONE;
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
-					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(), applied), decisions);
+					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(), applied), decisions,
+					outputFiles);
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not start " + effective.command() + ": " + ex.getMessage(), ex);
@@ -175,8 +183,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * exactly as an execution (slot, working directory, input files, environment, listed
 	 * paths, egress, command check), spawned from the runner's long-lived launcher
 	 * threads. When the process has ended, its sandbox is torn down in this order before
-	 * {@link SandboxedProcess#onExit()} completes: the egress proxy is stopped (its
-	 * decisions stay readable), the working directory's group is taken back from the
+	 * {@link SandboxedProcess#onExit()} completes: the output files the request asked for
+	 * are read (not where processes of its tree survived), the egress proxy is stopped
+	 * (its decisions stay readable), the working directory's group is taken back from the
 	 * command user (seccomp mechanism), the private working directory is released, the
 	 * command user is given back (seccomp mechanism, root JVM) and the slot is given
 	 * back.
@@ -195,11 +204,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	@Override
 	public SandboxedProcess start(ExecutionRequest request) {
 		refuseCallerStreams(request);
-		PreparedLaunch launch = this.preparation
-			.prepare(EffectiveRequest.of(request, this.settings, this.settingsAllowList, true));
+		EffectiveRequest effective = EffectiveRequest.of(request, this.settings, this.settingsAllowList, true);
+		PreparedLaunch launch = this.preparation.prepare(effective);
+		AtomicReference<@Nullable OutputFiles> outputFiles = new AtomicReference<>(OutputFiles.NONE);
 		try {
-			WatchedProcess started = this.runner.start(launch.spec(), launch::closeQuietly);
-			return new StartedProcess(started, this.isolation, launch.egress());
+			WatchedProcess started = this.runner.start(launch.spec(),
+					(ended) -> tearDown(launch, effective, ended, outputFiles));
+			return new StartedProcess(started, this.isolation, launch.egress(), outputFiles::get);
 		}
 		catch (IOException ex) {
 			launch.closeQuietly();
@@ -213,6 +224,27 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			launch.closeQuietly();
 			Thread.currentThread().interrupt();
 			throw new ExecutionCancelledException("the calling thread was interrupted; nothing was left running", ex);
+		}
+	}
+
+	/**
+	 * The teardown of a started process, once its tree has ended: its output files are
+	 * read (not where processes of it survived: {@code null} then), then what it took is
+	 * given back.
+	 */
+	private static void tearDown(PreparedLaunch launch, EffectiveRequest request, WatchedProcess ended,
+			AtomicReference<@Nullable OutputFiles> outputFiles) {
+		try {
+			boolean asked = !request.request().outputFiles().isEmpty()
+					|| !request.request().outputFileGlobs().isEmpty();
+			outputFiles
+				.set(!asked ? OutputFiles.NONE : ended.survivors().isEmpty() ? launch.readOutputFiles(request) : null);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("the output files of a started process could not be read: {}", ex.toString());
+		}
+		finally {
+			launch.closeQuietly();
 		}
 	}
 

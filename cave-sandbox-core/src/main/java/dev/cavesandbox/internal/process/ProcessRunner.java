@@ -18,6 +18,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.cavesandbox.ExecutionCancelledException;
@@ -102,19 +103,20 @@ public final class ProcessRunner implements AutoCloseable {
 	 * {@link #run(Spec)}, and waits for its teardown.
 	 * @param spec what to run; its timeout may be {@code null} (none)
 	 * @param teardown what to release once the tree has ended, before
-	 * {@link WatchedProcess#ended()} completes; it must not throw
+	 * {@link WatchedProcess#ended()} completes, given the ended process (its
+	 * {@linkplain WatchedProcess#survivors() survivors} known); it must not throw
 	 * @return the started process
 	 * @throws IOException if the process could not be started
 	 * @throws InterruptedException if the calling thread was interrupted; nothing was
 	 * left running
 	 */
-	public WatchedProcess start(Spec spec, Runnable teardown) throws IOException, InterruptedException {
+	public WatchedProcess start(Spec spec, Consumer<WatchedProcess> teardown) throws IOException, InterruptedException {
 		Process process = spawn(spec);
 		WatchedProcess started = new WatchedProcess(process, spec.sandboxed(), this.trees);
 		this.started.add(started);
 		try {
-			this.io.execute(() -> started.watch(spec.timeout(), teardown, () -> this.running.remove(process),
-					() -> this.started.remove(started)));
+			this.io.execute(() -> started.watch(spec.timeout(), () -> teardown.accept(started),
+					() -> this.running.remove(process), () -> this.started.remove(started)));
 		}
 		catch (RejectedExecutionException ex) {
 			// Closed meanwhile: what close() may have missed is killed here.
@@ -239,7 +241,7 @@ public final class ProcessRunner implements AutoCloseable {
 	 * What to run.
 	 *
 	 * @param timeout when the tree is terminated; {@code null} (none) only for
-	 * {@link #start(Spec, Runnable)}
+	 * {@link #start(Spec, Consumer)}
 	 * @param sandboxed whether the direct child is a sandbox wrapper (bwrap, unshare)
 	 * rather than the command itself: a wrapper gets no SIGTERM on timeout, see
 	 * {@link TreeTeardown#terminate}

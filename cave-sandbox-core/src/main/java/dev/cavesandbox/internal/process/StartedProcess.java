@@ -9,8 +9,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import dev.cavesandbox.Isolation;
+import dev.cavesandbox.OutputFiles;
+import dev.cavesandbox.ProcessTreeSurvivedException;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.internal.egress.EgressSession;
@@ -30,10 +33,22 @@ public final class StartedProcess implements SandboxedProcess {
 
 	private final @Nullable EgressSession egress;
 
-	public StartedProcess(WatchedProcess started, Isolation isolation, @Nullable EgressSession egress) {
+	private final Supplier<@Nullable OutputFiles> outputFiles;
+
+	/**
+	 * A started process.
+	 * @param started the watched process
+	 * @param isolation its isolation
+	 * @param egress its egress session, if any
+	 * @param outputFiles its output files once read by its teardown, before its end is
+	 * reported; {@code null} where they were not read for its survivors
+	 */
+	public StartedProcess(WatchedProcess started, Isolation isolation, @Nullable EgressSession egress,
+			Supplier<@Nullable OutputFiles> outputFiles) {
 		this.started = started;
 		this.isolation = isolation;
 		this.egress = egress;
+		this.outputFiles = outputFiles;
 	}
 
 	@Override
@@ -106,6 +121,19 @@ public final class StartedProcess implements SandboxedProcess {
 	@Override
 	public List<Long> survivors() {
 		return this.started.survivors();
+	}
+
+	@Override
+	public OutputFiles outputFiles() {
+		if (isAlive()) {
+			throw new IllegalStateException("the process is still running; its output files are read once it has "
+					+ "ended: wait for it (waitFor(), onExit()) first");
+		}
+		OutputFiles read = this.outputFiles.get();
+		if (read == null) {
+			throw new ProcessTreeSurvivedException(survivors());
+		}
+		return read;
 	}
 
 	@Override

@@ -73,7 +73,7 @@ public final class WatchedProcess {
 	 * terminated.
 	 * @return the pids
 	 */
-	List<Long> survivors() {
+	public List<Long> survivors() {
 		return this.survivors;
 	}
 
