@@ -66,7 +66,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 			case "mechanism" -> mechanismViolation((MechanismChoice) value);
 			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time" ->
 				positive(!((Duration) value).isZero() && !((Duration) value).isNegative());
-			case "max-output", "limits.memory", "limits.file-size", "limits.tmpfs-size" ->
+			case "max-output", "output-files.max-size", "limits.memory", "limits.file-size", "limits.tmpfs-size" ->
 				positive(((DataSize) value).toBytes() > 0);
 			case "max-concurrent" -> {
 				this.maxConcurrent = (Integer) value;

@@ -58,6 +58,8 @@ import org.springframework.util.unit.DataSize;
  * @param filesystem What of the host's filesystem the commands see (Linux mechanisms).
  * @param egress Which hosts commands may reach through the egress proxy (Linux mechanisms
  * with a network namespace: bwrap, unshare, namespaces).
+ * @param outputFiles The files that executions read back from their private working
+ * directory (ExecutionRequest.Builder#outputFile).
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -68,7 +70,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
 				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
 		@DefaultValue Macos macos, @DefaultValue Limits limits, @DefaultValue Filesystem filesystem,
-		@DefaultValue Egress egress){
+		@DefaultValue Egress egress, @DefaultValue OutputFiles outputFiles){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -112,7 +114,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.readablePaths(this.filesystem.readablePaths().stream().map(Path::of).toList())
 			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList())
 			.allowedHosts(this.egress.allowedHosts())
-			.allowPrivateDestinations(this.egress.allowPrivateDestinations());
+			.allowPrivateDestinations(this.egress.allowPrivateDestinations())
+			.maxOutputFileBytes(this.outputFiles.maxSize().toBytes());
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -276,6 +279,19 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			}
 			return builder.build();
 		}
+
+	}
+
+	/**
+	 * The files that executions read back from their private working directory after the
+	 * command's process tree has ended (ExecutionRequest.Builder#outputFile and
+	 * #outputFiles), never through a symbolic link.
+	 *
+	 * @param maxSize Default cap of an execution's output files, all together; a file
+	 * that does not fit whole in what is left of it is not read, and the result names it
+	 * as omitted and reports truncation. A request may override it (maxOutputFileBytes).
+	 */
+	public record OutputFiles(@DefaultValue("16MB") DataSize maxSize) {
 
 	}
 

@@ -26,6 +26,7 @@ final class PropertyFixes {
 		properties.put("mode", "cave.sandbox.mode");
 		properties.put("timeout", "cave.sandbox.timeout");
 		properties.put("maxOutputBytes", "cave.sandbox.max-output");
+		properties.put("maxOutputFileBytes", "cave.sandbox.output-files.max-size");
 		properties.put("killGracePeriod", "cave.sandbox.kill-grace-period");
 		properties.put("probeTimeout", "cave.sandbox.probe-timeout");
 		properties.put("maxConcurrent", "cave.sandbox.max-concurrent");

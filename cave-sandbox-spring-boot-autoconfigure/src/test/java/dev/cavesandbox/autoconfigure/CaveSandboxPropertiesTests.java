@@ -84,7 +84,7 @@ class CaveSandboxPropertiesTests {
 					"cave.sandbox.hidden-directories=/run,/srv/sockets", "cave.sandbox.limits.memory=512MB",
 					"cave.sandbox.limits.processes=64", "cave.sandbox.limits.cpu-time=1500ms",
 					"cave.sandbox.limits.file-size=1MB", "cave.sandbox.limits.open-files=256",
-					"cave.sandbox.limits.tmpfs-size=16MB")
+					"cave.sandbox.limits.tmpfs-size=16MB", "cave.sandbox.output-files.max-size=64MB")
 			.run((context) -> {
 				CaveSandboxProperties properties = context.getBean(CaveSandboxProperties.class);
 				assertThat(properties.failFast()).isFalse();
@@ -116,6 +116,7 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/run"), Path.of("/srv/sockets"));
 				assertThat(settings.limits()).isEqualTo(new ResourceLimits(512L * 1024 * 1024, 64,
 						Duration.ofMillis(1500), 1024L * 1024, 256, 16L * 1024 * 1024));
+				assertThat(settings.maxOutputFileBytes()).isEqualTo(64L * 1024 * 1024);
 			});
 	}
 
@@ -125,7 +126,7 @@ class CaveSandboxPropertiesTests {
 			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s", "cave.sandbox.limits.memory=0B",
 			"cave.sandbox.limits.processes=0", "cave.sandbox.limits.cpu-time=0s", "cave.sandbox.limits.cpu-time=-1s",
 			"cave.sandbox.limits.file-size=0B", "cave.sandbox.limits.open-files=-1",
-			"cave.sandbox.limits.tmpfs-size=-1MB" })
+			"cave.sandbox.limits.tmpfs-size=-1MB", "cave.sandbox.output-files.max-size=0B" })
 	void nonPositiveValuesFailWithTheirName(String property) {
 		String name = property.substring(0, property.indexOf('='));
 		this.startup.withPropertyValues(property).run((context) -> {
