@@ -77,7 +77,7 @@ class DemoReport {
 			rows.add(row("DNS lookup of example.com", this::dnsLookup));
 			rows.add(row("sha256sum of a file (offline)", () -> checksum(workspace)));
 			rows.add(row("runaway busy loop + background child, timeout 2 s", this::runaway));
-			rows.add(row(DocumentConversion.JOB, () -> DocumentConversion.convert(this.executor, workspace)));
+			rows.add(row(DocumentConversion.JOB, () -> DocumentConversion.convert(this.executor)));
 			print(out, rows);
 			return rows.stream().allMatch(Row::expected) ? 0 : 1;
 		}

@@ -1,8 +1,6 @@
 package dev.cavesandbox.sample;
 
 import java.io.File;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,8 +13,11 @@ import dev.cavesandbox.IsolatedExecutor;
 /**
  * The demo's document conversion: an upload (a flat OpenDocument text, written here)
  * turned into a PDF by LibreOffice in the sandbox, as README's recipe runs it: headless,
- * with its profile in the working directory ({@code -env:UserInstallation}), since the
- * sandbox hides the host's home and {@code /tmp}.
+ * with its profile in the working directory ({@code -env:UserInstallation} below
+ * {@code $HOME}, which LibreOffice expands itself; the sandbox sets it to the working
+ * directory), since the sandbox hides the host's home and {@code /tmp} and the seccomp
+ * mechanism's command user has no home of its own. The upload goes in as an input file
+ * and the PDF comes back as an output file (docs/output-files.md).
  */
 final class DocumentConversion {
 
@@ -38,36 +39,33 @@ final class DocumentConversion {
 	}
 
 	/**
-	 * Convert the demo's document in the workspace.
+	 * Convert the demo's document: it goes in as an input file, the PDF comes back in the
+	 * result as an output file; the conversion's private working directory is removed
+	 * with everything else LibreOffice left there.
 	 * @param executor the sandbox
-	 * @param workspace the working directory of the conversion
 	 * @return the row: OK with the PDF's size, WRONG when no PDF came out, SKIPPED (as
 	 * expected) when LibreOffice is not installed on the host
 	 */
-	static DemoReport.Row convert(IsolatedExecutor executor, Path workspace) throws IOException {
+	static DemoReport.Row convert(IsolatedExecutor executor) {
 		if (!onPath("soffice")) {
 			return new DemoReport.Row(JOB, null,
 					"SKIPPED: LibreOffice is not installed (apt-get install libreoffice-writer-nogui)", true);
 		}
-		Files.writeString(workspace.resolve("invoice.fodt"), DOCUMENT);
-		ExecutionResult result = executor.execute(
-				ExecutionRequest
-					.builder("soffice", "--headless", "--norestore",
-							"-env:UserInstallation=file://" + workspace.resolve(".libreoffice"), "--convert-to", "pdf",
-							"invoice.fodt")
-					.workingDirectory(workspace)
-					.timeout(Duration.ofSeconds(90))
-					.build());
-		Path pdf = workspace.resolve("invoice.pdf");
-		boolean converted = result.succeeded() && Files.isRegularFile(pdf) && startsWithPdfMagic(pdf);
-		return new DemoReport.Row(JOB, result, converted ? "OK: invoice.pdf, " + Files.size(pdf) + " bytes"
+		ExecutionResult result = executor.execute(ExecutionRequest
+			.builder("soffice", "--headless", "--norestore", "-env:UserInstallation=file://$HOME/.libreoffice",
+					"--convert-to", "pdf", "invoice.fodt")
+			.inputFile("invoice.fodt", DOCUMENT.getBytes(StandardCharsets.UTF_8))
+			.outputFile("invoice.pdf")
+			.timeout(Duration.ofSeconds(90))
+			.build());
+		byte[] pdf = result.outputFile("invoice.pdf").orElse(new byte[0]);
+		boolean converted = result.succeeded() && startsWithPdfMagic(pdf);
+		return new DemoReport.Row(JOB, result, converted ? "OK: invoice.pdf, " + pdf.length + " bytes"
 				: "WRONG: no PDF came out (" + firstLine(result.stderrText()) + ")", converted);
 	}
 
-	private static boolean startsWithPdfMagic(Path pdf) throws IOException {
-		try (InputStream in = Files.newInputStream(pdf)) {
-			return new String(in.readNBytes(5), StandardCharsets.US_ASCII).equals("%PDF-");
-		}
+	private static boolean startsWithPdfMagic(byte[] pdf) {
+		return pdf.length >= 5 && new String(pdf, 0, 5, StandardCharsets.US_ASCII).equals("%PDF-");
 	}
 
 	private static String firstLine(String text) {
