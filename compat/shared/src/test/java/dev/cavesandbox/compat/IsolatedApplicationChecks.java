@@ -27,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * types both lines share: a real isolated execution, recorded as a timer. A subclass per line adds
  * the line's own health types.
  */
-@TestPropertySource(properties = "cave.sandbox.egress.allow-private-destinations=true")
+@TestPropertySource(properties = { "cave.sandbox.egress.allow-private-destinations=true",
+		"cave.sandbox.output-files.max-size=1KB" })
 abstract class IsolatedApplicationChecks {
 
 	@Autowired
@@ -55,6 +56,19 @@ abstract class IsolatedApplicationChecks {
 		assertThat(result.isolation().networkIsolated()).isTrue();
 		assertThat(this.meterRegistry.get("cave.sandbox.execution").tag("isolated", "true").timer().count())
 			.isPositive();
+	}
+
+	@Test
+	void outputFilesComeBackWithinTheConfiguredCap() {
+		ExecutionResult result = this.executor.execute(ExecutionRequest
+			.builder("sh", "-c", "head -c 1000 /dev/zero > fits.bin && head -c 1000 /dev/zero > over.bin")
+			.outputFile("fits.bin")
+			.outputFile("over.bin")
+			.build());
+		assertThat(result.exitCode()).as(result.stderrText()).isZero();
+		assertThat(result.outputFile("fits.bin")).hasValueSatisfying((content) -> assertThat(content).hasSize(1000));
+		assertThat(result.outputFiles().omitted()).as("past cave.sandbox.output-files.max-size").containsExactly("over.bin");
+		assertThat(result.outputFilesTruncated()).isTrue();
 	}
 
 	@Test
