@@ -459,9 +459,9 @@ public final class ExecutionRequest {
 		 * path relative to the working directory: {@code *.pdf} the PDFs directly in it
 		 * ({@code *} and {@code ?} do not cross {@code /}, and match names that start
 		 * with a dot), {@code out/**.png} those anywhere below {@code out}, {@code **}
-		 * every file. Directories are walked without following links, at most
-		 * {@value dev.cavesandbox.internal.workspace.OutputFileReader#MAX_ENTRIES}
-		 * entries in all (past it, the result is truncated).
+		 * every file. Directories are walked without following links, at most 10,000
+		 * entries in all (past it, the result is truncated), and for a glob without
+		 * {@code **} no deeper than it has names.
 		 * @param globs globs relative to the working directory, with the rules of
 		 * {@link #outputFile(String)} for their names
 		 * @return this builder

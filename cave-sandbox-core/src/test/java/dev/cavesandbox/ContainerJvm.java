@@ -213,6 +213,18 @@ final class ContainerJvm implements AutoCloseable {
 		return awaitResult(start("isolated", timeout, (Path) null, argv), timeout.plus(PATIENCE));
 	}
 
+	/**
+	 * Run a command in the sandbox in a private working directory of its own, asking the
+	 * files that match the globs back ({@link Result#outputs()}).
+	 * @param globs the request's output file globs, comma-separated
+	 * @param argv the command
+	 */
+	Result withOutputFiles(String globs, String... argv) throws IOException {
+		return awaitResult(
+				start("outputs:" + Base64.getEncoder().encodeToString(globs.getBytes(StandardCharsets.UTF_8)), null,
+						(Path) null, argv));
+	}
+
 	/** Run a command in the sandbox with a private loopback requested. */
 	Result withLoopback(String... argv) throws IOException {
 		return awaitResult(start("loopback", null, argv));
@@ -352,18 +364,22 @@ final class ContainerJvm implements AutoCloseable {
 	}
 
 	/**
-	 * A command's result, or the error the executor threw.
+	 * A command's result, or the error the executor threw; {@code outputs} are its output
+	 * files as {@link ContainerSandboxMain} writes them ({@code PATH=CONTENT} lines, then
+	 * {@code skipped=PATHS}).
 	 */
 	record Result(int exitCode, boolean timedOut, @Nullable String isolation, String stdout, String stderr,
-			@Nullable String error) {
+			@Nullable String error, String outputs) {
 
 		static Result parse(String[] fields) {
 			if (fields[2].startsWith("error=")) {
-				return new Result(-1, false, null, "", decode(value(fields[3], "message")), value(fields[2], "error"));
+				return new Result(-1, false, null, "", decode(value(fields[3], "message")), value(fields[2], "error"),
+						"");
 			}
 			return new Result(Integer.parseInt(value(fields[2], "exit")),
 					Boolean.parseBoolean(value(fields[3], "timedOut")), decode(value(fields[4], "isolation")),
-					decode(value(fields[5], "stdout")), decode(value(fields[6], "stderr")), null);
+					decode(value(fields[5], "stdout")), decode(value(fields[6], "stderr")), null,
+					decode(value(fields[7], "outputs")));
 		}
 
 	}

@@ -21,14 +21,16 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
  * VERDICT available=BOOLEAN mechanism=NAME|- cause=CAUSE|- detail=BASE64
  * FACT BASE64                                   (one per verified fact)
  * READY
- * in:  ID isolated|loopback|unisolated|egress:BASE64_HOSTS TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
- * out: RESULT ID exit=N timedOut=BOOLEAN isolation=BASE64 stdout=BASE64 stderr=BASE64
+ * in:  ID isolated|loopback|unisolated|egress:BASE64_HOSTS|outputs:BASE64_GLOBS TIMEOUT_MILLIS|- WORKING_DIRECTORY|- BASE64_ARG...
+ * out: RESULT ID exit=N timedOut=BOOLEAN isolation=BASE64 stdout=BASE64 stderr=BASE64 outputs=BASE64
  *      RESULT ID error=CODE|CLASS message=BASE64
  * </pre> Each command runs on a thread of its own, so that a long one does not hold the
  * others back; the unisolated executor (the same user in the same confinement, without
  * the sandbox) serves the tests' controls, and an isolated executor whose egress proxy
  * may connect to private destinations serves the requests with an allow-list
- * ({@code egress:}, comma-separated hosts).
+ * ({@code egress:}, comma-separated hosts). A request with output file globs
+ * ({@code outputs:}, comma-separated) gets them back as {@code outputs}: a line
+ * {@code PATH=CONTENT} per file, then {@code skipped=PATHS}.
  */
 public final class ContainerSandboxMain {
 
@@ -91,6 +93,11 @@ public final class ContainerSandboxMain {
 					StandardCharsets.UTF_8)
 				.split(","));
 		}
+		if (fields[1].startsWith("outputs:")) {
+			request.outputFiles(new String(Base64.getDecoder().decode(fields[1].substring("outputs:".length())),
+					StandardCharsets.UTF_8)
+				.split(","));
+		}
 		if (!fields[3].equals("-")) {
 			request.workingDirectory(Path.of(fields[3]));
 		}
@@ -99,12 +106,22 @@ public final class ContainerSandboxMain {
 			ExecutionResult result = executor.execute(request.build());
 			print("RESULT " + id + " exit=" + result.exitCode() + " timedOut=" + result.timedOut() + " isolation="
 					+ encode(String.valueOf(result.isolation())) + " stdout=" + encode(result.stdoutText()) + " stderr="
-					+ encode(result.stderrText()));
+					+ encode(result.stderrText()) + " outputs=" + encode(outputs(result.outputFiles())));
 		}
 		catch (RuntimeException ex) {
 			String code = (ex instanceof CaveSandboxException sandbox) ? sandbox.code() : ex.getClass().getName();
 			print("RESULT " + id + " error=" + code + " message=" + encode(String.valueOf(ex.getMessage())));
 		}
+	}
+
+	private static String outputs(OutputFiles files) {
+		StringBuilder text = new StringBuilder();
+		files.files()
+			.forEach((file) -> text.append(file.path())
+				.append('=')
+				.append(new String(file.content(), StandardCharsets.UTF_8))
+				.append('\n'));
+		return text.append("skipped=").append(String.join(",", files.skipped())).toString();
 	}
 
 	private static String encode(String text) {
