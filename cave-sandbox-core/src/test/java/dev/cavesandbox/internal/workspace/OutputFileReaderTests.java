@@ -156,7 +156,9 @@ class OutputFileReaderTests {
 	 * Links the command made, to a file only root reads ({@code /etc/shadow} of the host)
 	 * and into a directory of another (this test's, as another execution's would be),
 	 * named as output files directly, through a linked directory and by a glob: none is
-	 * read through, each is named as skipped.
+	 * read through, each is named as skipped. A hard link to {@code /etc/shadow} (a
+	 * regular file, which would be read) cannot be made: the file is outside the
+	 * command's view.
 	 */
 	@ForEachLinuxMechanism
 	void symbolicLinksTheCommandMadeAreNotFollowed(MechanismChoice mechanism, @TempDir Path other) throws Exception {
@@ -165,7 +167,7 @@ class OutputFileReaderTests {
 		ExecutionResult result = isolated(mechanism).execute(ExecutionRequest
 			.builder("sh", "-c",
 					"ln -s /etc/shadow shadow.pdf && ln -s \"$1/secret.txt\" other.pdf && ln -s \"$1\" dir"
-							+ " && ln -s /etc etc && echo ok > ok.pdf",
+							+ " && ln -s /etc etc && echo ok > ok.pdf && { ln /etc/shadow hard.pdf || true; }",
 					"sh", other.toString())
 			.outputFile("shadow.pdf")
 			.outputFile("other.pdf")
