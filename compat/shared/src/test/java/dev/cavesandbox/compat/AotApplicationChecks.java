@@ -20,7 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with {@code -Dspring.aot.enabled=true} as a user starts it: where isolation is
  * verified its execution runs isolated, and where the run's properties make isolation
  * unavailable (unshare as the only mechanism, at a path that does not exist) strict mode
- * fails at startup with the coded error and fallback mode starts and warns. Run by
+ * fails at startup with the coded error (before the context has started: with the
+ * verdict frozen at build time it started, and only the application's first execution
+ * failed) and fallback mode starts and warns. Run by
  * failsafe after {@code package}; the jar's path comes in {@code compat.aot.jar}.
  */
 abstract class AotApplicationChecks {
@@ -52,6 +54,7 @@ abstract class AotApplicationChecks {
 			.contains("APPLICATION FAILED TO START")
 			.contains("cave.sandbox.mode is strict, so it failed closed (cave_sandbox_os_network_isolation_unavailable)")
 			.contains("Cause: BINARY_MISSING")
+			.doesNotContain("Started AotCompatApplication")
 			.doesNotContain(AotCompatApplication.RESULT);
 	}
 
