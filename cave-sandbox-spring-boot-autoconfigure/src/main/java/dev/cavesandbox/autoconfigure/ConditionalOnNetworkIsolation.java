@@ -13,6 +13,14 @@ import org.springframework.context.annotation.Conditional;
  * capability of this host: the {@link dev.cavesandbox.NetworkIsolationProbe probe} runs
  * once per application context, and its verdict and cause appear in the conditions
  * report.
+ * <p>
+ * Like every condition, it is evaluated when the bean definitions are made: under AOT
+ * processing ({@code process-aot}) that is at build time, and the generated code would
+ * keep the build host's verdict for every host the application later runs on. It
+ * therefore fails AOT processing with an {@link IllegalStateException} rather than probe
+ * the build host. An application that is processed ahead of time injects
+ * {@link dev.cavesandbox.IsolationCapability} and decides in its bean method, as the
+ * starter's own auto-configuration does.
  */
 @Target({ ElementType.TYPE, ElementType.METHOD })
 @Retention(RetentionPolicy.RUNTIME)

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.cavesandbox.EgressUnavailableException;
 import dev.cavesandbox.ExecutionRequest;
@@ -101,17 +102,14 @@ class CaveSandboxAutoConfigurationTests {
 	void conditionsReportSaysWhichExecutorWasChosenAndWhy() {
 		this.runner.run((context) -> {
 			ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
-			String isolated = CaveSandboxAutoConfiguration.IsolatedExecutorConfiguration.class.getName();
-			assertThat(report.getConditionAndOutcomesBySource().get(isolated).isFullMatch()).isTrue();
-			assertThat(
-					report.getConditionAndOutcomesBySource().get(isolated).iterator().next().getOutcome().getMessage())
-				.contains("@ConditionalOnNetworkIsolation (available)")
+			assertThat(report.getConditionAndOutcomesBySource()
+				.get(CaveSandboxAutoConfiguration.DECISION_SOURCE)
+				.isFullMatch()).isTrue();
+			assertThat(decision(report)).startsWith(OnNetworkIsolationCondition.DECISION + "isolated executor: ")
 				.contains("network isolation verified by the probe")
 				.contains(": bwrap: ")
 				.contains("; only interface: lo; ")
 				.contains("; limits: memory 4 GiB, processes 512, cpu-time none, file-size none, ");
-			String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
-			assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isFalse();
 		});
 	}
 
@@ -259,18 +257,12 @@ class CaveSandboxAutoConfigurationTests {
 			});
 			this.runner
 				.withPropertyValues("cave.sandbox.work-directory=" + tmpfs.path(), "cave.sandbox.fail-fast=false")
-				.run((context) -> {
-					ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
-					String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
-					assertThat(report.getConditionAndOutcomesBySource().get(strict).stream())
-						.map((outcome) -> outcome.getOutcome().getMessage())
-						.filteredOn((message) -> message.startsWith("@ConditionalOnNetworkIsolation"))
-						.singleElement(as(InstanceOfAssertFactories.STRING))
-						.contains("network isolation unavailable: WORK_DIRECTORY_UNUSABLE")
-						.contains(detail)
-						.contains("fix: free space or inodes")
-						.doesNotContainIgnoringCase("fallback");
-				});
+				.run((context) -> assertThat(decision(ConditionEvaluationReport.get(context.getBeanFactory())))
+					.contains("executor that runs nothing (cave.sandbox.mode=strict, cave.sandbox.fail-fast=false)")
+					.contains("network isolation unavailable: WORK_DIRECTORY_UNUSABLE")
+					.contains(detail)
+					.contains("fix: free space or inodes")
+					.doesNotContainIgnoringCase("fallback"));
 			assertThat(tmpfs.entries()).containsExactly("");
 		}
 	}
@@ -279,23 +271,52 @@ class CaveSandboxAutoConfigurationTests {
 	void conditionsReportSaysWhyIsolationIsUnavailableAndWhichPropertiesFixIt() {
 		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.fail-fast=false")
-			.run((context) -> {
-				ConditionEvaluationReport report = ConditionEvaluationReport.get(context.getBeanFactory());
-				String strict = CaveSandboxAutoConfiguration.StrictExecutorConfiguration.class.getName();
-				assertThat(report.getConditionAndOutcomesBySource().get(strict).isFullMatch()).isTrue();
-				assertThat(report.getConditionAndOutcomesBySource().get(strict).stream())
-					.map((outcome) -> outcome.getOutcome().getMessage())
-					.filteredOn((message) -> message.startsWith("@ConditionalOnNetworkIsolation"))
-					.singleElement(as(InstanceOfAssertFactories.STRING))
-					.contains("@ConditionalOnNetworkIsolation (unavailable)")
-					.contains("network isolation unavailable: BINARY_MISSING")
-					.contains(HostSandboxes.MISSING_UNSHARE + " does not exist")
-					.contains("fix: install bubblewrap")
-					.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
-					.doesNotContain("bwrapPath");
-				String isolated = CaveSandboxAutoConfiguration.IsolatedExecutorConfiguration.class.getName();
-				assertThat(report.getConditionAndOutcomesBySource().get(isolated).isFullMatch()).isFalse();
-			});
+			.run((context) -> assertThat(decision(ConditionEvaluationReport.get(context.getBeanFactory())))
+				.contains("executor that runs nothing (cave.sandbox.mode=strict, cave.sandbox.fail-fast=false)")
+				.contains("network isolation unavailable: BINARY_MISSING")
+				.contains(HostSandboxes.MISSING_UNSHARE + " does not exist")
+				.contains("fix: install bubblewrap")
+				.contains("cave.sandbox.linux.bwrap-path / unshare-path / setpriv-path")
+				.doesNotContain("bwrapPath"));
+	}
+
+	/**
+	 * The report of a failed startup, as Boot's logging of it ({@code --debug}) holds it
+	 * since the context's initialization.
+	 */
+	@Test
+	void conditionsReportSaysWhyStartupFailed() {
+		AtomicReference<ConditionEvaluationReport> report = new AtomicReference<>();
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withInitializer((context) -> report.set(ConditionEvaluationReport.get(context.getBeanFactory())))
+			.run((context) -> assertThat(context).hasFailed());
+		assertThat(decision(report.get()))
+			.startsWith(OnNetworkIsolationCondition.DECISION + "startup fails (cave.sandbox.mode=strict, "
+					+ "cave.sandbox.fail-fast=true): network isolation unavailable: BINARY_MISSING");
+	}
+
+	@Test
+	void conditionsReportSaysWhenTheExecutorRunsUnisolated() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> assertThat(decision(ConditionEvaluationReport.get(context.getBeanFactory())))
+				.startsWith(OnNetworkIsolationCondition.DECISION + "unisolated executor (cave.sandbox.mode=fallback): "
+						+ "network isolation unavailable: BINARY_MISSING"));
+	}
+
+	/**
+	 * The executor's decision in the conditions report, beside the outcome of the bean
+	 * method's {@code @ConditionalOnMissingBean}: all match.
+	 */
+	private static String decision(ConditionEvaluationReport report) {
+		ConditionEvaluationReport.ConditionAndOutcomes outcomes = report.getConditionAndOutcomesBySource()
+			.get(CaveSandboxAutoConfiguration.DECISION_SOURCE);
+		assertThat(outcomes.isFullMatch()).isTrue();
+		return outcomes.stream()
+			.map((outcome) -> outcome.getOutcome().getMessage())
+			.filter((message) -> message.startsWith(OnNetworkIsolationCondition.DECISION))
+			.reduce((first, second) -> first + second)
+			.orElseThrow();
 	}
 
 	@Test

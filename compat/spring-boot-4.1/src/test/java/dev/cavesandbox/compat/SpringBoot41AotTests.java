@@ -1,0 +1,14 @@
+package dev.cavesandbox.compat;
+
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+/**
+ * The Spring Boot 4.1 application processed ahead of time ({@code process-aot}) and
+ * started from its jar with {@code -Dspring.aot.enabled=true}:
+ * {@link AotApplicationChecks}. Run by failsafe, after the jar is built.
+ */
+@EnabledOnOs(OS.LINUX)
+class SpringBoot41AotTests extends AotApplicationChecks {
+
+}
