@@ -92,7 +92,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
 			throw new IllegalArgumentException(
-					"mechanism NONE runs commands without isolation and is only allowed with mode FALLBACK");
+					"mechanism none runs commands without isolation and is only allowed with mode fallback");
 		}
 		hiddenDirectories = ListedPaths.requireAll("a hidden directory", hiddenDirectories);
 		Objects.requireNonNull(macos, "macos must not be null");

@@ -369,7 +369,7 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 				assertThat(marker).exists();
 			});
-		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
+		assertThat(output.getAll().split("runs in fallback mode WITHOUT network isolation", -1)).hasSize(2);
 		assertThat(output).contains("CAN reach the network, and no resource limit is applied to them")
 			.contains(UnavailabilityCause.BINARY_MISSING.description())
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
@@ -431,9 +431,9 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(context).hasFailed();
 				assertThat(context.getStartupFailure())
 					.hasStackTraceContaining(
-							"A SandboxSettingsCustomizer changed what the startup probe verified (limits")
+							"A SandboxSettingsCustomizer changed what the startup probe verified (cave.sandbox.limits ")
 					.hasStackTraceContaining("processes=16")
-					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+					.hasStackTraceContaining("set these with their properties instead");
 			});
 		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.limits.processes=16")
@@ -449,10 +449,37 @@ class CaveSandboxAutoConfigurationTests {
 			.withBean(SandboxSettingsCustomizer.class, () -> (settings) -> settings.readOnlyRoot(false))
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure()).hasStackTraceContaining(
-						"A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
-					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified "
+							+ "(cave.sandbox.read-only-root true -> false)")
+					.hasStackTraceContaining("set these with their properties instead");
 			});
+	}
+
+	/**
+	 * macOS's mechanism chosen on Linux fails startup with a report for Linux: the value
+	 * as it was set, the mechanisms Linux has, nothing about Windows. No sandbox runs.
+	 */
+	@Test
+	void macosMechanismOnLinuxFailsStartupWithAReportForLinux(CapturedOutput output) {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=sandbox-exec").run((context) -> {
+			assertThat(context).hasFailed();
+			FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
+				.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription())
+				.contains("UNSUPPORTED_OS: cave.sandbox.mechanism=sandbox-exec is macOS's mechanism, and this system "
+						+ "is Linux")
+				.contains("mechanism sandbox-exec: sandbox-exec is macOS's mechanism; on Linux choose mechanism auto")
+				.doesNotContain("SANDBOX_EXEC")
+				.doesNotContain("Windows");
+			assertThat(analysis.getAction())
+				.startsWith("Fix the host: set cave.sandbox.mechanism=auto, or one of "
+						+ "Linux's mechanisms: bwrap, unshare, namespaces or seccomp")
+				.doesNotContain("WSL2");
+		});
+		assertThat(output).contains("Network isolation unavailable (probe took")
+			.contains("UNSUPPORTED_OS (os.name=Linux, mechanism sandbox-exec: ")
+			.doesNotContain("SANDBOX_EXEC");
 	}
 
 	/**
@@ -541,7 +568,7 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 		});
 		assertThat(marker).exists();
-		assertThat(output).contains("isolation is switched off by mechanism NONE")
+		assertThat(output).contains("isolation is switched off by mechanism none")
 			.contains("Network isolation unavailable (probe took")
 			.contains("MECHANISM_DISABLED; fix: set cave.sandbox.mechanism=auto");
 	}
