@@ -33,6 +33,14 @@ final class ProbedCapability {
 	 */
 	static final String PROCESS_LIMIT_NOT_GIVEN = "not given: the process limit";
 
+	/**
+	 * Where the facts of a verified mechanism are, for the one short INFO line at startup
+	 * (the facts themselves, about 2,000 characters, are logged at DEBUG).
+	 */
+	static final String FACTS_POINTER = "at DEBUG (logging.level.dev.cavesandbox.autoconfigure.ProbedCapability"
+			+ "=debug), in the info endpoint (sandbox.probe.verified), or from the sample's verify command "
+			+ "(java -jar sample-app.jar verify) with every mechanism of this host";
+
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 
 	private final IsolationCapability capability;
@@ -61,8 +69,11 @@ final class ProbedCapability {
 			}
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
-				logger.info("Network isolation verified in {} ms: mechanism {}: {}", capability.probeTime().toMillis(),
-						capability.mechanismName(), String.join("; ", capability.verified()));
+				logger.info("Network isolation verified in {} ms: mechanism {}; its {} facts: {}",
+						capability.probeTime().toMillis(), capability.mechanismName(), capability.verified().size(),
+						FACTS_POINTER);
+				logger.debug("Network isolation verified: mechanism {}: {}", capability.mechanismName(),
+						String.join("; ", capability.verified()));
 				capability.verified()
 					.stream()
 					.filter((fact) -> fact.startsWith(PROCESS_LIMIT_NOT_GIVEN))

@@ -32,6 +32,8 @@ import org.mockito.Mockito;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -124,7 +126,34 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(ProbedCapability.get(context.getBeanFactory(), context.getEnvironment())).isSameAs(capability);
 		});
 		assertThat(output.getAll().split("Network isolation verified in", -1)).hasSize(2);
-		assertThat(output.getAll()).containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap: network "
+	}
+
+	/**
+	 * The INFO line says what was verified, how fast and where the facts are; the facts,
+	 * about 2,000 characters, are at DEBUG.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void probeLogsAShortLineAtInfoAndItsFactsAtDebug(CapturedOutput output) {
+		LoggingSystem logging = LoggingSystem.get(getClass().getClassLoader());
+		logging.setLogLevel(ProbedCapability.class.getName(), LogLevel.DEBUG);
+		try {
+			this.runner.run((context) -> assertThat(context).hasSingleBean(IsolationCapability.class));
+		}
+		finally {
+			logging.setLogLevel(ProbedCapability.class.getName(), null);
+		}
+		String info = output.getAll()
+			.lines()
+			.filter((line) -> line.contains("Network isolation verified in"))
+			.findFirst()
+			.orElseThrow();
+		assertThat(info).contains("INFO")
+			.containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap; its \\d+ facts: at DEBUG "
+					+ "\\(logging.level.dev.cavesandbox.autoconfigure.ProbedCapability=debug\\), in the info endpoint "
+					+ "\\(sandbox.probe.verified\\), or from the sample's verify command")
+			.hasSizeLessThan(400);
+		assertThat(output.getAll()).containsPattern("DEBUG [^\\n]*Network isolation verified: mechanism bwrap: network "
 				+ "namespace [^\\n]*; only interface: lo; [^\\n]*; limits: memory 4 GiB, processes 512, cpu-time none, ");
 	}
 
