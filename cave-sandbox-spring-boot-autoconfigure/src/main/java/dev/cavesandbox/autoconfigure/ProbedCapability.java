@@ -15,7 +15,8 @@ import org.springframework.core.env.Environment;
 /**
  * Runs the network-isolation probe once per application context and keeps the verdict as
  * a singleton of the bean factory, so that conditions (evaluated before any bean exists)
- * and beans share one measurement.
+ * and beans share one measurement. Before it probes, it warns of {@code cave.sandbox.*}
+ * keys that no property binds ({@link UnknownProperties}).
  * <p>
  * Tests of this module that only need a verdict of unavailable isolation supply it with
  * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict
@@ -67,6 +68,7 @@ final class ProbedCapability {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
 				return ((ProbedCapability) beanFactory.getSingleton(BEAN_NAME)).capability;
 			}
+			UnknownProperties.warn(environment, beanFactory.getBeanClassLoader());
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
 				logger.info("Network isolation verified in {} ms: mechanism {}; its {} facts: {}",
