@@ -63,7 +63,7 @@ public final class IsolatedExecutors {
 		}
 		if (settings.mode() == SandboxMode.FALLBACK) {
 			logger.warn(
-					"cave-sandbox runs in FALLBACK mode WITHOUT network isolation: {}{}. Commands run by the "
+					"cave-sandbox runs in fallback mode WITHOUT network isolation: {}{}. Commands run by the "
 							+ "IsolatedExecutor CAN reach the network, and no resource limit is applied to them "
 							+ "(cave.sandbox.limits.* and a request's limits are ignored); every result reports "
 							+ "isolation 'none'. Fix: {}. Set the mode to strict to fail closed instead.",
@@ -71,7 +71,7 @@ public final class IsolatedExecutors {
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
 			if (!settings.egress().allowedHosts().isEmpty()) {
 				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but commands run WITHOUT "
-						+ "network isolation in FALLBACK mode: they reach every host, not only those listed, and no "
+						+ "network isolation in fallback mode: they reach every host, not only those listed, and no "
 						+ "proxy decides anything");
 			}
 			return ProcessIsolatedExecutor.unisolated(settings);

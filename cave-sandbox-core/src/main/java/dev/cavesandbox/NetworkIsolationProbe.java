@@ -111,12 +111,26 @@ public final class NetworkIsolationProbe {
 		};
 	}
 
+	/**
+	 * The detail of {@link UnavailabilityCause#UNSUPPORTED_OS}: on Linux and macOS only a
+	 * mechanism of the other system gets there, so it says which mechanisms this system
+	 * has; elsewhere the system itself has none.
+	 */
 	private String unsupportedDetail() {
+		String os = this.osName.toLowerCase(Locale.ROOT);
+		MechanismChoice chosen = this.settings.mechanism();
 		String detail = "os.name=" + this.osName;
-		if (this.settings.mechanism() != MechanismChoice.AUTO) {
-			detail += ", mechanism " + this.settings.mechanism();
+		if (chosen != MechanismChoice.AUTO) {
+			detail += ", mechanism " + name(chosen);
 		}
-		if (this.osName.toLowerCase(Locale.ROOT).startsWith("windows")) {
+		if (os.startsWith("linux")) {
+			detail += ": " + name(chosen) + " is macOS's mechanism; on Linux choose mechanism auto, bwrap, unshare, "
+					+ "namespaces or seccomp";
+		}
+		else if (os.startsWith("mac") || os.startsWith("darwin")) {
+			detail += ": " + name(chosen) + " is a Linux mechanism; on macOS choose mechanism auto or sandbox-exec";
+		}
+		else if (os.startsWith("windows")) {
 			detail += ": Windows has no network namespace or Seatbelt equivalent for one child process";
 		}
 		return detail;

@@ -18,7 +18,7 @@ public class NetworkIsolationUnavailableException extends CaveSandboxException {
 	 * would stop unisolated runs too ({@link UnavailabilityCause#fallbackHelps()}).
 	 */
 	private static final String FALLBACK = ". Or, if a container or VM without network already blocks egress, "
-			+ "mode FALLBACK runs commands unisolated";
+			+ "mode fallback runs commands unisolated";
 
 	private final IsolationCapability capability;
 

@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -46,11 +47,12 @@ public record ProbedSettings(SandboxMode mode, MechanismChoice mechanism, Sandbo
 	 * Name the settings that differ in other probed settings.
 	 * @param other the settings to compare these with
 	 * @return one {@code "NAME OLD -> NEW"} entry for each setting that differs, OLD this
-	 * one's value and NEW the other's, NAME as in {@code linux.bwrapPath}; in the order
-	 * {@code mode}, {@code mechanism}, the {@code linux.*} values,
-	 * {@code macos.sandboxExecPath}, {@code loopback}, {@code readOnlyRoot},
-	 * {@code hiddenDirectories}, the {@code filesystem.*} values, {@code workDirectory},
-	 * {@code limits}; empty if none does
+	 * one's value and NEW the other's (an enum constant as its value in lower case, as in
+	 * {@code bwrap}), NAME as in {@code linux.bwrapPath}; in the order {@code mode},
+	 * {@code mechanism}, the {@code linux.*} values, {@code macos.sandboxExecPath},
+	 * {@code loopback}, {@code readOnlyRoot}, {@code hiddenDirectories}, the
+	 * {@code filesystem.*} values, {@code workDirectory}, {@code limits}; empty if none
+	 * does
 	 */
 	public List<String> changesTo(ProbedSettings other) {
 		Map<String, @Nullable Object> before = named();
@@ -58,8 +60,16 @@ public record ProbedSettings(SandboxMode mode, MechanismChoice mechanism, Sandbo
 		return before.keySet()
 			.stream()
 			.filter((name) -> !Objects.equals(before.get(name), after.get(name)))
-			.map((name) -> name + " " + before.get(name) + " -> " + after.get(name))
+			.map((name) -> name + " " + value(before.get(name)) + " -> " + value(after.get(name)))
 			.toList();
+	}
+
+	/**
+	 * A value as it is set: an enum constant as its property value ({@code sandbox-exec},
+	 * not {@code SANDBOX_EXEC}).
+	 */
+	private static @Nullable Object value(@Nullable Object value) {
+		return (value instanceof Enum<?> constant) ? constant.name().toLowerCase(Locale.ROOT).replace('_', '-') : value;
 	}
 
 	private Map<String, @Nullable Object> named() {

@@ -98,7 +98,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
 			throw new IllegalArgumentException(
-					"mechanism NONE runs commands without isolation and is only allowed with mode FALLBACK");
+					"mechanism none runs commands without isolation and is only allowed with mode fallback");
 		}
 		hiddenDirectories = ListedPaths.requireAll("a hidden directory", hiddenDirectories);
 		Objects.requireNonNull(macos, "macos must not be null");
@@ -315,7 +315,6 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * {@code commandUser}'s, is shared: what one makes group-accessible the others reach.
 	 * At least {@code maxConcurrent} uids (default {@link CommandUserRange#DEFAULT});
 	 * unused where {@code commandUser} is {@code 0} and for a JVM of another user
-	 * @throws IllegalArgumentException if {@code commandUser} is negative
 	 */
 	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
 			boolean userNamespaces, int commandUser, CommandUserRange commandUserRange) {
@@ -323,6 +322,10 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		/** The default command user of a root JVM: {@code nobody}. */
 		public static final int DEFAULT_COMMAND_USER = 65534;
 
+		/**
+		 * Check the settings.
+		 * @throws IllegalArgumentException if {@code commandUser} is negative
+		 */
 		public Linux {
 			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 			Objects.requireNonNull(setprivPath, "setprivPath must not be null");

@@ -12,15 +12,16 @@ public enum UnavailabilityCause {
 
 	/**
 	 * The operating system has no primitive that cave-sandbox supports (Windows, BSD,
-	 * ...).
+	 * ...), or the chosen mechanism is the other supported system's (sandbox-exec on
+	 * Linux, a Linux mechanism on macOS); the detail says which.
 	 */
 	UNSUPPORTED_OS(
-			"this operating system, or this operating system with the chosen mechanism, has no "
-					+ "network-isolation primitive that cave-sandbox supports (Windows has no per-process network "
-					+ "namespace that a process can create for its child)",
-			"run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with mechanism AUTO "
-					+ "or a mechanism of that system; on Windows run the JVM in WSL2 or a Linux container; "
-					+ "or use a container or VM as the network boundary"),
+			"this operating system has no network-isolation primitive that cave-sandbox supports (Windows has no "
+					+ "per-process network namespace that a process can create for its child), or the chosen "
+					+ "mechanism is another system's (the detail says which)",
+			"choose mechanism auto or a mechanism of this system (Linux: bwrap, unshare, namespaces, seccomp; "
+					+ "macOS: sandbox-exec); on another system run on Linux or macOS: on Windows run the JVM in "
+					+ "WSL2 or a Linux container; or use a container or VM as the network boundary"),
 
 	/**
 	 * The wrapper binary (bwrap, unshare, setpriv, sandbox-exec) does not exist at the
@@ -76,7 +77,7 @@ public enum UnavailabilityCause {
 	 */
 	KERNEL_REFUSED("the kernel refused to create the user or network namespace (EPERM): a seccomp filter "
 			+ "(for example Docker's default profile), a missing capability, or unprivileged user namespaces disabled",
-			"with mechanism AUTO the seccomp mechanism (SECCOMP), which needs no namespace, is tried next; to get "
+			"with mechanism auto the seccomp mechanism, which needs no namespace, is tried next; to get "
 					+ "namespaces, enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on "
 					+ "Debian), or run the container with a seccomp profile that allows unshare and clone with namespace "
 					+ "flags"),
@@ -126,7 +127,7 @@ public enum UnavailabilityCause {
 	MOUNT_REFUSED(
 			"the kernel or a security module refused the mounts of the sandbox's mount namespace (the private "
 					+ "mounts that hide the host's unix sockets, /proc, or the root's propagation)",
-			"with mechanism AUTO the mechanisms without a mount namespace (NAMESPACES, SECCOMP) are tried next; to keep "
+			"with mechanism auto the mechanisms without a mount namespace (namespaces, seccomp) are tried next; to keep "
 					+ "the mount namespace, allow mounts in user namespaces (containerd/Kubernetes: an AppArmor profile "
 					+ "that allows mount, or the container's securityContext.appArmorProfile type Unconfined), and check "
 					+ "that every hidden directory (hiddenDirectories) exists and is a plain directory"),
@@ -141,7 +142,7 @@ public enum UnavailabilityCause {
 	NESTING_FORBIDDEN(
 			"this JVM already runs in a sandbox's user namespace, and that sandbox forbids nested user namespaces "
 					+ "(ENOSPC: for example bubblewrap --disable-userns, or a container runtime's limit)",
-			"with mechanism AUTO the seccomp mechanism (SECCOMP), which needs no namespace, is tried next; or let the outer "
+			"with mechanism auto the seccomp mechanism, which needs no namespace, is tried next; or let the outer "
 					+ "sandbox allow nested user namespaces (drop --disable-userns; raise user.max_user_namespaces "
 					+ "inside it)"),
 
@@ -164,7 +165,7 @@ public enum UnavailabilityCause {
 	 * memory through {@code /proc/PID/mem}, which is a way out of the sandbox.
 	 */
 	LANDLOCK_UNAVAILABLE(
-			"the mechanisms without a mount namespace (NAMESPACES, SECCOMP) need Landlock to keep the command from writing "
+			"the mechanisms without a mount namespace (namespaces, seccomp) need Landlock to keep the command from writing "
 					+ "the host's files and the JVM's memory, and this kernel has no Landlock (Linux 5.13+, enabled in "
 					+ "the kernel's lsm= list)",
 			"run on a kernel with Landlock enabled (CONFIG_SECURITY_LANDLOCK=y and landlock in lsm=, the default of "
@@ -183,8 +184,8 @@ public enum UnavailabilityCause {
 					+ "(ipPath), or switch the private loopback off (loopback); macOS cannot isolate a " + "loopback"),
 
 	/** Isolation was switched off with {@link MechanismChoice#NONE}. */
-	MECHANISM_DISABLED("isolation is switched off by mechanism NONE",
-			"choose mechanism AUTO (or BWRAP, UNSHARE, NAMESPACES, SECCOMP, SANDBOX_EXEC) to isolate commands"),
+	MECHANISM_DISABLED("isolation is switched off by mechanism none",
+			"choose mechanism auto (or bwrap, unshare, namespaces, seccomp, sandbox-exec) to isolate commands"),
 
 	/**
 	 * macOS refused to apply a Seatbelt profile because the process is already sandboxed
@@ -194,7 +195,7 @@ public enum UnavailabilityCause {
 	NESTED_SANDBOX_REFUSED("sandbox-exec refused to apply the Seatbelt profile (sandbox_apply: Operation not "
 			+ "permitted): this process already runs inside a Seatbelt sandbox, and Seatbelt sandboxes do not nest",
 			"run the JVM outside the App Sandbox and outside any tool that wraps its children in sandbox-exec; "
-					+ "or, if that outer sandbox already denies the network, use mode FALLBACK"),
+					+ "or, if that outer sandbox already denies the network, use mode fallback"),
 
 	/** The probe did not finish within its time limit. */
 	PROBE_TIMEOUT("the isolation probe did not finish in time",

@@ -10,6 +10,7 @@ import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -524,7 +525,7 @@ public class NetworkIsolationProbeTests {
 				SandboxSettings.builder().mechanism(MechanismChoice.NONE).mode(SandboxMode.FALLBACK).build());
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.MECHANISM_DISABLED);
 		assertThat(capability.detail()).isEmpty();
-		assertThat(capability.cause().description()).contains("mechanism NONE");
+		assertThat(capability.cause().description()).contains("mechanism none");
 	}
 
 	@ParameterizedTest
@@ -537,8 +538,29 @@ public class NetworkIsolationProbeTests {
 		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.UNSUPPORTED_OS);
 		assertThat(capability.detail()).contains("os.name=" + osName);
 		if (choice != MechanismChoice.AUTO) {
-			assertThat(capability.detail()).contains("mechanism " + choice.name());
+			assertThat(capability.detail())
+				.contains("mechanism " + choice.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+				.doesNotContain(choice.name());
 		}
+	}
+
+	/**
+	 * A mechanism of the other system is explained for the system the JVM runs on, not as
+	 * if it were Windows.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|',
+			value = {
+					"Linux|SANDBOX_EXEC|sandbox-exec is macOS's mechanism; on Linux choose mechanism auto, bwrap, "
+							+ "unshare, namespaces or seccomp",
+					"Mac OS X|BWRAP|bwrap is a Linux mechanism; on macOS choose mechanism auto or sandbox-exec",
+					"Mac OS X|SECCOMP|seccomp is a Linux mechanism; on macOS choose mechanism auto or sandbox-exec" })
+	void aMechanismOfTheOtherSystemIsExplainedForThisSystem(String osName, MechanismChoice choice, String explained) {
+		IsolationCapability capability = new NetworkIsolationProbe(SandboxSettings.builder().mechanism(choice).build(),
+				osName)
+			.probe();
+		assertThat(capability.cause()).isEqualTo(UnavailabilityCause.UNSUPPORTED_OS);
+		assertThat(capability.detail()).endsWith(explained).doesNotContain("Windows");
 	}
 
 	@Test

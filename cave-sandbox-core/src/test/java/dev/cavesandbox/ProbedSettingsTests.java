@@ -53,7 +53,7 @@ class ProbedSettingsTests {
 			.mechanism(MechanismChoice.BWRAP)
 			.build()
 			.probed();
-		assertThat(bound.changesTo(customized)).containsExactly("mechanism AUTO -> BWRAP",
+		assertThat(bound.changesTo(customized)).containsExactly("mechanism auto -> bwrap",
 				"linux.launcherPath null -> /opt/launcher", "readOnlyRoot true -> false",
 				"workDirectory " + bound.workDirectory() + " -> /srv/work");
 	}

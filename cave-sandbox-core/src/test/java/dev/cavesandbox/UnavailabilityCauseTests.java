@@ -37,7 +37,7 @@ class UnavailabilityCauseTests {
 			.getMessage();
 		assertThat(message).contains(cause.description()).contains(cause.fix());
 		if (cause.fallbackHelps()) {
-			assertThat(message).contains("mode FALLBACK runs commands unisolated");
+			assertThat(message).contains("mode fallback runs commands unisolated");
 		}
 		else {
 			assertThat(message).doesNotContainIgnoringCase("fallback");

@@ -88,10 +88,15 @@ public final class CaveSandboxAutoConfiguration {
 		SandboxSettings.Builder builder = properties.toSettingsBuilder();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 		SandboxSettings settings = builder.build();
-		List<String> changed = properties.toSettings().probed().changesTo(settings.probed());
+		List<String> changed = properties.toSettings()
+			.probed()
+			.changesTo(settings.probed())
+			.stream()
+			.map(PropertyFixes::change)
+			.toList();
 		if (!changed.isEmpty()) {
 			throw new IllegalStateException("A SandboxSettingsCustomizer changed what the startup probe verified ("
-					+ String.join(", ", changed) + "); set these with their cave.sandbox.* properties instead");
+					+ String.join(", ", changed) + "); set these with their properties instead");
 		}
 		return settings;
 	}

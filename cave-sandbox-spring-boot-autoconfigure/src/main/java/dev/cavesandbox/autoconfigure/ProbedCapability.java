@@ -15,7 +15,8 @@ import org.springframework.core.env.Environment;
 /**
  * Runs the network-isolation probe once per application context and keeps the verdict as
  * a singleton of the bean factory, so that conditions (evaluated before any bean exists)
- * and beans share one measurement.
+ * and beans share one measurement. Before it probes, it warns of {@code cave.sandbox.*}
+ * keys that no property binds ({@link UnknownProperties}).
  * <p>
  * Tests of this module that only need a verdict of unavailable isolation supply it with
  * {@link #supplyUnavailable} instead of running the probe. Nothing can supply a verdict
@@ -32,6 +33,14 @@ final class ProbedCapability {
 	 * as the host's root, which the kernel exempts from it.
 	 */
 	static final String PROCESS_LIMIT_NOT_GIVEN = "not given: the process limit";
+
+	/**
+	 * Where the facts of a verified mechanism are, for the one short INFO line at startup
+	 * (the facts themselves, about 2,000 characters, are logged at DEBUG).
+	 */
+	static final String FACTS_POINTER = "at DEBUG (logging.level.dev.cavesandbox.autoconfigure.ProbedCapability"
+			+ "=debug), in the info endpoint (sandbox.probe.verified), or from the sample's verify command "
+			+ "(java -jar sample-app.jar verify) with every mechanism of this host";
 
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 
@@ -59,10 +68,14 @@ final class ProbedCapability {
 			if (beanFactory.containsSingleton(BEAN_NAME)) {
 				return ((ProbedCapability) beanFactory.getSingleton(BEAN_NAME)).capability;
 			}
+			UnknownProperties.warn(environment, beanFactory.getBeanClassLoader());
 			IsolationCapability capability = new NetworkIsolationProbe(probeSettings(environment)).probe();
 			if (capability.available()) {
-				logger.info("Network isolation verified in {} ms: mechanism {}: {}", capability.probeTime().toMillis(),
-						capability.mechanismName(), String.join("; ", capability.verified()));
+				logger.info("Network isolation verified in {} ms: mechanism {}; its {} facts: {}",
+						capability.probeTime().toMillis(), capability.mechanismName(), capability.verified().size(),
+						FACTS_POINTER);
+				logger.debug("Network isolation verified: mechanism {}: {}", capability.mechanismName(),
+						String.join("; ", capability.verified()));
 				capability.verified()
 					.stream()
 					.filter((fact) -> fact.startsWith(PROCESS_LIMIT_NOT_GIVEN))

@@ -1,6 +1,7 @@
 package dev.cavesandbox.autoconfigure;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 import dev.cavesandbox.SandboxSettings;
@@ -11,12 +12,15 @@ import dev.cavesandbox.UnavailabilityCause;
  * application: the property ({@code cave.sandbox.*}) behind each {@link SandboxSettings}
  * component, and the description and fix of each {@link UnavailabilityCause} in terms of
  * those properties. The core names settings by their component ({@code unsharePath},
- * {@code mechanism NONE}); the failure analysis, the conditions report and the health and
+ * {@code mechanism none}); the failure analysis, the conditions report and the health and
  * info details use these texts instead.
  */
 final class PropertyFixes {
 
 	private static final Map<String, String> PROPERTIES = properties();
+
+	/** The system the texts are for, as the probe reads it. */
+	private static final String OS_NAME = System.getProperty("os.name", "");
 
 	private PropertyFixes() {
 	}
@@ -77,12 +81,37 @@ final class PropertyFixes {
 	}
 
 	/**
+	 * Return a change of a probed setting in property terms.
+	 * @param change a change as {@link dev.cavesandbox.ProbedSettings#changesTo} names
+	 * it, for example {@code readOnlyRoot true -> false}
+	 * @return the change of the property, for example
+	 * {@code cave.sandbox.read-only-root true -> false}; a group of settings as
+	 * {@code limits} becomes {@code cave.sandbox.limits}
+	 */
+	static String change(String change) {
+		int space = change.indexOf(' ');
+		String setting = change.substring(0, space);
+		return PROPERTIES.getOrDefault(setting, "cave.sandbox." + setting) + change.substring(space);
+	}
+
+	/**
 	 * Return the description of a cause, naming properties where the core names settings.
 	 * @param cause the cause
 	 * @return the description
 	 */
 	static String description(UnavailabilityCause cause) {
+		return description(cause, OS_NAME);
+	}
+
+	/**
+	 * Return the description of a cause on a system.
+	 * @param cause the cause
+	 * @param osName the {@code os.name} of the system
+	 * @return the description
+	 */
+	static String description(UnavailabilityCause cause, String osName) {
 		return switch (cause) {
+			case UNSUPPORTED_OS -> unsupportedDescription(cause, osName);
 			case PRIVATE_LOOPBACK_UNAVAILABLE -> property("loopback") + "=true, but the mechanism cannot give the "
 					+ "command a private loopback on this host";
 			case MECHANISM_DISABLED -> "isolation is switched off by " + property("mechanism") + "=none";
@@ -99,10 +128,18 @@ final class PropertyFixes {
 	 * @return the fix
 	 */
 	static String fix(UnavailabilityCause cause) {
+		return fix(cause, OS_NAME);
+	}
+
+	/**
+	 * Return what an operator can do about a cause on a system.
+	 * @param cause the cause
+	 * @param osName the {@code os.name} of the system
+	 * @return the fix
+	 */
+	static String fix(UnavailabilityCause cause, String osName) {
 		return switch (cause) {
-			case UNSUPPORTED_OS -> "run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with "
-					+ property("mechanism") + "=auto or a mechanism of that system; on Windows run the JVM in WSL2 "
-					+ "or a Linux container; or use a container or VM as the network boundary";
+			case UNSUPPORTED_OS -> unsupportedFix(osName);
 			case BINARY_MISSING -> "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora/RHEL: dnf "
 					+ "install bubblewrap) or util-linux (Debian/Ubuntu: apt-get install util-linux; Alpine: apk add "
 					+ "util-linux-misc setpriv), or point " + binaryProperties() + " (macOS: "
@@ -147,6 +184,42 @@ final class PropertyFixes {
 					LANDLOCK_UNAVAILABLE, NOT_VERIFIED, UNKNOWN ->
 				cause.fix();
 		};
+	}
+
+	/**
+	 * On Linux and macOS only a mechanism of the other system is unsupported: say so, not
+	 * what Windows lacks.
+	 */
+	private static String unsupportedDescription(UnavailabilityCause cause, String osName) {
+		if (isLinux(osName)) {
+			return property("mechanism") + "=sandbox-exec is macOS's mechanism, and this system is Linux";
+		}
+		if (isMacos(osName)) {
+			return property("mechanism") + " names a Linux mechanism, and this system is macOS";
+		}
+		return cause.description();
+	}
+
+	private static String unsupportedFix(String osName) {
+		if (isLinux(osName)) {
+			return "set " + property("mechanism")
+					+ "=auto, or one of Linux's mechanisms: bwrap, unshare, namespaces or seccomp";
+		}
+		if (isMacos(osName)) {
+			return "set " + property("mechanism") + "=auto or sandbox-exec, macOS's mechanism";
+		}
+		return "run on Linux (bubblewrap or util-linux unshare) or macOS (sandbox-exec), with " + property("mechanism")
+				+ "=auto or a mechanism of that system; on Windows run the JVM in WSL2 or a Linux container; or use "
+				+ "a container or VM as the network boundary";
+	}
+
+	private static boolean isLinux(String osName) {
+		return osName.toLowerCase(Locale.ROOT).startsWith("linux");
+	}
+
+	private static boolean isMacos(String osName) {
+		String os = osName.toLowerCase(Locale.ROOT);
+		return os.startsWith("mac") || os.startsWith("darwin");
 	}
 
 	private static String binaryProperties() {

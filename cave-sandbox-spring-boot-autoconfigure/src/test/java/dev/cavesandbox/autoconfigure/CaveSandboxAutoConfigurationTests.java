@@ -33,6 +33,8 @@ import org.mockito.Mockito;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.condition.ConditionEvaluationReport;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -122,7 +124,34 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(ProbedCapability.get(context.getBeanFactory(), context.getEnvironment())).isSameAs(capability);
 		});
 		assertThat(output.getAll().split("Network isolation verified in", -1)).hasSize(2);
-		assertThat(output.getAll()).containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap: network "
+	}
+
+	/**
+	 * The INFO line says what was verified, how fast and where the facts are; the facts,
+	 * about 2,000 characters, are at DEBUG.
+	 */
+	@Test
+	@Tag(HostSandboxes.SANDBOX)
+	void probeLogsAShortLineAtInfoAndItsFactsAtDebug(CapturedOutput output) {
+		LoggingSystem logging = LoggingSystem.get(getClass().getClassLoader());
+		logging.setLogLevel(ProbedCapability.class.getName(), LogLevel.DEBUG);
+		try {
+			this.runner.run((context) -> assertThat(context).hasSingleBean(IsolationCapability.class));
+		}
+		finally {
+			logging.setLogLevel(ProbedCapability.class.getName(), null);
+		}
+		String info = output.getAll()
+			.lines()
+			.filter((line) -> line.contains("Network isolation verified in"))
+			.findFirst()
+			.orElseThrow();
+		assertThat(info).contains("INFO")
+			.containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap; its \\d+ facts: at DEBUG "
+					+ "\\(logging.level.dev.cavesandbox.autoconfigure.ProbedCapability=debug\\), in the info endpoint "
+					+ "\\(sandbox.probe.verified\\), or from the sample's verify command")
+			.hasSizeLessThan(400);
+		assertThat(output.getAll()).containsPattern("DEBUG [^\\n]*Network isolation verified: mechanism bwrap: network "
 				+ "namespace [^\\n]*; only interface: lo; [^\\n]*; limits: memory 4 GiB, processes 512, cpu-time none, ");
 	}
 
@@ -390,7 +419,7 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 				assertThat(marker).exists();
 			});
-		assertThat(output.getAll().split("runs in FALLBACK mode WITHOUT network isolation", -1)).hasSize(2);
+		assertThat(output.getAll().split("runs in fallback mode WITHOUT network isolation", -1)).hasSize(2);
 		assertThat(output).contains("CAN reach the network, and no resource limit is applied to them")
 			.contains(UnavailabilityCause.BINARY_MISSING.description())
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
@@ -452,9 +481,9 @@ class CaveSandboxAutoConfigurationTests {
 				assertThat(context).hasFailed();
 				assertThat(context.getStartupFailure())
 					.hasStackTraceContaining(
-							"A SandboxSettingsCustomizer changed what the startup probe verified (limits")
+							"A SandboxSettingsCustomizer changed what the startup probe verified (cave.sandbox.limits ")
 					.hasStackTraceContaining("processes=16")
-					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+					.hasStackTraceContaining("set these with their properties instead");
 			});
 		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.mode=fallback", "cave.sandbox.limits.processes=16")
@@ -470,10 +499,37 @@ class CaveSandboxAutoConfigurationTests {
 			.withBean(SandboxSettingsCustomizer.class, () -> (settings) -> settings.readOnlyRoot(false))
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure()).hasStackTraceContaining(
-						"A SandboxSettingsCustomizer changed what the startup probe verified (readOnlyRoot true -> false)")
-					.hasStackTraceContaining("set these with their cave.sandbox.* properties instead");
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("A SandboxSettingsCustomizer changed what the startup probe verified "
+							+ "(cave.sandbox.read-only-root true -> false)")
+					.hasStackTraceContaining("set these with their properties instead");
 			});
+	}
+
+	/**
+	 * macOS's mechanism chosen on Linux fails startup with a report for Linux: the value
+	 * as it was set, the mechanisms Linux has, nothing about Windows. No sandbox runs.
+	 */
+	@Test
+	void macosMechanismOnLinuxFailsStartupWithAReportForLinux(CapturedOutput output) {
+		this.runner.withPropertyValues("cave.sandbox.mechanism=sandbox-exec").run((context) -> {
+			assertThat(context).hasFailed();
+			FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer()
+				.analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription())
+				.contains("UNSUPPORTED_OS: cave.sandbox.mechanism=sandbox-exec is macOS's mechanism, and this system "
+						+ "is Linux")
+				.contains("mechanism sandbox-exec: sandbox-exec is macOS's mechanism; on Linux choose mechanism auto")
+				.doesNotContain("SANDBOX_EXEC")
+				.doesNotContain("Windows");
+			assertThat(analysis.getAction())
+				.startsWith("Fix the host: set cave.sandbox.mechanism=auto, or one of "
+						+ "Linux's mechanisms: bwrap, unshare, namespaces or seccomp")
+				.doesNotContain("WSL2");
+		});
+		assertThat(output).contains("Network isolation unavailable (probe took")
+			.contains("UNSUPPORTED_OS (os.name=Linux, mechanism sandbox-exec: ")
+			.doesNotContain("SANDBOX_EXEC");
 	}
 
 	/**
@@ -562,7 +618,7 @@ class CaveSandboxAutoConfigurationTests {
 			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 		});
 		assertThat(marker).exists();
-		assertThat(output).contains("isolation is switched off by mechanism NONE")
+		assertThat(output).contains("isolation is switched off by mechanism none")
 			.contains("Network isolation unavailable (probe took")
 			.contains("MECHANISM_DISABLED; fix: set cave.sandbox.mechanism=auto");
 	}

@@ -5,11 +5,16 @@ import java.io.InputStream;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
+import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.ResourceLimits;
+import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import org.junit.jupiter.api.Test;
@@ -23,10 +28,13 @@ class PropertyFixesTests {
 
 	/**
 	 * How the core names a setting in its texts: a component name, or a choice such as
-	 * "mode FALLBACK".
+	 * "mode fallback".
 	 */
-	private static final Pattern SETTING_NAME = Pattern
-		.compile("\\b(" + String.join("|", camelCaseComponents()) + ")\\b|\\b(mode|mechanism) [A-Z_]{3,}\\b");
+	private static final Pattern SETTING_NAME = Pattern.compile("\\b(" + String.join("|", camelCaseComponents())
+			+ ")\\b|\\b(mode|mechanism) (" + String.join("|", values()) + ")\\b");
+
+	/** A Java constant of a choice, such as SANDBOX_EXEC, where a value belongs. */
+	private static final Pattern CONSTANT = Pattern.compile("\\b(" + String.join("|", constants()) + ")\\b");
 
 	@Test
 	void everySettingHasThePropertyThatBootGeneratedMetadataFor() throws IOException {
@@ -64,6 +72,52 @@ class PropertyFixesTests {
 			assertThat(PropertyFixes.description(cause)).isEqualTo(cause.description());
 			assertThat(PropertyFixes.fix(cause)).isEqualTo(cause.fix());
 		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(UnavailabilityCause.class)
+	void textsNameChoicesByTheirValuesNeverByJavaConstants(UnavailabilityCause cause) {
+		List<String> texts = new ArrayList<>(List.of(cause.description(), cause.fix()));
+		for (String osName : List.of("Linux", "Mac OS X", "Windows 11")) {
+			texts.add(PropertyFixes.description(cause, osName));
+			texts.add(PropertyFixes.fix(cause, osName));
+		}
+		assertThat(texts).allSatisfy((text) -> assertThat(CONSTANT.matcher(text).find()).as(text).isFalse());
+	}
+
+	@Test
+	void macosMechanismOnLinuxIsExplainedForLinux() {
+		assertThat(PropertyFixes.description(UnavailabilityCause.UNSUPPORTED_OS, "Linux"))
+			.isEqualTo("cave.sandbox.mechanism=sandbox-exec is macOS's mechanism, and this system is Linux");
+		assertThat(PropertyFixes.fix(UnavailabilityCause.UNSUPPORTED_OS, "Linux"))
+			.isEqualTo("set cave.sandbox.mechanism=auto, or one of Linux's mechanisms: bwrap, unshare, namespaces or "
+					+ "seccomp");
+	}
+
+	@Test
+	void linuxMechanismOnMacosIsExplainedForMacos() {
+		assertThat(PropertyFixes.description(UnavailabilityCause.UNSUPPORTED_OS, "Mac OS X"))
+			.isEqualTo("cave.sandbox.mechanism names a Linux mechanism, and this system is macOS");
+		assertThat(PropertyFixes.fix(UnavailabilityCause.UNSUPPORTED_OS, "Mac OS X"))
+			.isEqualTo("set cave.sandbox.mechanism=auto or sandbox-exec, macOS's mechanism");
+	}
+
+	@Test
+	void otherSystemsAreToldWhereIsolationRuns() {
+		assertThat(PropertyFixes.description(UnavailabilityCause.UNSUPPORTED_OS, "Windows 11"))
+			.isEqualTo(UnavailabilityCause.UNSUPPORTED_OS.description());
+		assertThat(PropertyFixes.fix(UnavailabilityCause.UNSUPPORTED_OS, "Windows 11")).contains("WSL2")
+			.contains("cave.sandbox.mechanism=auto");
+	}
+
+	@Test
+	void changeOfAProbedSettingNamesItsProperty() {
+		assertThat(PropertyFixes.change("readOnlyRoot true -> false"))
+			.isEqualTo("cave.sandbox.read-only-root true -> false");
+		assertThat(PropertyFixes.change("mechanism auto -> bwrap")).isEqualTo("cave.sandbox.mechanism auto -> bwrap");
+		assertThat(PropertyFixes.change("linux.launcherPath null -> /opt/launcher"))
+			.isEqualTo("cave.sandbox.linux.launcher-path null -> /opt/launcher");
+		assertThat(PropertyFixes.change("limits a -> b")).isEqualTo("cave.sandbox.limits a -> b");
 	}
 
 	@Test
@@ -105,6 +159,17 @@ class PropertyFixesTests {
 			}
 		}
 		return names;
+	}
+
+	/** The values of the choices, as set: auto, sandbox-exec, fallback. */
+	private static List<String> values() {
+		return constants().stream().map((constant) -> constant.toLowerCase(Locale.ROOT).replace('_', '-')).toList();
+	}
+
+	private static List<String> constants() {
+		return Stream.concat(Arrays.stream(MechanismChoice.values()), Arrays.stream(SandboxMode.values()))
+			.map(Enum::name)
+			.toList();
 	}
 
 	private static boolean isGroup(RecordComponent component) {

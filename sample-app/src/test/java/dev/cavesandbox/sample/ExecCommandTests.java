@@ -247,7 +247,7 @@ class ExecCommandTests {
 				"--cave.sandbox.mode=fallback", "exec", "--", "touch", marker.toString());
 		assertThat(result.exitCode()).as("%s", result).isZero();
 		assertThat(marker).exists();
-		assertThat(result.stderr()).contains("FALLBACK mode WITHOUT network isolation")
+		assertThat(result.stderr()).contains("fallback mode WITHOUT network isolation")
 			.contains("no resource limit is applied")
 			.contains("ran WITHOUT network isolation");
 	}
