@@ -26,8 +26,11 @@ import org.springframework.context.annotation.Bean;
  * langchain4j-core is on the class path and
  * {@code cave.sandbox.langchain4j.code-execution.enabled=true}. It conditions on
  * langchain4j-core's classes, not on LangChain4j's Spring Boot starter, whose 1.11 line
- * is built on Spring Boot 3.5; with that starter, {@code @AiService} interfaces in its
- * automatic wiring mode get the tool like any bean with {@link Tool} methods.
+ * is built on Spring Boot 3.5 (it works on Boot 4.1: {@code compat/langchain4j}). With
+ * that starter, name the tool in the {@code @AiService}
+ * ({@code wiringMode = EXPLICIT, tools = "caveSandboxCodeExecutionTool"}): its automatic
+ * wiring finds {@link Tool} beans by their declared bean class, which the bean of a
+ * {@code @Bean} method does not have.
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class)
 @ConditionalOnClass({ CodeExecutionEngine.class, Tool.class })
