@@ -28,6 +28,7 @@ import org.junit.jupiter.api.condition.OS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * LangChain4j's {@link DefaultMcpClient} speaking to a real MCP server
@@ -166,6 +167,30 @@ class SandboxedStdioMcpTransportTests {
 		}
 		finally {
 			transport.close();
+		}
+	}
+
+	@Test
+	void theClientsHealthCheckStartsAServerThatDiedAgainInTheSandbox() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("test", this.executor,
+				serverRequest(Map.of()));
+		try (DefaultMcpClient client = DefaultMcpClient.builder()
+			.transport(transport)
+			.initializationTimeout(Duration.ofSeconds(20))
+			.toolExecutionTimeout(Duration.ofSeconds(20))
+			.autoHealthCheckInterval(Duration.ofMillis(200))
+			.reconnectInterval(Duration.ofMillis(200))
+			.build()) {
+			SandboxedProcess first = transport.process().orElseThrow();
+			first.destroy();
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageContaining("MCP server 'test'");
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> transport.process().filter(SandboxedProcess::isAlive).isPresent());
+			SandboxedProcess second = transport.process().orElseThrow();
+			assertThat(second.pid()).isNotEqualTo(first.pid());
+			assertThat(second.isolation().networkIsolated()).isTrue();
+			assertThat(call(client, "add", "{\"a\": 1, \"b\": 2}")).isEqualTo("3");
 		}
 	}
 
