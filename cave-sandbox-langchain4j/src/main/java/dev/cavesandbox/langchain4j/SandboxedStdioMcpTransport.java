@@ -40,8 +40,9 @@ import org.jspecify.annotations.Nullable;
  * logged once, at WARN, and {@link #checkHealth()} throws it. {@link #close()} closes the
  * server's stdin, waits up to two seconds for it to exit, then
  * {@linkplain SandboxedProcess#destroy() destroys} its process tree, and returns when the
- * tree has ended. No reconnection: {@link #onFailure} is not called, as with
- * {@code StdioMcpTransport}.
+ * tree has ended. {@code DefaultMcpClient}'s automatic health check starts a server that
+ * ended again, in the sandbox, through {@link #start}; {@link #onFailure} is not used, as
+ * with {@code StdioMcpTransport}.
  */
 public final class SandboxedStdioMcpTransport implements McpTransport {
 
