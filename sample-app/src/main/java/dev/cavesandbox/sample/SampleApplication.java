@@ -19,7 +19,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * (see {@link ExecCommand}); with {@code verify} it reports what isolation this host
  * gives and attempts egress against its own loopback listeners (see
  * {@link VerifyCommand}); with {@code ai} it calls the code-execution tool through Spring
- * AI's API and the tools of an MCP stdio server, all in the sandbox (see {@link AiDemo}).
+ * AI's API and the tools of an MCP stdio server, all in the sandbox (see {@link AiDemo});
+ * with {@code langchain4j} the same through LangChain4j (see {@link LangChain4jDemo}).
  */
 @SpringBootApplication
 public class SampleApplication {
@@ -30,6 +31,7 @@ public class SampleApplication {
 		boolean verify = SampleRunner.command(args).equals("verify");
 		boolean serve = SampleRunner.command(args).equals("serve");
 		boolean ai = SampleRunner.command(args).equals("ai");
+		boolean langChain4j = SampleRunner.command(args).equals("langchain4j");
 		application.setWebApplicationType(serve ? WebApplicationType.SERVLET : WebApplicationType.NONE);
 		if (exec) {
 			// A command-line tool: no server, no banner, stdout belongs to the command.
@@ -57,13 +59,24 @@ public class SampleApplication {
 			application.setDefaultProperties(Map.of(connection + ".command", "python3", connection + ".args[0]", "-c",
 					connection + ".args[1]", AiDemo.serverScript()));
 		}
+		if (langChain4j) {
+			// The same report and logging; the langchain4j profile enables the code
+			// engine and
+			// tool, and this command alone configures the demo's MCP server, inline.
+			application.setBannerMode(Banner.Mode.OFF);
+			application.setLogStartupInfo(false);
+			application.setAdditionalProfiles("exec", "langchain4j");
+			String server = "cave.sandbox.langchain4j.mcp.servers." + LangChain4jDemo.SERVER + ".command";
+			application.setDefaultProperties(
+					Map.of(server + "[0]", "python3", server + "[1]", "-c", server + "[2]", AiDemo.serverScript()));
+		}
 		ConfigurableApplicationContext context;
 		try {
 			context = application.run(args);
 		}
 		catch (RuntimeException ex) {
 			CaveSandboxException sandboxFailure = findSandboxFailure(ex);
-			if ((exec || verify || ai) && sandboxFailure != null) {
+			if ((exec || verify || ai || langChain4j) && sandboxFailure != null) {
 				System.err.println("cave-sandbox: " + sandboxFailure.getMessage());
 				System.exit(ExecCommand.SANDBOX_FAILED);
 			}

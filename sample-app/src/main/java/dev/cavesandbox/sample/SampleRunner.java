@@ -16,7 +16,7 @@ import org.springframework.stereotype.Component;
 /**
  * Dispatches to the command-line tool ({@code exec -- CMD ...}, {@code verify}), to the
  * demo (no arguments), to the demo followed by serving Actuator ({@code serve}), or to
- * the Spring AI demo ({@code ai}).
+ * the Spring AI demo ({@code ai}) or the LangChain4j demo ({@code langchain4j}).
  */
 @Component
 class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
@@ -33,12 +33,16 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 
 	private final ObjectProvider<AiDemo> aiDemo;
 
+	private final ObjectProvider<LangChain4jDemo> langChain4jDemo;
+
 	private int exitCode;
 
 	SampleRunner(IsolatedExecutor executor, DemoReport demo, Environment environment, CaveSandboxProperties properties,
-			IsolationCapability capability, ObjectProvider<AiDemo> aiDemo) {
+			IsolationCapability capability, ObjectProvider<AiDemo> aiDemo,
+			ObjectProvider<LangChain4jDemo> langChain4jDemo) {
 		this.executor = executor;
 		this.aiDemo = aiDemo;
+		this.langChain4jDemo = langChain4jDemo;
 		this.demo = demo;
 		this.environment = environment;
 		this.properties = properties;
@@ -79,9 +83,12 @@ class SampleRunner implements ApplicationRunner, ExitCodeGenerator {
 		else if (!plain.isEmpty() && plain.get(0).equals("ai")) {
 			this.exitCode = this.aiDemo.getObject().run(System.out);
 		}
+		else if (!plain.isEmpty() && plain.get(0).equals("langchain4j")) {
+			this.exitCode = this.langChain4jDemo.getObject().run(System.out);
+		}
 		else if (!plain.isEmpty() && !plain.get(0).equals("serve")) {
 			System.err.println("cave-sandbox sample: unknown command '" + plain.get(0)
-					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...] | verify | ai]");
+					+ "'; usage: [--cave.sandbox.*=...] [serve | exec -- CMD [ARG...] | verify | ai | langchain4j]");
 			this.exitCode = 2;
 		}
 		else {

@@ -1,0 +1,197 @@
+package dev.cavesandbox.langchain4j;
+
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.IsolatedExecutors;
+import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.SandboxedProcess;
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
+import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.mcp.client.DefaultMcpClient;
+import dev.langchain4j.mcp.client.McpClient;
+import dev.langchain4j.mcp.client.transport.McpOperationHandler;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * LangChain4j's {@link DefaultMcpClient} speaking to a real MCP server
+ * ({@code mcp/server.py}) that runs in this host's sandbox through
+ * {@link SandboxedStdioMcpTransport}.
+ */
+@EnabledOnOs(OS.LINUX)
+@Tag("sandbox")
+class SandboxedStdioMcpTransportTests {
+
+	private final IsolatedExecutor executor = TestSandbox.executor();
+
+	private static ExecutionRequest serverRequest(Map<String, String> environment) {
+		Path script = TestSandbox.mcpServerScript();
+		return McpServerRequests.request(List.of("python3", script.toString()), environment, List.of(),
+				List.of(script.getParent()));
+	}
+
+	private static DefaultMcpClient client(SandboxedStdioMcpTransport transport) {
+		return DefaultMcpClient.builder()
+			.key("test")
+			.transport(transport)
+			.initializationTimeout(Duration.ofSeconds(20))
+			.toolExecutionTimeout(Duration.ofSeconds(20))
+			.autoHealthCheck(false)
+			.build();
+	}
+
+	private static String call(McpClient client, String tool, String arguments) {
+		return client.executeTool(ToolExecutionRequest.builder().id("1").name(tool).arguments(arguments).build())
+			.resultText();
+	}
+
+	private static McpOperationHandler handler(SandboxedStdioMcpTransport transport) {
+		return new McpOperationHandler(new ConcurrentHashMap<>(), List::of, transport, null, () -> {
+		});
+	}
+
+	@Test
+	void theClientListsAndCallsTheToolsOfAServerInTheSandbox() throws Exception {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("test", this.executor,
+				serverRequest(Map.of("MCP_GREETING", "hello")));
+		DefaultMcpClient client = client(transport);
+		SandboxedProcess process = transport.process().orElseThrow();
+		try {
+			assertThat(client.listTools()).extracting(ToolSpecification::name)
+				.containsExactly("add", "whoami", "connect");
+			assertThat(call(client, "add", "{\"a\": 2, \"b\": 40}")).isEqualTo("42");
+			assertThat(call(client, "whoami", "{}")).endsWith("greeting=hello");
+			client.checkHealth();
+			assertThat(process.isAlive()).isTrue();
+			assertThat(process.isolation()).isEqualTo(this.executor.isolation());
+			assertThat(process.isolation().networkIsolated()).isTrue();
+		}
+		finally {
+			client.close();
+		}
+		assertThat(process.isAlive()).as("close returns once the process tree has ended").isFalse();
+		assertThat(process.exitCode()).as("the server exits on its own at the end of its stdin").hasValue(0);
+	}
+
+	@Test
+	void theServerCannotReachAListenerOnTheHostsLoopback() throws Exception {
+		try (ServerSocketChannel listener = TestSandbox.loopbackListener();
+				DefaultMcpClient client = client(
+						new SandboxedStdioMcpTransport("test", this.executor, serverRequest(Map.of())))) {
+			assertThat(call(client, "connect", "{\"port\": " + TestSandbox.port(listener) + "}"))
+				.startsWith("refused: ");
+			try (SocketChannel accepted = listener.accept()) {
+				assertThat(accepted).as("the MCP server reached the host's listener").isNull();
+			}
+		}
+	}
+
+	@Test
+	void inStrictModeWithoutIsolationTheServerNeverRuns() {
+		SandboxSettings settings = SandboxSettings.builder()
+			.mechanism(MechanismChoice.UNSHARE)
+			.unsharePath(Path.of("/nonexistent/cave-lc4j/unshare"))
+			.build();
+		try (IsolatedExecutor unavailable = IsolatedExecutors.create(settings)) {
+			SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("test", unavailable,
+					serverRequest(Map.of()));
+			assertThatException().isThrownBy(() -> client(transport))
+				.isInstanceOf(NetworkIsolationUnavailableException.class);
+			assertThat(transport.process()).isEmpty();
+			assertThat(transport.startFailure()).containsInstanceOf(NetworkIsolationUnavailableException.class);
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageStartingWith("MCP server 'test' could not start: ");
+		}
+	}
+
+	@Test
+	void aServerWhoseScriptIsOutsideTheSandboxsViewFailsInitializeSayingWhatToConfigure() {
+		Path script = TestSandbox.mcpServerScript();
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("unseen", this.executor,
+				McpServerRequests.request(List.of("python3", script.toString()), Map.of(), List.of(), List.of()));
+		try {
+			assertThatException().isThrownBy(() -> client(transport))
+				.satisfies((ex) -> assertThat(TestSandbox.messages(ex)).contains("MCP server 'unseen'", "exit code 2",
+						"server.py", "cave.sandbox.langchain4j.mcp.servers.unseen.readable-paths"));
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageContaining("cave.sandbox.langchain4j.mcp.servers.unseen.readable-paths");
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	void closeDestroysAServerThatIgnoresTheEndOfItsStdin() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("sleeper", this.executor,
+				McpServerRequests.request(List.of("sh", "-c", "exec sleep 600"), Map.of(), List.of(), List.of()));
+		transport.start(handler(transport));
+		SandboxedProcess process = transport.process().orElseThrow();
+		assertThat(process.isAlive()).isTrue();
+		transport.close();
+		assertThat(process.isAlive()).isFalse();
+		assertThat(process.exitCode()).hasValue(128 + 15);
+		assertThatIllegalStateException().isThrownBy(() -> transport.start(handler(transport)))
+			.withMessage("The transport of MCP server 'sleeper' is closed");
+	}
+
+	@Test
+	void startingAgainReplacesTheServerAsTheClientsReconnectionDoes() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("test", this.executor,
+				serverRequest(Map.of()));
+		try {
+			transport.start(handler(transport));
+			SandboxedProcess first = transport.process().orElseThrow();
+			transport.start(handler(transport));
+			SandboxedProcess second = transport.process().orElseThrow();
+			assertThat(first.isAlive()).isFalse();
+			assertThat(second.pid()).isNotEqualTo(first.pid());
+			assertThat(second.isAlive()).isTrue();
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	void theClientsHealthCheckStartsAServerThatDiedAgainInTheSandbox() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("test", this.executor,
+				serverRequest(Map.of()));
+		try (DefaultMcpClient client = DefaultMcpClient.builder()
+			.transport(transport)
+			.initializationTimeout(Duration.ofSeconds(20))
+			.toolExecutionTimeout(Duration.ofSeconds(20))
+			.autoHealthCheckInterval(Duration.ofMillis(200))
+			.reconnectInterval(Duration.ofMillis(200))
+			.build()) {
+			SandboxedProcess first = transport.process().orElseThrow();
+			first.destroy();
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageContaining("MCP server 'test'");
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> transport.process().filter(SandboxedProcess::isAlive).isPresent());
+			SandboxedProcess second = transport.process().orElseThrow();
+			assertThat(second.pid()).isNotEqualTo(first.pid());
+			assertThat(second.isolation().networkIsolated()).isTrue();
+			assertThat(call(client, "add", "{\"a\": 1, \"b\": 2}")).isEqualTo("3");
+		}
+	}
+
+}
