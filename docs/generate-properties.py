@@ -11,6 +11,9 @@ repository's root:
     ./mvnw -q -o -pl cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai -am -DskipTests package
     python3 docs/generate-properties.py
 
+With --check it writes nothing and exits 1 when docs/properties.md differs from what it would write
+(CI runs it after the build, so that a property added without regenerating the page is noticed).
+
 Nothing in docs/properties.md is edited by hand: change the Javadoc of the properties records (or
 the additional metadata) and run this again.
 """
@@ -88,7 +91,14 @@ def main():
                      .format(path.relative_to(ROOT)))
         metadata = json.loads(path.read_text(encoding="utf-8"))
         lines += ["", "## " + title, ""] + table(metadata)
-    OUTPUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text = "\n".join(lines) + "\n"
+    if "--check" in sys.argv[1:]:
+        if not OUTPUT.is_file() or OUTPUT.read_text(encoding="utf-8") != text:
+            sys.exit("docs/properties.md is not what the configuration metadata gives; regenerate it: "
+                     "python3 docs/generate-properties.py")
+        print("docs/properties.md: up to date")
+        return
+    OUTPUT.write_text(text, encoding="utf-8")
     print("docs/properties.md: {} lines written".format(len(lines)))
 
 
