@@ -16,7 +16,8 @@ import java.util.Map;
  * {@code target/compat/compatibility.md} of the module: a row per program, a column per
  * shape, each cell {@code ok}, a numbered failure whose error line is listed under the
  * table (a line shared by several cells gets one number), or {@code -} where the cell did
- * not run. {@code compat/readme-table.sh} copies the file into the README.
+ * not run. {@code compat/compatibility-table.sh} copies the file into
+ * docs/compatibility.md.
  */
 final class CompatibilityTable {
 

@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the execution's timeout. A cell passes when the program exits 0 and prints what only a
  * working program prints ({@link CompatibilityProgram}); nothing is marked as expected to
  * fail, and a program missing on the host fails its cells (CI installs them). Every
- * cell's outcome goes to {@link CompatibilityTable}, from which the README's table is
- * made ({@code compat/readme-table.sh}).
+ * cell's outcome goes to {@link CompatibilityTable}, from which the table of
+ * docs/compatibility.md is made ({@code compat/compatibility-table.sh}).
  * <p>
  * One runner per shape serves every program: this JVM's executor, or a child JVM whose
  * probe's verdict is checked once; a shape whose runner does not start fails each of its
