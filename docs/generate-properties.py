@@ -8,7 +8,7 @@ auto-configuration and of the Spring AI integration and writes one table per mod
 default, description (and the values a hint lists). Build them first, then run it from the
 repository's root:
 
-    ./mvnw -q -o -pl cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai -am -DskipTests package
+    ./mvnw -q -o -pl cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai,cave-sandbox-langchain4j -am -DskipTests package
     python3 docs/generate-properties.py
 
 With --check it writes nothing and exits 1 when docs/properties.md differs from what it would write
@@ -28,6 +28,7 @@ METADATA = "target/classes/META-INF/spring-configuration-metadata.json"
 MODULES = [
     ("cave-sandbox-spring-boot-autoconfigure", "The starter (`cave-sandbox-spring-boot-starter`)"),
     ("cave-sandbox-spring-ai", "The Spring AI integration (`cave-sandbox-spring-ai`)"),
+    ("cave-sandbox-langchain4j", "The LangChain4j integration (`cave-sandbox-langchain4j`)"),
 ]
 OUTPUT = ROOT / "docs" / "properties.md"
 
@@ -80,14 +81,14 @@ def main():
         "Durations take Boot's formats (`500ms`, `30s`); sizes take `KB`/`MB` (binary: `1MB` is 1 MiB);",
         "an empty default means unset. What the settings mean together is in",
         "[configuration.md](configuration.md); the Actuator switches are also in [operations.md](operations.md).",
-        "Regenerate: `./mvnw -q -o -pl cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai -am -DskipTests package`",
+        "Regenerate: `./mvnw -q -o -pl cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai,cave-sandbox-langchain4j -am -DskipTests package`",
         "then `python3 docs/generate-properties.py`.",
     ]
     for module, title in MODULES:
         path = ROOT / module / METADATA
         if not path.is_file():
             sys.exit("docs/generate-properties.py: {} is missing; build first: ./mvnw -q -o -pl "
-                     "cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai -am -DskipTests package"
+                     "cave-sandbox-spring-boot-autoconfigure,cave-sandbox-spring-ai,cave-sandbox-langchain4j -am -DskipTests package"
                      .format(path.relative_to(ROOT)))
         metadata = json.loads(path.read_text(encoding="utf-8"))
         lines += ["", "## " + title, ""] + table(metadata)
