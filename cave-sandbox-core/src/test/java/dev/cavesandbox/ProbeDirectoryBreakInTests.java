@@ -87,17 +87,36 @@ class ProbeDirectoryBreakInTests {
 			.anyMatch((fact) -> fact.startsWith("uid 65536: the command user"));
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, () -> {
-			for (int run = 0; run < 5; run++) {
-				verdicts.add(new NetworkIsolationProbe(settings).probe());
-			}
-		}, swapper.toString(), work.toString(), "blink", "-", "100");
+		String output = whileRunning(base, "65536", NOBODY, probes(settings, 5, verdicts), swapper.toString(),
+				work.toString(), "blink", "-", "100");
 		assertThat(output).as("the command uid acted").contains("blink done");
 		assertThat(verdicts).as(output)
 			.allSatisfy((verdict) -> assertThat(!verdict.available()
 					|| verdict.verified().stream().anyMatch((fact) -> fact.startsWith("uid 65536: the command user")))
 				.as("%s", verdict)
 				.isTrue());
+	}
+
+	/**
+	 * The same uid, owner of the probe's directory during the run, moves the probe's
+	 * planted file and its working directory (the command's group may write it) out into
+	 * a {@code /tmp}-shaped work directory: the probe deletes its own directory relative
+	 * to it and leaves the root files moved out behind. The probe, which then runs again
+	 * without the command user in a working directory that is gone, fails naming its
+	 * launcher missing (BINARY_MISSING). Seen: both, two runs of two.
+	 */
+	@Test
+	void theCommandUidCannotMakeTheProbeLeaveItsFilesBehind(@TempDir Path base) throws Exception {
+		assumeRoot();
+		Path work = workDirectory(base, 01777);
+		SandboxSettings settings = seccomp(work);
+		Path swapper = compile(base, "probe-command-user-swapper");
+		List<IsolationCapability> verdicts = new ArrayList<>();
+		String output = whileRunning(base, "65536", NOBODY, probes(settings, 2, verdicts), swapper.toString(),
+				work.toString(), "steal", "-", "100");
+		assertThat(output).as("the command uid acted").contains("steal done");
+		assertThat(entries(work)).as("%s %s", output, verdicts).containsExactly("cave-sandbox-0");
+		assertThat(verdicts).noneMatch((verdict) -> verdict.cause() == UnavailabilityCause.BINARY_MISSING);
 	}
 
 	/**
@@ -114,11 +133,8 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, () -> {
-			for (int run = 0; run < 3; run++) {
-				verdicts.add(new NetworkIsolationProbe(settings).probe());
-			}
-		}, swapper.toString(), work.toString(), "link", vault.toString(), "100");
+		String output = whileRunning(base, "65536", NOBODY, probes(settings, 3, verdicts), swapper.toString(),
+				work.toString(), "link", vault.toString(), "100");
 		assertThat(output).as("the command uid acted").contains("link done");
 		assertThat(entries(vault)).as(output).containsExactly("secret");
 		assertThat(verdicts).as(output)
@@ -149,11 +165,8 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-directory-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, NOBODY, NOBODY, () -> {
-			for (int run = 0; run < 4; run++) {
-				verdicts.add(new NetworkIsolationProbe(settings).probe());
-			}
-		}, swapper.toString(), work.toString(), "link", vault.toString(), "100");
+		String output = whileRunning(base, NOBODY, NOBODY, probes(settings, 4, verdicts), swapper.toString(),
+				work.toString(), "link", vault.toString(), "100");
 		assertThat(output).as("the other user acted").contains("swapped");
 		assertThat(entries(vault)).as("the link's target, %s", verdicts).containsExactly("secret");
 		// holds: the handover (fchown through the directory's descriptor) never reaches
@@ -205,6 +218,15 @@ class ProbeDirectoryBreakInTests {
 		}
 		assertThat(output).as("the other user acted").contains("swapped");
 		assertThat(vault.resolve("secret")).as("after %s runs: %s", verdicts.size(), verdicts).exists();
+	}
+
+	/** Run the probe of the settings a number of times, keeping its verdicts. */
+	private static Probes probes(SandboxSettings settings, int times, List<IsolationCapability> verdicts) {
+		return () -> {
+			for (int run = 0; run < times; run++) {
+				verdicts.add(new NetworkIsolationProbe(settings).probe());
+			}
+		};
 	}
 
 	private static SandboxSettings seccomp(Path work) {

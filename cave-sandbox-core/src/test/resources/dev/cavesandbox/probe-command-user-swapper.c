@@ -10,7 +10,10 @@
  *   link   renames the working directory away (work.away) and puts a symbolic link to
  *          TARGET under its name;
  *   chmod  takes every permission off the probe directory (chmod 000);
- *   blink  does the same, and gives them back (chmod 700) as soon as the command has
+ *   steal  moves the probe's planted file and its working directory out of the probe
+ *          directory into the work directory (stolen-N.planted, stolen-N), where the
+ *          probe's deletion of its directory does not reach them;
+ *   blink  does the same as chmod, and gives them back (chmod 700) as soon as the command has
  *          written its file (cave-sandbox-probe-write), while the directory is still its
  *          uid's: the command's check of its directory's path has failed meanwhile.
  * Prints one line per action and stops after SECONDS.
@@ -27,7 +30,7 @@
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s WORK_DIRECTORY link|chmod TARGET SECONDS\n", argv[0]);
+		fprintf(stderr, "usage: %s WORK_DIRECTORY link|steal|chmod|blink TARGET SECONDS\n", argv[0]);
 		return 2;
 	}
 	const char *work = argv[1], *action = argv[2], *target = argv[3];
@@ -73,7 +76,18 @@ int main(int argc, char **argv)
 				snprintf(from, sizeof from, "%s/work", own);
 				snprintf(to, sizeof to, "%s/work.away", own);
 				int result;
-				if (strcmp(action, "link") != 0) {
+				if (strcmp(action, "steal") == 0) {
+					static int stolen = 0;
+					char planted[4200], away[4200];
+					snprintf(planted, sizeof planted, "%s/work.planted", own);
+					snprintf(away, sizeof away, "%s/stolen-%d.planted", work, stolen);
+					result = rename(planted, away);
+					snprintf(away, sizeof away, "%s/stolen-%d", work, stolen++);
+					if (result == 0) {
+						result = rename(from, away);
+					}
+				}
+				else if (strcmp(action, "link") != 0) {
 					result = chmod(own, 0);
 				}
 				else {
