@@ -97,7 +97,7 @@ class CaveSandboxAutoConfigurationAotTests {
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertThat(result.isolation()).isEqualTo(Isolation.NONE);
 		});
-		assertThat(output).contains("runs in FALLBACK mode WITHOUT network isolation")
+		assertThat(output).contains("runs in fallback mode WITHOUT network isolation")
 			.contains(HostSandboxes.MISSING_UNSHARE + " does not exist");
 	}
 

@@ -65,7 +65,7 @@ abstract class AotApplicationChecks {
 		Run run = start(arguments.toArray(String[]::new));
 		assertThat(run.exitCode()).as(run.output()).isZero();
 		assertThat(run.output()).contains("Starting AOT-processed AotCompatApplication")
-			.contains("runs in FALLBACK mode WITHOUT network isolation")
+			.contains("runs in fallback mode WITHOUT network isolation")
 			.contains(AotCompatApplication.RESULT + "exit 0, mechanism none, network isolated false");
 	}
 
