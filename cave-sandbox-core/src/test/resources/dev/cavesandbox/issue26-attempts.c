@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -95,9 +96,19 @@ static void idle_until_over(void)
 
 /* ---- lanes ---- */
 
+/* Shared with the lanes of mode lanes: they start forking only once every one of them
+ * exists and the start is said, so that forking lanes cannot starve the process that
+ * starts them on a loaded machine (seen in CI: no line said before the timeout). */
+static int *gate;
+
 static void lane(unsigned long flags)
 {
 	unsigned long n = 0;
+	while (gate != NULL && !__atomic_load_n(gate, __ATOMIC_ACQUIRE)) {
+		if (over())
+			_exit(0);
+		usleep(1000);
+	}
 	for (;;) {
 		if ((n++ & 63) == 0 && over())
 			_exit(0);
@@ -112,6 +123,11 @@ static void lane(unsigned long flags)
 
 static int lanes(int lanes, int sleepers)
 {
+	gate = mmap(NULL, sizeof(*gate), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (gate == MAP_FAILED) {
+		report("mmap(MAP_SHARED)", -1);
+		return 1;
+	}
 	for (int i = 0; i < sleepers; i++) {
 		if (syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0) == 0) {
 			idle_until_over();
@@ -123,6 +139,7 @@ static int lanes(int lanes, int sleepers)
 			lane(CLONE_PARENT);
 	}
 	say("lanes started %d sleepers %d\n", lanes, sleepers);
+	__atomic_store_n(gate, 1, __ATOMIC_RELEASE);
 	idle_until_over();
 	return 0;
 }
