@@ -56,8 +56,10 @@ public final class IsolatedExecutors {
 		if (capability.available()) {
 			String egress = settings.egress().allowedHosts().isEmpty() ? null : capability.egressRefusal();
 			if (egress != null) {
-				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but {}: every execution that "
-						+ "keeps that list fails with cave_sandbox_egress_unavailable", egress);
+				logger.warn(
+						"cave-sandbox: allowed hosts are set (cave.sandbox.egress.allowed-hosts), but {}: every execution that "
+								+ "keeps that list fails with cave_sandbox_egress_unavailable",
+						egress);
 			}
 			return ProcessIsolatedExecutor.isolated(settings, capability);
 		}
@@ -66,13 +68,14 @@ public final class IsolatedExecutors {
 					"cave-sandbox runs in fallback mode WITHOUT network isolation: {}{}. Commands run by the "
 							+ "IsolatedExecutor CAN reach the network, and no resource limit is applied to them "
 							+ "(cave.sandbox.limits.* and a request's limits are ignored); every result reports "
-							+ "isolation 'none'. Fix: {}. Set the mode to strict to fail closed instead.",
+							+ "isolation 'none'. Fix: {}. Set cave.sandbox.mode=strict to fail closed instead.",
 					capability.cause().description(),
 					capability.detail().isEmpty() ? "" : " (" + capability.detail() + ")", capability.cause().fix());
 			if (!settings.egress().allowedHosts().isEmpty()) {
-				logger.warn("cave-sandbox: allowed hosts are set (egress allowedHosts), but commands run WITHOUT "
-						+ "network isolation in fallback mode: they reach every host, not only those listed, and no "
-						+ "proxy decides anything");
+				logger
+					.warn("cave-sandbox: allowed hosts are set (cave.sandbox.egress.allowed-hosts), but commands run WITHOUT "
+							+ "network isolation in fallback mode: they reach every host, not only those listed, and no "
+							+ "proxy decides anything");
 			}
 			return ProcessIsolatedExecutor.unisolated(settings);
 		}

@@ -97,8 +97,8 @@ public record IsolationCapability(@Nullable SandboxMechanism mechanism, @Nullabl
 		if (!verified.namespaces().contains(LinuxNamespace.NETWORK)) {
 			return "the mechanism " + verified.name() + " has no network namespace of the command's own, where the "
 					+ "egress bridge listens (only the mechanisms bwrap, unshare and namespaces have one); leave "
-					+ "the allowed hosts (egress allowedHosts, and the request's allowedHosts) empty on this host, or run "
-					+ "where a user namespace can be created (see the README's Containers and Kubernetes section)";
+					+ "cave.sandbox.egress.allowed-hosts (and a request's allowedHosts) empty on this host, or run where "
+					+ "a user namespace can be created (see docs/containers-and-kubernetes.md)";
 		}
 		if (!this.privateLoopback) {
 			return "the mechanism " + verified.name() + " cannot give a private loopback on this host, where the "

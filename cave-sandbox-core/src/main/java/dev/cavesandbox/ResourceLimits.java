@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
  * On Linux the launcher sets them as resource limits of the command before it runs
  * ({@code setrlimit(2)}; {@code RLIMIT_CORE} is always 0), so that each process of the
  * command's tree inherits them; the private tmpfs size is a mount option. What each limit
- * bounds, and where it cannot, is in the component descriptions below and in the README's
- * "Resource limits".
+ * bounds, and where it cannot, is in the component descriptions below and in
+ * docs/resource-limits.md.
  *
  * @param memory the data memory of each process of the command, in bytes
  * ({@code RLIMIT_DATA}: private writable mappings and the heap; since Linux 4.7 it does

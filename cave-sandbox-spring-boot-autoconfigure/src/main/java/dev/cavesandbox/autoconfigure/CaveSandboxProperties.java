@@ -237,8 +237,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	}
 
 	/**
-	 * Resource limits of every command (Linux mechanisms only; the README's "Resource
-	 * limits" says what each one bounds and where it cannot).
+	 * Resource limits of every command (Linux mechanisms only; docs/resource-limits.md
+	 * says what each one bounds and where it cannot).
 	 *
 	 * @param memory Data memory of each process of the command (RLIMIT_DATA: heap and
 	 * private writable mappings; reserved address space that is never made writable does

@@ -43,7 +43,7 @@ import org.jspecify.annotations.Nullable;
  * user put an entry in it meanwhile: then refused, naming the entry, until it is
  * gone.</li>
  * </ul>
- * The README's threat model says what is left.
+ * docs/threat-model.md says what is left.
  */
 public final class PrivateHome {
 
