@@ -247,13 +247,13 @@ public final class ProbeSession implements AutoCloseable {
 		this.own.checkName();
 		ProcessRunner.Outcome outcome;
 		if (group < 0) {
-			outcome = this.runner.run(spec);
+			outcome = runChecked(spec);
 		}
 		else {
 			// As an execution's: the command user of this mechanism has no capability.
 			grant(((SeccompMechanism) mechanism).launcher().commandUser(), group, sharedMemory != null);
 			try {
-				outcome = this.runner.run(spec);
+				outcome = runChecked(spec);
 			}
 			finally {
 				this.own.attributes().setPermissions(PosixFilePermissions.fromString("rwx------"));
@@ -262,6 +262,21 @@ public final class ProbeSession implements AutoCloseable {
 		this.own.checkName();
 		noteWrittenOutside();
 		return outcome;
+	}
+
+	/**
+	 * Run the spec; where it cannot be started (its working directory gone, say), first
+	 * check that the session's directory still has its name, so that a directory renamed
+	 * away meanwhile is named as such, not as a launcher missing.
+	 */
+	private ProcessRunner.Outcome runChecked(ProcessRunner.Spec spec) throws IOException, InterruptedException {
+		try {
+			return this.runner.run(spec);
+		}
+		catch (IOException ex) {
+			this.own.checkName();
+			throw ex;
+		}
 	}
 
 	/**
