@@ -16,6 +16,10 @@
  *   blink  does the same as chmod, and gives them back (chmod 700) as soon as the command has
  *          written its file (cave-sandbox-probe-write), while the directory is still its
  *          uid's: the command's check of its directory's path has failed meanwhile.
+ * Where it may not watch the probe directory (it cannot read it: the probe directory is
+ * not its uid's), it acts on it at once instead, each time the probe directory changes
+ * (IN_ATTRIB: the probe opens it for the command's uid before each run): link, steal as
+ * above; chmod and blink take every permission off it.
  * Prints one line per action and stops after SECONDS.
  */
 #include <errno.h>
@@ -26,6 +30,36 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Act on a probe directory that it may not watch, and say what came of it. */
+static void actBlind(const char *work, const char *own, const char *action, const char *target)
+{
+	char from[4200], to[4200];
+	int result;
+	snprintf(from, sizeof from, "%s/work", own);
+	if (strcmp(action, "steal") == 0) {
+		char planted[4200];
+		snprintf(planted, sizeof planted, "%s/work.planted", own);
+		snprintf(to, sizeof to, "%s/stolen-blind.planted", work);
+		result = rename(planted, to);
+		if (result == 0) {
+			snprintf(to, sizeof to, "%s/stolen-blind", work);
+			result = rename(from, to);
+		}
+	}
+	else if (strcmp(action, "link") == 0) {
+		snprintf(to, sizeof to, "%s/work.away", own);
+		result = rename(from, to);
+		if (result == 0) {
+			result = symlink(target, from);
+		}
+	}
+	else {
+		result = chmod(own, 0);
+	}
+	printf("%s: %s %s (without a watch)\n", own, action, (result == 0) ? "done" : strerror(errno));
+	fflush(stdout);
+}
 
 int main(int argc, char **argv)
 {
@@ -110,6 +144,10 @@ int main(int argc, char **argv)
 				continue;
 			}
 			int added = inotify_add_watch(watch, candidate, IN_ATTRIB);
+			if (added < 0) {
+				actBlind(work, candidate, action, target);
+				continue;
+			}
 			if (added >= 0) {
 				snprintf(own, sizeof own, "%s", candidate);
 				ownWatch = added;

@@ -3,13 +3,25 @@
 # sees, one name=value line each, for the probe's verdict (LinuxVerdict). Only sh, coreutils
 # and /proc: nothing that a minimal host lacks.
 # Arguments: the marker file to read, the file to write (both in the working directory),
-# the suffixes of the file to write beside the working directory and of the file the probe
-# planted there, then the hidden directories. The environment gives the working
+# the suffixes of the directory beside the working directory to create a file in and of
+# the file the probe planted there, then the hidden directories. The environment gives the working
 # directory's path (CAVE_SANDBOX_PROBE_DIRECTORY) and the JVM's pid (CAVE_SANDBOX_PROBE_JVM),
 # ProbeSession's variables, and without a mount namespace an execution's shared-memory
 # directory (CAVE_SANDBOX_SHM) and preload library (LD_PRELOAD).
 marker=$1 write=$2 outside=$3 planted=$4
 shift 4
+# A name nobody can take first: 16 hex digits from /dev/urandom, picked here, never passed.
+r=$(od -An -N8 -tx1 /dev/urandom 2>/dev/null | tr -d ' \n')
+# Create a new file, never an existing one (noclobber): ok, refused (the sandbox or the file
+# modes: EACCES, EPERM, EROFS), or "failed REASON" (the name taken, no space left, ...).
+create() {
+  if [ ${#r} -ne 16 ]; then echo 'failed no random name (od /dev/urandom)'; return; fi
+  if e=$( (set -C; echo x > "$1") 2>&1 ); then echo ok; return; fi
+  case $e in
+    *'Permission denied'*|*'Operation not permitted'*|*'Read-only file system'*) echo refused ;;
+    *) echo "failed ${e##*: }" ;;
+  esac
+}
 echo "net=$(readlink /proc/self/ns/net)"
 echo "pid=$(readlink /proc/self/ns/pid)"
 echo "ipc=$(readlink /proc/self/ns/ipc)"
@@ -30,13 +42,18 @@ if [ -n "$j" ] && [ -d "/proc/$j" ]; then
   if head -c 1 "/proc/$j/environ" >/dev/null 2>&1; then echo jvm_environ=readable; else echo jvm_environ=refused; fi
   if kill -0 "$j" 2>/dev/null; then echo jvm_signal=allowed; else echo jvm_signal=refused; fi
 else echo jvm=invisible; fi
-if (echo x > "../${PWD##*/}$outside") 2>/dev/null; then echo outside_write=allowed; else echo outside_write=refused; fi
+c=$(create "../${PWD##*/}$outside/$r")
+case $c in ok) echo outside_write=allowed ;; *) echo "outside_write=$c" ;; esac
 # Without a mount namespace (CAVE_SANDBOX_SHM set): the preload library, the execution's own
 # directory of POSIX shared memory objects, and the host's /dev/shm refused.
 if [ -n "$CAVE_SANDBOX_SHM" ]; then
   case ":$LD_PRELOAD:" in */libcave-shm.so:*) echo shm_preload=yes ;; *) echo shm_preload=no ;; esac
   if (echo x > "$CAVE_SANDBOX_SHM/probe") 2>/dev/null && rm -f "$CAVE_SANDBOX_SHM/probe"; then echo shm_own=ok; else echo shm_own=refused; fi
-  if (echo x > "/dev/shm/cave-sandbox-probe-$$") 2>/dev/null; then rm -f "/dev/shm/cave-sandbox-probe-$$"; echo devshm=writable; else echo devshm=refused; fi
+  if [ ! -e /dev/shm ]; then echo devshm=absent
+  else
+    c=$(create "/dev/shm/cave-sandbox-probe-$r")
+    case $c in ok) rm -f "/dev/shm/cave-sandbox-probe-$r"; echo devshm=writable ;; *) echo "devshm=$c" ;; esac
+  fi
 fi
 # Unquoted on purpose: the listing's names, one a line, joined by single blanks on one line.
 # shellcheck disable=SC2086

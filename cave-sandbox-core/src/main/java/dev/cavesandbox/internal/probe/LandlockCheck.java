@@ -36,9 +36,15 @@ final class LandlockCheck {
 			return new LinuxVerdict.Failure(UnavailabilityCause.LANDLOCK_UNAVAILABLE,
 					"the launcher reports landlock=" + (landlock.isEmpty() ? "(no report)" : landlock));
 		}
-		if (!ProbeScript.first(facts, "outside_write").equals("refused")) {
+		String outside = ProbeScript.first(facts, "outside_write");
+		if (outside.equals("allowed")) {
 			return LinuxVerdict.Failure.notVerified("the child wrote a file outside its working directory although "
 					+ "the launcher reports landlock=" + landlock);
+		}
+		if (!outside.equals("refused")) {
+			return LinuxVerdict.Failure.notVerified("the child could not tell whether a write outside its working "
+					+ "directory is refused: outside_write=" + (outside.isEmpty() ? "(no report)" : outside)
+					+ ", not refused");
 		}
 		if (ProbeScript.first(facts, "jvm").equals("invisible")) {
 			return LinuxVerdict.Failure.notVerified("the child could not see the JVM's /proc entry, so the probe could "

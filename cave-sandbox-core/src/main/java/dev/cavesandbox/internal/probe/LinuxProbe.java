@@ -21,6 +21,7 @@ import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.PrivateHome;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -213,10 +214,30 @@ public final class LinuxProbe {
 		}
 	}
 
+	/**
+	 * Run the checks, then fail a verdict that would be available where a file appeared
+	 * in the directory beside the working directory that the child reported it could not
+	 * write ({@link ProbeSession#writtenOutside()}).
+	 */
 	private IsolationCapability check(ProbeSession session, SandboxMechanism candidate, HostFacts host)
+			throws IOException, InterruptedException {
+		IsolationCapability verdict = checkRuns(session, candidate, host);
+		Path written = session.writtenOutside();
+		if (verdict.available() && written != null) {
+			return ProbeSession.notVerified(verdict.mechanismName() + ": " + written + " appeared beside the working "
+					+ "directory although the child reported outside_write=refused: the sandbox let a write through, "
+					+ "or a process of the command's group outside it wrote there", session.took());
+		}
+		return verdict;
+	}
+
+	private IsolationCapability checkRuns(ProbeSession session, SandboxMechanism candidate, HostFacts host)
 			throws IOException, InterruptedException {
 		List<String> argv = ProbeScript.argv(host.view());
 		Run run = run(session, candidate, argv);
+		if (run.failure() != null) {
+			return ProbeSession.notVerified(run.mechanism().name() + ": " + run.failure(), session.took());
+		}
 		boolean hostRoot = host.uid() == 0 && initialUserNamespace();
 		IsolationCapability verdict = LinuxVerdict.judge(run.mechanism(), run.outcome(), host, false,
 				this.settings.limits(), hostRoot, session.took());
@@ -256,15 +277,24 @@ public final class LinuxProbe {
 		}
 		if (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser()
 				&& ProbeSession.text(outcome.stdout()).lines().anyMatch(PATH_UNREACHABLE::equals)) {
+			// Only the modes of the directories above it, as the JVM reads them, send the
+			// probe on without the command user: none of them is the command uid's.
+			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(session.directory(),
+					seccomp.launcher().commandUser(), seccomp.commandGroup());
+			if (unpassable == null) {
+				return new Run(mechanism, outcome, null, "the command user " + seccomp.launcher().commandUser()
+						+ " could not reach its working directory " + session.directory()
+						+ " by its path although the modes of the directories above it let it (path=unreachable)");
+			}
 			String unreachable = "the command user " + seccomp.launcher().commandUser()
-					+ " cannot reach the work directory " + this.settings.workDirectory() + " by its path (give "
-					+ "others search permission, x, on it and its parents, or choose another "
-					+ "cave.sandbox.work-directory)";
+					+ " cannot reach the work directory " + this.settings.workDirectory() + " by its path ("
+					+ unpassable + " does not let it pass: give others search permission, x, on it and its parents, "
+					+ "or choose another cave.sandbox.work-directory)";
 			mechanism = new SeccompMechanism(
 					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()), seccomp.filesystem());
-			return new Run(mechanism, session.run(mechanism, argv, false, true), unreachable);
+			return new Run(mechanism, session.run(mechanism, argv, false, true), unreachable, null);
 		}
-		return new Run(mechanism, outcome, null);
+		return new Run(mechanism, outcome, null, null);
 	}
 
 	/**
@@ -316,9 +346,11 @@ public final class LinuxProbe {
 
 	/**
 	 * What the probe ran: the mechanism (after what stands in for a part the host lacks),
-	 * what it produced, and why the command user was left out, or {@code null}.
+	 * what it produced, why the command user was left out, or {@code null}, and why the
+	 * run verifies nothing, or {@code null}.
 	 */
-	private record Run(SandboxMechanism mechanism, ProcessRunner.Outcome outcome, @Nullable String unreachable) {
+	private record Run(SandboxMechanism mechanism, ProcessRunner.Outcome outcome, @Nullable String unreachable,
+			@Nullable String failure) {
 
 	}
 

@@ -1,25 +1,21 @@
 package dev.cavesandbox.internal.probe;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.SandboxSettings;
@@ -30,7 +26,6 @@ import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.WrapperFailureClassifier;
-import dev.cavesandbox.internal.workspace.DirectoryTrees;
 import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
@@ -43,13 +38,21 @@ import org.jspecify.annotations.Nullable;
  * runs and deletes the directory.
  * <p>
  * The working directory ({@value #WORKING_DIRECTORY}) and the names beside it (the
- * planted file, the shared-memory directory, the target of the write outside) lie in a
- * directory of the session's own, created new with a random name in the work directory,
- * mode 0700: no other user of a shared work directory ({@code /tmp}) can take one of
- * those names first or put an entry in them while the probe runs. For a command user of
- * the seccomp mechanism (a uid of the host without capabilities) that directory is handed
- * to the command's uid for the run, so that only the sandbox, never the file modes, keeps
- * the command from writing beside its working directory.
+ * planted file, the shared-memory directory, the directory of the write outside) lie in a
+ * directory of the session's own ({@link ProbeDirectory}: created new with a random name
+ * in the work directory, mode 0700, reached by the JVM only through its open descriptor):
+ * no other user of a shared work directory ({@code /tmp}) can take one of those names
+ * first or put an entry in them while the probe runs. The session's directory stays the
+ * JVM user's. For a command user of the seccomp mechanism (a uid of the host without
+ * capabilities) it is 0701 during the run (passed by path, as the executor's home); the
+ * working directory, its marker and the shared-memory directory are handed to the
+ * command's uid (mode 0700: not to its group, gid 65534, which the host's {@code nobody}
+ * shares); and the directory of the write outside ({@value #OUTSIDE_SUFFIX}) stays the
+ * JVM user's, for the command's group to write and search (mode 0730), so that only the
+ * sandbox, never the file modes, keeps the command from creating a file there; after each
+ * run the session notes a file found in it ({@link #writtenOutside()}). A process of the
+ * command's uid outside the sandbox cannot change the session's directory or move an
+ * entry out of it, and can change no mode that the probe's verdict relies on.
  */
 public final class ProbeSession implements AutoCloseable {
 
@@ -80,8 +83,10 @@ public final class ProbeSession implements AutoCloseable {
 	static final String DIRECTORY_VARIABLE = "CAVE_SANDBOX_PROBE_DIRECTORY";
 
 	/**
-	 * The suffix of the file that the Linux probe's child tries to write beside its
-	 * working directory (a write outside it); the session deletes it.
+	 * The suffix of the directory beside the working directory in which the Linux probe's
+	 * child tries to create a file under a name it picks at random (a write outside the
+	 * working directory); for a command user of the seccomp mechanism its group may write
+	 * it, so that only the sandbox refuses.
 	 */
 	static final String OUTSIDE_SUFFIX = ".outside";
 
@@ -103,18 +108,15 @@ public final class ProbeSession implements AutoCloseable {
 	private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY = PosixFilePermissions
 		.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
+	private static final Set<PosixFilePermission> PASSABLE = PosixFilePermissions.fromString("rwx-----x");
+
+	/** Group 0730: the command's group creates files, but cannot list them. */
+	private static final int GRANTED_OUTSIDE = 0730;
+
 	private final SandboxSettings settings;
 
-	/**
-	 * The session's own directory, which holds the working directory and its siblings.
-	 */
-	private final Path own;
-
-	/** The session's own directory, open, through which it is handed over. */
-	private final SecureDirectoryStream<Path> opened;
-
-	/** Its owner, the JVM's user, given back after a run that handed it over. */
-	private final UserPrincipal owner;
+	/** The session's own directory, open, which holds the working directory. */
+	private final ProbeDirectory own;
 
 	private final Path directory;
 
@@ -124,16 +126,16 @@ public final class ProbeSession implements AutoCloseable {
 
 	private @Nullable Path preload;
 
-	/** The shared-memory directory this session created, once it has. */
-	private @Nullable Path createdSharedMemory;
+	/** Whether this session created the shared-memory directory. */
+	private boolean createdSharedMemory;
 
-	private ProbeSession(SandboxSettings settings, Path own, SecureDirectoryStream<Path> opened, UserPrincipal owner,
-			long start) {
+	/** A file found in the directory of the write outside after a run, or null. */
+	private @Nullable Path writtenOutside;
+
+	private ProbeSession(SandboxSettings settings, ProbeDirectory own, long start) {
 		this.settings = settings;
 		this.own = own;
-		this.opened = opened;
-		this.owner = owner;
-		this.directory = own.resolve(WORKING_DIRECTORY);
+		this.directory = own.path().resolve(WORKING_DIRECTORY);
 		this.start = start;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
 	}
@@ -171,37 +173,47 @@ public final class ProbeSession implements AutoCloseable {
 	 * @throws InterruptedException if the thread was interrupted while a command ran
 	 */
 	static IsolationCapability verify(SandboxSettings settings, long start, Checks checks) throws InterruptedException {
-		Path own = null;
-		SecureDirectoryStream<Path> opened = null;
-		UserPrincipal owner;
+		ProbeDirectory own;
 		try {
-			own = Files.createTempDirectory(settings.workDirectory(), "cave-sandbox-probe-").toRealPath();
-			opened = open(own);
-			owner = attributes(opened).getOwner();
-			Path directory = Files.createDirectory(own.resolve(WORKING_DIRECTORY), OWNER_ONLY);
-			Files.writeString(directory.resolve(MARKER_FILE), MARKER);
-			Path planted = Files.writeString(own.resolve(WORKING_DIRECTORY + PLANTED_SUFFIX), MARKER,
+			own = ProbeDirectory.create(settings.workDirectory());
+		}
+		catch (ProbeDirectory.ReplacedException ex) {
+			return notVerified(ex.getMessage(), since(start));
+		}
+		catch (IOException ex) {
+			return unusable(settings, ex, start);
+		}
+		try {
+			Path through = own.through();
+			Path directory = Files.createDirectory(through.resolve(WORKING_DIRECTORY), OWNER_ONLY);
+			Files.writeString(directory.resolve(MARKER_FILE), MARKER, StandardOpenOption.CREATE_NEW);
+			Path planted = Files.writeString(through.resolve(WORKING_DIRECTORY + PLANTED_SUFFIX), MARKER,
 					StandardOpenOption.CREATE_NEW);
 			Files.getFileAttributeView(planted, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
 				.setPermissions(PosixFilePermissions.fromString("rw-r--r--"));
+			Files.createDirectory(through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX), OWNER_ONLY);
 		}
 		catch (IOException ex) {
-			if (own != null) {
-				// a full file system can take the directory but not the marker
-				close(opened);
-				DirectoryTrees.delete(own);
-			}
-			return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
-					"could not create the probe's working directory: "
-							+ WorkDirectoryCheck.explain(settings.workDirectory(), ex),
-					since(start));
+			// a full file system can take the directory but not the marker
+			own.close();
+			return unusable(settings, ex, start);
 		}
-		try (ProbeSession session = new ProbeSession(settings, own, opened, owner, start)) {
+		try (ProbeSession session = new ProbeSession(settings, own, start)) {
 			return checks.run(session);
+		}
+		catch (ProbeDirectory.ReplacedException ex) {
+			return notVerified(ex.getMessage(), since(start));
 		}
 		catch (IOException ex) {
 			return WrapperFailureClassifier.launchFailure(ex, since(start));
 		}
+	}
+
+	private static IsolationCapability unusable(SandboxSettings settings, IOException ex, long start) {
+		return IsolationCapability.unavailable(UnavailabilityCause.WORK_DIRECTORY_UNUSABLE,
+				"could not create the probe's working directory: "
+						+ WorkDirectoryCheck.explain(settings.workDirectory(), ex),
+				since(start));
 	}
 
 	/**
@@ -230,31 +242,93 @@ public final class ProbeSession implements AutoCloseable {
 				environment, null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
 		// What an earlier run wrote may be another uid's (a command user's), which a
 		// later run without capabilities could not write again.
-		Files.deleteIfExists(this.directory.resolve(WRITE_FILE));
+		Files.deleteIfExists(this.own.through().resolve(WORKING_DIRECTORY).resolve(WRITE_FILE));
 		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
+		this.own.checkName();
+		ProcessRunner.Outcome outcome;
 		if (group < 0) {
+			outcome = runChecked(spec);
+		}
+		else {
+			// As an execution's: the command user of this mechanism has no capability.
+			grant(((SeccompMechanism) mechanism).launcher().commandUser(), group, sharedMemory != null);
+			try {
+				outcome = runChecked(spec);
+			}
+			finally {
+				this.own.attributes().setPermissions(PosixFilePermissions.fromString("rwx------"));
+			}
+		}
+		this.own.checkName();
+		noteWrittenOutside();
+		return outcome;
+	}
+
+	/**
+	 * Run the spec; where it cannot be started (its working directory gone, say), first
+	 * check that the session's directory still has its name, so that a directory renamed
+	 * away meanwhile is named as such, not as a launcher missing.
+	 */
+	private ProcessRunner.Outcome runChecked(ProcessRunner.Spec spec) throws IOException, InterruptedException {
+		try {
 			return this.runner.run(spec);
 		}
-		// As an execution's: the command user of this mechanism has no capability.
-		handOwnDirectory(((SeccompMechanism) mechanism).launcher().commandUser());
-		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(this.directory, group);
-				WorkingDirectoryGrant shared = (sharedMemory != null) ? WorkingDirectoryGrant.grant(sharedMemory, group)
-						: null) {
-			return this.runner.run(spec);
-		}
-		finally {
-			attributes(this.opened).setOwner(this.owner);
+		catch (IOException ex) {
+			this.own.checkName();
+			throw ex;
 		}
 	}
 
 	/**
-	 * Hand the session's own directory to the command's uid (through its descriptor,
-	 * {@code fchown}), so that the command passes it and could write beside its working
-	 * directory but for the sandbox; no one else gets in (mode 0700).
+	 * Let a command user of the seccomp mechanism (a uid of the host) pass the session's
+	 * directory (which stays the JVM user's), have its working directory, marker and
+	 * shared-memory directory, and create files in the directory of the write outside
+	 * (the JVM user's, given to the command's group). No one else can replace an entry of
+	 * the session's directory, so the paths through it reach the session's own entries;
+	 * none is followed where it is a link.
 	 */
-	private void handOwnDirectory(long uid) throws IOException {
-		attributes(this.opened).setOwner(
-				FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(String.valueOf(uid)));
+	private void grant(long uid, long group, boolean sharedMemory) throws IOException {
+		this.own.attributes().setPermissions(PASSABLE);
+		Path through = this.own.through();
+		Path directory = through.resolve(WORKING_DIRECTORY);
+		Files.setAttribute(directory.resolve(MARKER_FILE), "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
+		Files.setAttribute(directory, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
+		if (sharedMemory) {
+			Files.setAttribute(through.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), "unix:uid", (int) uid,
+					LinkOption.NOFOLLOW_LINKS);
+		}
+		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
+		Files.setAttribute(outside, "unix:gid", (int) group, LinkOption.NOFOLLOW_LINKS);
+		Files.setAttribute(outside, "unix:mode", GRANTED_OUTSIDE, LinkOption.NOFOLLOW_LINKS);
+	}
+
+	private void noteWrittenOutside() throws IOException {
+		if (this.writtenOutside != null) {
+			return;
+		}
+		String outside = WORKING_DIRECTORY + OUTSIDE_SUFFIX;
+		try (Stream<Path> entries = Files.list(this.own.through().resolve(outside))) {
+			this.writtenOutside = entries.findFirst()
+				.map((entry) -> this.own.path().resolve(outside).resolve(entry.getFileName()))
+				.orElse(null);
+		}
+	}
+
+	/**
+	 * Return a file found after a run in the directory beside the working directory that
+	 * the probe's child must not be able to write ({@value #OUTSIDE_SUFFIX}).
+	 * @return its path, or {@code null} while there is none
+	 */
+	@Nullable Path writtenOutside() {
+		return this.writtenOutside;
+	}
+
+	/**
+	 * Return the working directory's path, as the command reaches it.
+	 * @return the path
+	 */
+	Path directory() {
+		return this.directory;
 	}
 
 	/**
@@ -271,19 +345,19 @@ public final class ProbeSession implements AutoCloseable {
 		if (this.preload == null || !SharedMemoryPreload.neededBy(mechanism)) {
 			return null;
 		}
-		Path sharedMemory = this.own.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX);
+		Path sharedMemory = this.own.path().resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX);
 		long group = (mechanism instanceof SeccompMechanism seccomp) ? seccomp.commandGroup() : Launcher.CALLER;
-		// the session's own directory is handed to the command's uid for the run
-		if (group >= 0 && (WorkingDirectoryGrant.unpassableAncestor(this.own, group) != null
+		// the session's own directory is passable for the command's uid during the run
+		if (group >= 0 && (WorkingDirectoryGrant.unpassableAncestor(this.own.path(), group) != null
 				|| WorkingDirectoryGrant.unpassableAncestor(this.preload, group) != null)) {
 			// A work directory the command user cannot pass: the probe runs again without
 			// the command user (LinuxProbe), and there the command gets both.
 			return null;
 		}
-		if (this.createdSharedMemory == null) {
+		if (!this.createdSharedMemory) {
 			// Created here, never taken over.
-			Files.createDirectory(sharedMemory, OWNER_ONLY);
-			this.createdSharedMemory = sharedMemory;
+			Files.createDirectory(this.own.through().resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), OWNER_ONLY);
+			this.createdSharedMemory = true;
 		}
 		return sharedMemory;
 	}
@@ -299,33 +373,7 @@ public final class ProbeSession implements AutoCloseable {
 	@Override
 	public void close() {
 		this.runner.close();
-		close(this.opened);
-		DirectoryTrees.delete(this.own);
-	}
-
-	private static void close(@Nullable Closeable closeable) {
-		try {
-			if (closeable != null) {
-				closeable.close();
-			}
-		}
-		catch (IOException ex) {
-			// closing a directory's descriptor frees it whatever close reports
-		}
-	}
-
-	/** Open a directory that this session created, not through a link. */
-	private static SecureDirectoryStream<Path> open(Path directory) throws IOException {
-		try (DirectoryStream<Path> parent = Files.newDirectoryStream(directory.getParent())) {
-			if (!(parent instanceof SecureDirectoryStream<Path> secure)) {
-				throw new IOException("cannot open " + directory + " without following links on this platform");
-			}
-			return secure.newDirectoryStream(directory.getFileName(), LinkOption.NOFOLLOW_LINKS);
-		}
-	}
-
-	private static PosixFileAttributeView attributes(SecureDirectoryStream<Path> opened) {
-		return opened.getFileAttributeView(PosixFileAttributeView.class);
+		this.own.close();
 	}
 
 	static IsolationCapability notVerified(String detail, Duration took) {

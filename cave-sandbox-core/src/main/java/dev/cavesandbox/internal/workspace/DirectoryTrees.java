@@ -79,6 +79,27 @@ public final class DirectoryTrees {
 		}
 	}
 
+	/**
+	 * Remove everything in an open directory, relative to it and without following links,
+	 * as {@link #delete} does; the directory itself stays. For a directory that must not
+	 * be reached by its name again (the probe's, in a work directory where others may
+	 * rename entries).
+	 * @param directory the directory, open
+	 * @throws IOException if it cannot be listed or an entry cannot be removed
+	 */
+	public static void deleteContent(SecureDirectoryStream<Path> directory) throws IOException {
+		List<Path> entries = new ArrayList<>();
+		try (SecureDirectoryStream<Path> listing = directory.newDirectoryStream(Path.of("."),
+				LinkOption.NOFOLLOW_LINKS)) {
+			for (Path entry : listing) {
+				entries.add(entry.getFileName());
+			}
+		}
+		for (Path entry : entries) {
+			deleteEntry(directory, entry);
+		}
+	}
+
 	private static void deleteEntry(SecureDirectoryStream<Path> parent, Path name) throws IOException {
 		BasicFileAttributes attributes;
 		try {

@@ -223,12 +223,26 @@ public final class WorkingDirectoryGrant implements Closeable {
 	 * @throws IOException if an ancestor cannot be read
 	 */
 	public static @Nullable Path unpassableAncestor(Path directory, long uid) throws IOException {
+		return unpassableAncestor(directory, uid, uid);
+	}
+
+	/**
+	 * The first directory above the given one that a uid with a gid (and no supplementary
+	 * group) may not pass through, by the modes, owners and groups the directories have
+	 * now.
+	 * @param directory the directory, an absolute real path
+	 * @param uid the uid
+	 * @param gid its gid
+	 * @return the ancestor it cannot pass, or {@code null}
+	 * @throws IOException if an ancestor cannot be read
+	 */
+	public static @Nullable Path unpassableAncestor(Path directory, long uid, long gid) throws IOException {
 		for (Path ancestor = directory.getParent(); ancestor != null; ancestor = ancestor.getParent()) {
 			Map<String, Object> attributes = Files.readAttributes(ancestor, "unix:mode,uid,gid",
 					LinkOption.NOFOLLOW_LINKS);
 			int mode = (Integer) attributes.get("mode");
 			int search = ((Integer) attributes.get("uid") == uid) ? 0100
-					: ((Integer) attributes.get("gid") == uid) ? 0010 : 0001;
+					: ((Integer) attributes.get("gid") == gid) ? 0010 : 0001;
 			if ((mode & search) == 0) {
 				return ancestor;
 			}

@@ -29,6 +29,8 @@ class LandlockCheckTests {
 	@CsvSource(delimiter = '|', value = {
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=unavailable ENOSYS|LANDLOCK_UNAVAILABLE|landlock=unavailable ENOSYS",
 			"outside_write=refused|outside_write=allowed|NOT_VERIFIED|wrote a file outside its working directory",
+			"outside_write=refused|outside_write=failed No space left on device|NOT_VERIFIED|could not tell whether a write outside its working directory is refused: outside_write=failed No space left on device, not refused",
+			"outside_write=refused|outside_write=failed no random name (od /dev/urandom)|NOT_VERIFIED|outside_write=failed no random name",
 			"jvm_mem=refused|jvm_mem=writable|NOT_VERIFIED|the JVM's memory (/proc/PID/mem)",
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir reads=view net=refused scope=signal,abstract-unix|NOT_VERIFIED|a host view of the filesystem, but the launcher reports reads=view",
 			"landlock=7 writes=workdir reads=host net=refused scope=signal,abstract-unix|landlock=7 writes=workdir net=refused scope=signal,abstract-unix|NOT_VERIFIED|reports reads=(no report)",

@@ -199,10 +199,11 @@ class ProbeSessionTests {
 
 	/**
 	 * The working directory and the names beside it lie in a directory of the session's
-	 * own, mode 0700, the only entry the session makes in the work directory; for a
-	 * command user of the seccomp mechanism (a root JVM's) it belongs to the command's
-	 * uid during the run, so that only the sandbox keeps the command from writing beside
-	 * its working directory, and to the JVM's user again afterwards.
+	 * own, mode 0700, the only entry the session makes in the work directory, always the
+	 * JVM user's; for a command user of the seccomp mechanism (a root JVM's) it is 0711
+	 * during the run, and the directory of the write outside beside the working directory
+	 * is the command's group's to write, so that only the sandbox keeps the command from
+	 * creating a file there.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)
@@ -222,8 +223,9 @@ class ProbeSessionTests {
 				Path own = entries.collect(Collectors.toList()).get(0);
 				seen.add(PosixFilePermissions.toString(Files.getPosixFilePermissions(own)));
 				ProcessRunner.Outcome outcome = session.run(mechanism,
-						List.of("/bin/sh", "-c", "stat -c '%u %a' .. 2>&1; pwd; (echo x > ../outside) 2>/dev/null "
-								+ "&& echo outside=written || echo outside=refused"),
+						List.of("/bin/sh", "-c",
+								"stat -c '%u %a' .. 2>&1; pwd; (echo x > ../work.outside/x) 2>/dev/null "
+										+ "&& echo outside=written || echo outside=refused"),
 						false, false);
 				seen.addAll(new String(outcome.stdout(), StandardCharsets.UTF_8).lines().toList());
 				seen.add(String.valueOf(Files.getAttribute(own, "unix:uid")));
@@ -242,7 +244,7 @@ class ProbeSessionTests {
 			// writing
 			// (a user namespace may show the JVM's uid as another)
 			assertThat(seen.get(1)).as("%s", seen)
-				.isEqualTo((commandUid != jvmUid) ? commandUid + " 700" : seen.get(1).split(" ")[0] + " 700");
+				.isEqualTo((commandUid != jvmUid) ? jvmUid + " 701" : seen.get(1).split(" ")[0] + " 700");
 			assertThat(seen).as("%s", seen).contains("outside=refused");
 		}
 		assertThat(workDirectory).isEmptyDirectory();

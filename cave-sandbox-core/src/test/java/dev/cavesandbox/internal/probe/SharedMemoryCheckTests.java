@@ -32,6 +32,33 @@ class SharedMemoryCheckTests {
 		assertThat(verified).isEmpty();
 	}
 
+	/**
+	 * The child creates a new file under a random name; only a refusal (EACCES, EPERM,
+	 * EROFS) says that the sandbox refuses {@code /dev/shm}: a name taken, a full file
+	 * system, or no random name says nothing about it, and fails the probe naming it.
+	 */
+	@Test
+	void aDevShmFailureOtherThanARefusalFailsTheProbeNamingIt() {
+		for (String failed : List.of("failed File exists", "failed No space left on device",
+				"failed no random name (od /dev/urandom)")) {
+			List<String> verified = new ArrayList<>();
+			LinuxVerdict.Failure failure = check("shm_preload=yes\nshm_own=ok\ndevshm=" + failed + "\n", verified);
+			assertThat(failure).as(failed).isNotNull();
+			assertThat(failure.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+			assertThat(failure.detail()).isEqualTo("the child could not tell whether the host's /dev/shm is refused: "
+					+ "creating a new file under a random name there " + failed + " (devshm=" + failed
+					+ "), not refused");
+			assertThat(verified).isEmpty();
+		}
+	}
+
+	@Test
+	void aHostWithoutDevShmIsStatedAsSuch() {
+		List<String> verified = new ArrayList<>();
+		assertThat(check("shm_preload=yes\nshm_own=ok\ndevshm=absent\n", verified)).isNull();
+		assertThat(verified).singleElement().asString().endsWith("the host's /dev/shm absent");
+	}
+
 	@Test
 	void aLibraryNotPreloadedOrADirectoryNotWritableIsNotGivenWithWhatTheChildReported() {
 		List<String> verified = new ArrayList<>();
