@@ -189,8 +189,8 @@ class CaveSandboxAutoConfigurationTests {
 			.withPropertyValues("cave.sandbox.mechanism=seccomp", "cave.sandbox.egress.allowed-hosts=localhost:8080")
 			.run((context) -> {
 				IsolatedExecutor executor = context.getBean(IsolatedExecutor.class);
-				assertThat(output.getAll()).containsPattern("WARN .*cave-sandbox: allowed hosts are set \\(egress "
-						+ "allowedHosts\\), but the mechanism seccomp has no network namespace of the command's own.*"
+				assertThat(output.getAll()).containsPattern("WARN .*cave-sandbox: allowed hosts are set "
+						+ "\\(cave.sandbox.egress.allowed-hosts\\), but the mechanism seccomp has no network namespace of the command's own.*"
 						+ "fails with cave_sandbox_egress_unavailable");
 				assertThatExceptionOfType(EgressUnavailableException.class).isThrownBy(() -> executor.execute("true"));
 			});
