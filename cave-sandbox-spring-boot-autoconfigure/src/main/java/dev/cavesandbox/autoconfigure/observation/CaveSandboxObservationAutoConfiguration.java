@@ -41,8 +41,8 @@ public final class CaveSandboxObservationAutoConfiguration {
 	static ObservedIsolatedExecutorPostProcessor caveSandboxObservedIsolatedExecutorPostProcessor(
 			ObjectProvider<ObservationRegistry> registry,
 			ObjectProvider<SandboxExecutionObservationConvention> convention,
-			ObjectProvider<EgressMetrics> egressMetrics) {
-		return new ObservedIsolatedExecutorPostProcessor(registry, convention, egressMetrics);
+			ObjectProvider<EgressRecorder> egressRecorder) {
+		return new ObservedIsolatedExecutorPostProcessor(registry, convention, egressRecorder);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -21,7 +21,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@link MeterBinder}; the {@link ObservedIsolatedExecutor} reports each result's
  * decisions.
  */
-final class EgressMetrics implements MeterBinder {
+final class EgressMetrics implements MeterBinder, EgressRecorder {
 
 	static final String EGRESS = "cave.sandbox.egress";
 
@@ -48,7 +48,8 @@ final class EgressMetrics implements MeterBinder {
 	 * @param request the request (its own allow-list, if any, names the hosts)
 	 * @param result its result
 	 */
-	void record(ExecutionRequest request, ExecutionResult result) {
+	@Override
+	public void record(ExecutionRequest request, ExecutionResult result) {
 		if (result.egressDecisions().isEmpty()) {
 			return;
 		}

@@ -34,7 +34,7 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 
 	private final @Nullable SandboxExecutionObservationConvention convention;
 
-	private final @Nullable EgressMetrics egressMetrics;
+	private final @Nullable EgressRecorder egressRecorder;
 
 	ObservedIsolatedExecutor(IsolatedExecutor delegate, ObservationRegistry registry,
 			@Nullable SandboxExecutionObservationConvention convention) {
@@ -42,11 +42,11 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	ObservedIsolatedExecutor(IsolatedExecutor delegate, ObservationRegistry registry,
-			@Nullable SandboxExecutionObservationConvention convention, @Nullable EgressMetrics egressMetrics) {
+			@Nullable SandboxExecutionObservationConvention convention, @Nullable EgressRecorder egressRecorder) {
 		this.delegate = delegate;
 		this.registry = registry;
 		this.convention = convention;
-		this.egressMetrics = egressMetrics;
+		this.egressRecorder = egressRecorder;
 	}
 
 	@Override
@@ -90,8 +90,8 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 	}
 
 	private void countEgress(ExecutionRequest request, ExecutionResult result) {
-		if (this.egressMetrics != null) {
-			this.egressMetrics.record(request, result);
+		if (this.egressRecorder != null) {
+			this.egressRecorder.record(request, result);
 		}
 	}
 

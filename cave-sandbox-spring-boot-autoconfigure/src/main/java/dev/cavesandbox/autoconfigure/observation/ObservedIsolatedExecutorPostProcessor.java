@@ -18,14 +18,14 @@ final class ObservedIsolatedExecutorPostProcessor implements BeanPostProcessor {
 
 	private final ObjectProvider<SandboxExecutionObservationConvention> convention;
 
-	private final ObjectProvider<EgressMetrics> egressMetrics;
+	private final ObjectProvider<EgressRecorder> egressRecorder;
 
 	ObservedIsolatedExecutorPostProcessor(ObjectProvider<ObservationRegistry> registry,
 			ObjectProvider<SandboxExecutionObservationConvention> convention,
-			ObjectProvider<EgressMetrics> egressMetrics) {
+			ObjectProvider<EgressRecorder> egressRecorder) {
 		this.registry = registry;
 		this.convention = convention;
-		this.egressMetrics = egressMetrics;
+		this.egressRecorder = egressRecorder;
 	}
 
 	@Override
@@ -34,7 +34,7 @@ final class ObservedIsolatedExecutorPostProcessor implements BeanPostProcessor {
 			ObservationRegistry observationRegistry = this.registry.getIfUnique();
 			if (observationRegistry != null) {
 				return new ObservedIsolatedExecutor(executor, observationRegistry, this.convention.getIfUnique(),
-						this.egressMetrics.getIfUnique());
+						this.egressRecorder.getIfUnique());
 			}
 		}
 		return bean;

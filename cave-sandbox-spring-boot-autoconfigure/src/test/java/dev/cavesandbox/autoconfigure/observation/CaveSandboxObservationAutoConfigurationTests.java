@@ -32,8 +32,11 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.OverridingClassLoader;
+import org.springframework.core.ResolvableType;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -129,6 +132,34 @@ class CaveSandboxObservationAutoConfigurationTests {
 				assertThat(context).doesNotHaveBean(SandboxMeterBinder.class);
 				assertThat(context.getBean(IsolatedExecutor.class)).isInstanceOf(ObservedIsolatedExecutor.class);
 			});
+	}
+
+	/**
+	 * An application without Actuator has {@code micrometer-observation} (Spring
+	 * Framework brings it) but not {@code micrometer-core}: the configuration's bean
+	 * methods, whose parameters Spring resolves with their generics, must load no class
+	 * that needs {@code micrometer-core}. A {@link FilteredClassLoader} cannot show this
+	 * (this module's classes still come from the test's class loader, which sees
+	 * {@code micrometer-core}), so the package is loaded again by a class loader that
+	 * does not see {@code micrometer-core} at all; {@link EgressMetrics}, a
+	 * {@link MeterBinder}, cannot load there.
+	 */
+	@Test
+	void beanMethodsResolveWhereMicrometerCoreIsAbsent() throws Exception {
+		ClassLoader classLoader = new WithoutMicrometerCore(getClass().getClassLoader());
+		assertThatExceptionOfType(NoClassDefFoundError.class)
+			.isThrownBy(() -> Class.forName(EgressMetrics.class.getName(), true, classLoader))
+			.withMessageContaining("MeterBinder");
+		Class<?> configuration = Class.forName(CaveSandboxObservationAutoConfiguration.class.getName(), true,
+				classLoader);
+		assertThat(configuration.getDeclaredMethods()).isNotEmpty().allSatisfy((method) -> {
+			for (int index = 0; index < method.getParameterCount(); index++) {
+				assertThat(ResolvableType.forMethodParameter(method, index).resolveGenerics()).doesNotContainNull();
+			}
+		});
+		assertThat(Class.forName(ObservedIsolatedExecutorPostProcessor.class.getName(), true, classLoader)
+			.getDeclaredConstructors())
+			.allSatisfy((constructor) -> assertThat(constructor.getGenericParameterTypes()).doesNotContainNull());
 	}
 
 	@Test
@@ -254,6 +285,31 @@ class CaveSandboxObservationAutoConfigurationTests {
 				context.getBean(IsolatedExecutor.class).execute("true");
 				assertThat(context.getBean(MeterRegistry.class).find("cave.sandbox.execution").timer()).isNull();
 			});
+	}
+
+	/**
+	 * Loads this package's classes itself and refuses every class of
+	 * {@code micrometer-core}, as an application's class loader without it would.
+	 */
+	static final class WithoutMicrometerCore extends OverridingClassLoader {
+
+		WithoutMicrometerCore(ClassLoader parent) {
+			super(parent);
+		}
+
+		@Override
+		protected boolean isEligibleForOverriding(String className) {
+			return className.startsWith(WithoutMicrometerCore.class.getPackageName() + ".");
+		}
+
+		@Override
+		protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+			if (name.startsWith("io.micrometer.core.")) {
+				throw new ClassNotFoundException(name);
+			}
+			return super.loadClass(name, resolve);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -16,29 +16,29 @@ import dev.cavesandbox.langchain4j.SandboxedCodeExecutionTool;
 import dev.cavesandbox.langchain4j.autoconfigure.SandboxedMcpClients;
 import dev.langchain4j.code.CodeExecutionEngine;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledOnOs;
-import org.junit.jupiter.api.condition.OS;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code cave-sandbox-langchain4j} in a Spring Boot 4.1 application with LangChain4j 1.11
- * and LangChain4j's Spring Boot starter: the {@link Assistant} that the starter builds
- * calls the sandboxed code tool and the tools of an MCP stdio server
- * ({@code mcp/server.py}, a test resource) started in the sandbox, through LangChain4j's
- * own tool loop; the {@link CodeExecutionEngine} bean runs code sandboxed. The sandbox
- * hides {@code /tmp}: the script's directory is given to the server as a readable path.
+ * {@code cave-sandbox-langchain4j} in a LangChain4j 1.11 application with LangChain4j's
+ * Spring Boot starter, on each supported Spring Boot line (a subclass per line, in
+ * {@code compat/langchain4j} on 4.1 and {@code compat/langchain4j-boot3} on 3.5): the
+ * {@link Assistant} that the starter builds calls the sandboxed code tool and the tools of
+ * an MCP stdio server ({@code mcp/server.py}, a test resource) started in the sandbox,
+ * through LangChain4j's own tool loop; the {@link CodeExecutionEngine} bean runs code
+ * sandboxed. The sandbox hides {@code /tmp}: the script's directory is given to the server
+ * as a readable path.
  */
-@EnabledOnOs(OS.LINUX)
-@SpringBootTest(properties = { "cave.sandbox.langchain4j.code-execution.enabled=true",
+@TestPropertySource(properties = { "cave.sandbox.langchain4j.code-execution.enabled=true",
 		"cave.sandbox.langchain4j.mcp.initialization-timeout=20s",
 		"cave.sandbox.langchain4j.mcp.tool-execution-timeout=20s" })
-class LangChain4jApplicationTests {
+abstract class LangChain4jApplicationChecks {
 
 	@Autowired
 	private Assistant assistant;
@@ -54,10 +54,21 @@ class LangChain4jApplicationTests {
 
 	@DynamicPropertySource
 	static void mcpServer(DynamicPropertyRegistry registry) throws IOException, URISyntaxException {
-		URL resource = LangChain4jApplicationTests.class.getResource("/mcp/server.py");
+		URL resource = LangChain4jApplicationChecks.class.getResource("/mcp/server.py");
 		Path script = Path.of(resource.toURI()).toRealPath();
 		registry.add("cave.sandbox.langchain4j.mcp.servers.calc.command", () -> "python3," + script);
 		registry.add("cave.sandbox.langchain4j.mcp.servers.calc.readable-paths", () -> script.getParent().toString());
+	}
+
+	/**
+	 * Return the Spring Boot line the subclass's application runs on.
+	 * @return the version prefix, for example {@code "3.5."}
+	 */
+	abstract String springBootLine();
+
+	@Test
+	void runsOnItsSpringBootLine() {
+		assertThat(SpringBootVersion.getVersion()).startsWith(springBootLine());
 	}
 
 	@Test

@@ -1,0 +1,28 @@
+package dev.cavesandbox.compat;
+
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+/**
+ * The starter in a Spring Boot 3.5 application with Actuator but without
+ * {@code micrometer-core} and without Spring AI (the pom's
+ * {@code actuator-without-micrometer} surefire execution removes them from the class
+ * path).
+ */
+@EnabledOnOs(OS.LINUX)
+@SpringBootTest
+class SpringBoot35ActuatorWithoutMicrometerTests extends ReducedClassPathChecks {
+
+	@Override
+	String springBootLine() {
+		return "3.5.";
+	}
+
+	@Override
+	boolean actuatorPresent() {
+		return true;
+	}
+
+}

@@ -1,0 +1,27 @@
+package dev.cavesandbox.compat;
+
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+/**
+ * The starter alone in a Spring Boot 4.1 application: no Actuator, no
+ * {@code micrometer-core}, no Spring AI (the pom's {@code minimal-application} surefire
+ * execution removes them from the class path).
+ */
+@EnabledOnOs(OS.LINUX)
+@SpringBootTest
+class SpringBoot41MinimalTests extends ReducedClassPathChecks {
+
+	@Override
+	String springBootLine() {
+		return "4.1.";
+	}
+
+	@Override
+	boolean actuatorPresent() {
+		return false;
+	}
+
+}
