@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.OutputFiles;
 import dev.cavesandbox.SandboxSettings;
@@ -84,6 +85,33 @@ class OutputDirectoryTests {
 		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rw-------");
 		assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(destination.resolve("out/deep"))))
 			.isEqualTo("rwx------");
+	}
+
+	/**
+	 * The example of docs/output-files.md: the files go into the caller's directory,
+	 * pages below a directory of their own, and the result names their paths there.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("mechanisms")
+	void theDocumentedExampleWritesIntoTheDirectory(MechanismChoice mechanism, @TempDir Path temporary)
+			throws Exception {
+		IsolatedExecutor executor = isolated(mechanism);
+		Path results = Files.createDirectory(temporary.resolve("job-42"));
+		// docs/output-files.md: begin
+		ExecutionResult result = executor.execute(ExecutionRequest
+			.builder("sh", "-c", "mkdir pages && split -l 1 -d input.txt pages/page- && wc -l < input.txt > count.txt")
+			.inputFile("input.txt", "one\ntwo\nthree\n".getBytes(StandardCharsets.UTF_8))
+			.outputFile("count.txt")
+			.outputFiles("pages/*")
+			.outputDirectory(results)
+			.build());
+		List<Path> written = result.outputFiles().written();
+		// docs/output-files.md: end
+		System.out.println(result);
+		written.forEach(System.out::println);
+		assertThat(written).containsExactly(results.resolve("count.txt"), results.resolve("pages/page-00"),
+				results.resolve("pages/page-01"), results.resolve("pages/page-02"));
+		assertThat(Files.readString(results.resolve("pages/page-02"))).isEqualTo("three\n");
 	}
 
 	/**
