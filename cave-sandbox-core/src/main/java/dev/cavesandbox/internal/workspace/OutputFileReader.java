@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * finds them (each directory's names sorted, a directory's entries where its name sorts),
  * each path once; each one that fits whole in what is left of the cap is read, each other
  * one is omitted (not opened). A glob's walk visits at most {@value #MAX_ENTRIES} entries
- * and, without {@code **}, only as deep as the glob has names.
+ * and, without {@code **}, only as deep as the glob has names. With an
+ * {@link OutputDirectory} each file is copied into it as it is read instead of being
+ * held.
  */
 public final class OutputFileReader {
 

@@ -12,6 +12,7 @@ import java.util.UUID;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.CommandNotFoundException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.InvalidExecutionRequestException;
@@ -222,6 +223,43 @@ class OutputDirectoryTests {
 			assertThat(marker).doesNotExist();
 			assertThat(Files.isSymbolicLink(link)).isTrue();
 			assertThat(executor.execute("true").exitCode()).as("the slot was given back").isZero();
+		}
+	}
+
+	/**
+	 * The directory is held open from the launch's preparation to its end, and closed
+	 * however it ends: written, or refused by a later phase (a command that is not
+	 * there).
+	 */
+	@Test
+	void theDirectoryIsNotLeftOpen(@TempDir Path destination) throws Exception {
+		IsolatedExecutor executor = isolated(MechanismChoice.BWRAP);
+		assertThatExceptionOfType(CommandNotFoundException.class)
+			.isThrownBy(() -> executor.execute(ExecutionRequest.builder("no-such-command-" + UUID.randomUUID())
+				.outputFile("a")
+				.outputDirectory(destination)
+				.build()));
+		assertThat(descriptorsOf(destination)).isZero();
+		SandboxedProcess process = executor.start(ExecutionRequest.builder("sh", "-c", "echo a > a")
+			.outputFile("a")
+			.outputDirectory(destination)
+			.build());
+		assertThat(process.waitFor(NO_HANG)).isTrue();
+		assertThat(process.outputFiles().written()).containsExactly(destination.resolve("a"));
+		assertThat(descriptorsOf(destination)).isZero();
+	}
+
+	/** How many descriptors of this JVM are open on the directory. */
+	private static long descriptorsOf(Path directory) throws Exception {
+		try (Stream<Path> descriptors = Files.list(Path.of("/proc/self/fd"))) {
+			return descriptors.filter((descriptor) -> {
+				try {
+					return Files.readSymbolicLink(descriptor).equals(directory);
+				}
+				catch (Exception ex) {
+					return false; // closed since the listing
+				}
+			}).count();
 		}
 	}
 
