@@ -64,6 +64,8 @@ public final class ExecutionRequest {
 
 	private final @Nullable Long maxOutputFileBytes;
 
+	private final @Nullable Path outputDirectory;
+
 	ExecutionRequest(ExecutionRequestBuilder builder) {
 		this.argv = List.copyOf(builder.argv);
 		this.workingDirectory = builder.workingDirectory;
@@ -83,6 +85,7 @@ public final class ExecutionRequest {
 		this.outputFiles = List.copyOf(builder.outputFiles);
 		this.outputFileGlobs = List.copyOf(builder.outputFileGlobs);
 		this.maxOutputFileBytes = builder.maxOutputFileBytes;
+		this.outputDirectory = builder.outputDirectory;
 	}
 
 	/**
@@ -276,6 +279,16 @@ public final class ExecutionRequest {
 	 */
 	public @Nullable Long maxOutputFileBytes() {
 		return this.maxOutputFileBytes;
+	}
+
+	/**
+	 * Return the directory the output files are written into
+	 * ({@link Builder#outputDirectory(Path)}).
+	 * @return the absolute path, or {@code null} (the default) for files returned in the
+	 * result
+	 */
+	public @Nullable Path outputDirectory() {
+		return this.outputDirectory;
 	}
 
 	@Override
@@ -483,10 +496,32 @@ public final class ExecutionRequest {
 		Builder maxOutputFileBytes(long bytes);
 
 		/**
+		 * Write the output files ({@link #outputFile(String)}, {@link #outputFiles}) into
+		 * this directory of the caller's instead of returning their bytes: each one is
+		 * copied as it is read, at the same relative path (a missing directory on it is
+		 * created, {@code 0700}), as a new file ({@code 0600}, the JVM user's), and the
+		 * result names it in {@link OutputFiles#written()}. Nothing is followed: the
+		 * directory is opened once, before the command runs, without following a link at
+		 * its name, and every file is created relative to it with
+		 * {@code O_CREAT|O_EXCL|O_NOFOLLOW}; a name the directory already holds (a file,
+		 * a directory, a symbolic link) is not replaced, and the result names the file in
+		 * {@link OutputFiles#unwritten()}. The cap ({@link #maxOutputFileBytes(long)})
+		 * applies as for files returned. For a started process the files are written when
+		 * it has ended.
+		 * @param directory an absolute path other than {@code /} of an existing
+		 * directory, not a symbolic link, that the JVM's user may write; checked when the
+		 * request is executed or started, before the command runs
+		 * @return this builder
+		 * @throws InvalidExecutionRequestException if the path is not absolute, is
+		 * {@code /} or holds a NUL
+		 */
+		Builder outputDirectory(Path directory);
+
+		/**
 		 * Build the request.
 		 * @return the immutable request
 		 * @throws InvalidExecutionRequestException if it has input or output files and a
-		 * working directory
+		 * working directory, or an output directory without output files
 		 */
 		ExecutionRequest build();
 

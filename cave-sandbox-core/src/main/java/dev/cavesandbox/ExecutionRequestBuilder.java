@@ -62,6 +62,8 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 
 	@Nullable Long maxOutputFileBytes;
 
+	@Nullable Path outputDirectory;
+
 	ExecutionRequestBuilder(List<String> argv) {
 		this.argv = new ArrayList<>(ProcessStrings.requireArgv(argv));
 	}
@@ -194,6 +196,14 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 		return this;
 	}
 
+	@Override
+	public ExecutionRequest.Builder outputDirectory(Path directory) {
+		// Again once normalized: /srv/.. is /, which has no name to open.
+		this.outputDirectory = ListedPaths.require("output directory", checkListed("output directory", directory),
+				InvalidExecutionRequestException::new);
+		return this;
+	}
+
 	private static Path checkListed(String what, @Nullable Path path) {
 		Path listed = ListedPaths.require(what, path, InvalidExecutionRequestException::new);
 		ProcessStrings.requireNoNul(what, listed.toString());
@@ -211,6 +221,11 @@ final class ExecutionRequestBuilder implements ExecutionRequest.Builder {
 			throw new InvalidExecutionRequestException("output files are read back from the private working "
 					+ "directory, but the request names the working directory " + this.workingDirectory
 					+ "; leave the working directory unset, or read the files from it yourself");
+		}
+		if (this.outputDirectory != null && this.outputFiles.isEmpty() && this.outputFileGlobs.isEmpty()) {
+			throw new InvalidExecutionRequestException("the request names the output directory " + this.outputDirectory
+					+ " but no output files; name them with outputFile or outputFiles, or leave the output directory "
+					+ "unset");
 		}
 		return new ExecutionRequest(this);
 	}

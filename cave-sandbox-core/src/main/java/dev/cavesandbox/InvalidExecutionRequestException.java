@@ -2,9 +2,10 @@ package dev.cavesandbox;
 
 /**
  * Thrown when an execution request cannot be run as given: an empty argv, an argument
- * that contains a NUL byte, a zero or negative timeout or output cap, or a working
- * directory that does not exist. Its code is {@value #CODE}; the message names the
- * offending field. Nothing was run and nothing was created when this is thrown.
+ * that contains a NUL byte, a zero or negative timeout or output cap, a working directory
+ * that does not exist, or an output directory that is missing, a symbolic link, not a
+ * directory or not writable. Its code is {@value #CODE}; the message names the offending
+ * field. Nothing was run and nothing was created when this is thrown.
  */
 public class InvalidExecutionRequestException extends CaveSandboxException {
 

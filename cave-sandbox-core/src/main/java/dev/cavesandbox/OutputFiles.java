@@ -1,5 +1,6 @@
 package dev.cavesandbox;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,6 +19,12 @@ import java.util.Optional;
  * the files are taken in order (the paths as given, then each glob's matches sorted by
  * path), each one that fits whole in what is left of the cap is returned, each one that
  * does not is left out, not cut short, and named in {@link #omitted()}.
+ * <p>
+ * With an output directory ({@link ExecutionRequest.Builder#outputDirectory}) the files
+ * are not returned but written into it, each copied as it is read, and named in
+ * {@link #written()}; {@link #files()} is empty. A file whose name the directory already
+ * holds (a file, a directory or a symbolic link, which is not followed) is not written
+ * and named in {@link #unwritten()}, as is one whose write failed.
  *
  * @param files the files returned, in order
  * @param missing the paths given ({@link ExecutionRequest.Builder#outputFile}) that named
@@ -28,9 +35,15 @@ import java.util.Optional;
  * @param omitted the regular files left out because they did not fit in the cap
  * @param truncated whether files were left out for the cap ({@link #omitted()} not
  * empty), or a glob's walk stopped at its bound of entries before it had seen every one
+ * @param written the files written into the output directory, in order: each one's path
+ * there ({@code outputDirectory.resolve(path)}); empty without an output directory
+ * @param unwritten the paths (relative to the working directory) of regular files that
+ * were read but not written into the output directory: it already held that name, or a
+ * name on its path that is not a directory (nothing there is followed or replaced), or
+ * the write failed (an I/O error, logged at WARN; what was written of it is removed)
  */
 public record OutputFiles(List<OutputFile> files, List<String> missing, List<String> skipped, List<String> omitted,
-		boolean truncated) {
+		boolean truncated, List<Path> written, List<String> unwritten) {
 
 	/** No output files: what a request that asks for none gets. */
 	public static final OutputFiles NONE = new OutputFiles(List.of(), List.of(), List.of(), List.of(), false);
@@ -40,6 +53,21 @@ public record OutputFiles(List<OutputFile> files, List<String> missing, List<Str
 		missing = List.copyOf(missing);
 		skipped = List.copyOf(skipped);
 		omitted = List.copyOf(omitted);
+		written = List.copyOf(written);
+		unwritten = List.copyOf(unwritten);
+	}
+
+	/**
+	 * Output files returned in the result, none written into a directory.
+	 * @param files the files returned, in order
+	 * @param missing the paths given that named nothing
+	 * @param skipped the paths given or matched that are not regular files
+	 * @param omitted the regular files left out for the cap
+	 * @param truncated whether files were left out for the cap or a walk stopped
+	 */
+	public OutputFiles(List<OutputFile> files, List<String> missing, List<String> skipped, List<String> omitted,
+			boolean truncated) {
+		this(files, missing, skipped, omitted, truncated, List.of(), List.of());
 	}
 
 	/**
@@ -74,6 +102,8 @@ public record OutputFiles(List<OutputFile> files, List<String> missing, List<Str
 	@Override
 	public String toString() {
 		return "OutputFiles[" + this.files.size() + " files, " + totalBytes() + " bytes"
+				+ (this.written.isEmpty() ? "" : ", written " + this.written)
+				+ (this.unwritten.isEmpty() ? "" : ", unwritten " + this.unwritten)
 				+ (this.missing.isEmpty() ? "" : ", missing " + this.missing)
 				+ (this.skipped.isEmpty() ? "" : ", skipped " + this.skipped)
 				+ (this.omitted.isEmpty() ? "" : ", omitted " + this.omitted) + (this.truncated ? ", truncated" : "")

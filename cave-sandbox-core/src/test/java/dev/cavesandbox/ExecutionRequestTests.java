@@ -212,6 +212,29 @@ class ExecutionRequestTests {
 				"output files are read back from the private working directory");
 	}
 
+	@Test
+	void anOutputDirectoryIsKeptWithTheOutputFiles() {
+		ExecutionRequest request = ExecutionRequest.builder("true")
+			.outputFile("a.pdf")
+			.outputDirectory(Path.of("/srv/out/../results"))
+			.build();
+		assertThat(request.outputDirectory()).isEqualTo(Path.of("/srv/results"));
+		assertThat(ExecutionRequest.of("true").outputDirectory()).isNull();
+	}
+
+	@Test
+	void anOutputDirectoryThatIsRelativeOrTheRootOrWithoutOutputFilesIsRejected() {
+		assertInvalid(() -> ExecutionRequest.builder("true").outputDirectory(Path.of("out")),
+				"output directory must be an absolute path other than /, but was out");
+		assertInvalid(() -> ExecutionRequest.builder("true").outputDirectory(Path.of("/")),
+				"output directory must be an absolute path other than /, but was /");
+		assertInvalid(() -> ExecutionRequest.builder("true").outputDirectory(Path.of("/srv/..")),
+				"output directory must be an absolute path other than /, but was /");
+		assertInvalid(() -> ExecutionRequest.builder("true").outputDirectory(Path.of("/srv/out")).build(),
+				"the request names the output directory /srv/out but no output files; name them with outputFile or "
+						+ "outputFiles, or leave the output directory unset");
+	}
+
 	private static void assertInvalid(ThrowingCallable call, String message) {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class).isThrownBy(call)
 			.withMessageContaining(message)

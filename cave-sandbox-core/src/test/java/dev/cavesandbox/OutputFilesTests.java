@@ -1,6 +1,7 @@
 package dev.cavesandbox;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -37,12 +38,25 @@ class OutputFilesTests {
 	}
 
 	@Test
+	void filesWrittenIntoADirectoryAreNamedByTheirPathThere() {
+		OutputFiles files = new OutputFiles(List.of(), List.of(), List.of(), List.of(), false,
+				List.of(Path.of("/srv/out/in.pdf")), List.of("taken.txt"));
+		assertThat(files.files()).isEmpty();
+		assertThat(files.written()).containsExactly(Path.of("/srv/out/in.pdf"));
+		assertThat(files.unwritten()).containsExactly("taken.txt");
+		assertThat(files)
+			.hasToString("OutputFiles[0 files, 0 bytes, written [/srv/out/in.pdf], unwritten [taken.txt]]");
+	}
+
+	@Test
 	void noneHasNothing() {
 		assertThat(OutputFiles.NONE.files()).isEmpty();
 		assertThat(OutputFiles.NONE.missing()).isEmpty();
 		assertThat(OutputFiles.NONE.skipped()).isEmpty();
 		assertThat(OutputFiles.NONE.omitted()).isEmpty();
 		assertThat(OutputFiles.NONE.truncated()).isFalse();
+		assertThat(OutputFiles.NONE.written()).isEmpty();
+		assertThat(OutputFiles.NONE.unwritten()).isEmpty();
 		assertThat(OutputFiles.NONE.totalBytes()).isZero();
 	}
 

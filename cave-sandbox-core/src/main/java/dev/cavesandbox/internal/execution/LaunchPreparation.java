@@ -33,19 +33,21 @@ import dev.cavesandbox.internal.process.ChildEnvironment;
 import dev.cavesandbox.internal.process.CommandResolver;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.InputFiles;
+import dev.cavesandbox.internal.workspace.OutputDirectory;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Prepares one execution's launch in named phases, each taking what the next needs:
- * {@link #takeSlot slot}, {@link #takeCommandUser command user}, {@link #workingDirectory
- * working directory}, {@link #mechanism mechanism}, {@link #startEgress egress},
- * {@link #environment environment}, {@link SharedMemoryDirectory shared memory} (the
- * mechanisms without a mount namespace), {@link #checkCommand command}, {@link #spec
- * command line}, {@link #checkLauncherUnchanged launcher}, {@link #grantToCommandUser
- * grant}. What was taken is in the {@link PreparedLaunch}, which gives it back in reverse
- * order; a phase that fails closes it at once.
+ * {@link #takeSlot slot}, {@link #openOutputDirectory output directory},
+ * {@link #takeCommandUser command user}, {@link #workingDirectory working directory},
+ * {@link #mechanism mechanism}, {@link #startEgress egress}, {@link #environment
+ * environment}, {@link SharedMemoryDirectory shared memory} (the mechanisms without a
+ * mount namespace), {@link #checkCommand command}, {@link #spec command line},
+ * {@link #checkLauncherUnchanged launcher}, {@link #grantToCommandUser grant}. What was
+ * taken is in the {@link PreparedLaunch}, which gives it back in reverse order; a phase
+ * that fails closes it at once.
  */
 final class LaunchPreparation {
 
@@ -89,6 +91,7 @@ final class LaunchPreparation {
 		takeSlot();
 		PreparedLaunch launch = new PreparedLaunch(this.slots, this.privateDirectories, this.commandUsers);
 		try {
+			openOutputDirectory(launch, request.request());
 			takeCommandUser(launch);
 			WorkingDirectory directory = workingDirectory(launch, request.request());
 			@Nullable SandboxMechanism mechanism = mechanism(launch, request.request());
@@ -135,6 +138,18 @@ final class LaunchPreparation {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new ExecutionCancelledException("interrupted while waiting for a free slot", ex);
+		}
+	}
+
+	/**
+	 * Open the request's output directory, if any, once: the files are written relative
+	 * to it when the command has ended.
+	 * @throws InvalidExecutionRequestException if it is not usable
+	 */
+	private static void openOutputDirectory(PreparedLaunch launch, ExecutionRequest request) {
+		Path directory = request.outputDirectory();
+		if (directory != null) {
+			launch.outputDirectory(OutputDirectory.open(directory));
 		}
 	}
 

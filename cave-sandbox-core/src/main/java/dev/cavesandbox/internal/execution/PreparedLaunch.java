@@ -16,6 +16,7 @@ import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.workspace.OutputDirectory;
 import dev.cavesandbox.internal.workspace.OutputFileReader;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
@@ -26,8 +27,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What one execution took before its spawn ({@link LaunchPreparation}) and gives back
  * after its end, once, by {@link #close()}: the egress session, the working directory's
- * group, the private working directory and the shared-memory directory, the command user,
- * the slot.
+ * group, the private working directory and the shared-memory directory, the output
+ * directory held open, the command user, the slot.
  */
 final class PreparedLaunch implements AutoCloseable {
 
@@ -54,6 +55,8 @@ final class PreparedLaunch implements AutoCloseable {
 	private @Nullable EgressSession egress;
 
 	private @Nullable WorkingDirectoryGrant grant;
+
+	private @Nullable OutputDirectory outputDirectory;
 
 	/**
 	 * The uid the command runs as on the seccomp mechanism (a root JVM's; its gid is the
@@ -89,6 +92,10 @@ final class PreparedLaunch implements AutoCloseable {
 		this.sharedMemoryDirectory = directory;
 	}
 
+	void outputDirectory(OutputDirectory directory) {
+		this.outputDirectory = directory;
+	}
+
 	void egress(EgressSession session) {
 		this.egress = session;
 	}
@@ -113,8 +120,9 @@ final class PreparedLaunch implements AutoCloseable {
 	 * Read the request's output files from the private working directory, which is still
 	 * there: call it once the process tree has ended, before {@link #close()}.
 	 * @param request the request
-	 * @return the files, {@link OutputFiles#NONE} where it asked for none or has a
-	 * working directory of its own
+	 * @return the files (written into the request's output directory, if it has one),
+	 * {@link OutputFiles#NONE} where it asked for none or has a working directory of its
+	 * own
 	 */
 	OutputFiles readOutputFiles(EffectiveRequest request) {
 		Path directory = this.privateDirectory;
@@ -122,7 +130,7 @@ final class PreparedLaunch implements AutoCloseable {
 			return OutputFiles.NONE;
 		}
 		return OutputFileReader.read(directory, request.request().outputFiles(), request.request().outputFileGlobs(),
-				request.maxOutputFileBytes());
+				request.maxOutputFileBytes(), this.outputDirectory);
 	}
 
 	/**
@@ -171,6 +179,9 @@ final class PreparedLaunch implements AutoCloseable {
 			}
 			finally {
 				try {
+					if (this.outputDirectory != null) {
+						this.outputDirectory.close(); // never throws
+					}
 					if (this.privateDirectory != null) {
 						this.privateDirectories.release(this.privateDirectory);
 					}

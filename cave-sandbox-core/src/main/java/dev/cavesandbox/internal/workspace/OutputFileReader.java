@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * finds them (each directory's names sorted, a directory's entries where its name sorts),
  * each path once; each one that fits whole in what is left of the cap is read, each other
  * one is omitted (not opened). A glob's walk visits at most {@value #MAX_ENTRIES} entries
- * and, without {@code **}, only as deep as the glob has names.
+ * and, without {@code **}, only as deep as the glob has names. With an
+ * {@link OutputDirectory} each file is copied into it as it is read instead of being
+ * held.
  */
 public final class OutputFileReader {
 
@@ -68,14 +70,21 @@ public final class OutputFileReader {
 
 	private final List<String> omitted = new ArrayList<>();
 
+	private final List<Path> written = new ArrayList<>();
+
+	private final List<String> unwritten = new ArrayList<>();
+
+	private final @Nullable OutputDirectory destination;
+
 	private boolean truncated;
 
 	private long left;
 
 	private int visited;
 
-	private OutputFileReader(long maxBytes) {
+	private OutputFileReader(long maxBytes, @Nullable OutputDirectory destination) {
 		this.left = maxBytes;
+		this.destination = destination;
 	}
 
 	/**
@@ -84,13 +93,16 @@ public final class OutputFileReader {
 	 * @param paths the paths, as {@link ExecutionRequest#outputFiles()} checked them
 	 * @param globs the globs, as {@link ExecutionRequest#outputFileGlobs()} checked them
 	 * @param maxBytes the cap of all files together, in bytes
+	 * @param destination the directory to write them into, or {@code null} to return
+	 * their bytes
 	 * @return the files, {@link OutputFiles#NONE} without paths and globs
 	 */
-	public static OutputFiles read(Path directory, List<String> paths, List<String> globs, long maxBytes) {
+	public static OutputFiles read(Path directory, List<String> paths, List<String> globs, long maxBytes,
+			@Nullable OutputDirectory destination) {
 		if (paths.isEmpty() && globs.isEmpty()) {
 			return OutputFiles.NONE;
 		}
-		OutputFileReader reader = new OutputFileReader(maxBytes);
+		OutputFileReader reader = new OutputFileReader(maxBytes, destination);
 		try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory)) {
 			if (!(stream instanceof SecureDirectoryStream<Path> root)) {
 				throw new IOException("no SecureDirectoryStream on this platform");
@@ -106,7 +118,8 @@ public final class OutputFileReader {
 			logger.warn("Could not read the output files of {}: {}", directory, ex.toString());
 			paths.stream().filter((path) -> !reader.taken.contains(path)).forEach(reader.skipped::add);
 		}
-		return new OutputFiles(reader.files, reader.missing, reader.skipped, reader.omitted, reader.truncated);
+		return new OutputFiles(reader.files, reader.missing, reader.skipped, reader.omitted, reader.truncated,
+				reader.written, reader.unwritten);
 	}
 
 	/** Look a given path up name by name, each directory opened without a link. */
@@ -189,11 +202,18 @@ public final class OutputFileReader {
 		}
 	}
 
-	/** Read a regular file whole if it fits in what is left of the cap. */
+	/**
+	 * Read a regular file whole if it fits in what is left of the cap, into the result or
+	 * into the output directory.
+	 */
 	private void take(SecureDirectoryStream<Path> directory, String name, String path, long size) {
-		if (size > this.left || size > MAX_FILE_BYTES) {
+		if (size > this.left || (this.destination == null && size > MAX_FILE_BYTES)) {
 			this.omitted.add(path);
 			this.truncated = true;
+			return;
+		}
+		if (this.destination != null) {
+			write(directory, name, path, size, this.destination);
 			return;
 		}
 		byte[] content = new byte[(int) size];
@@ -219,6 +239,33 @@ public final class OutputFileReader {
 		this.files.add(new OutputFile(path, content));
 		this.taken.add(path);
 		this.left -= content.length;
+	}
+
+	/** Copy a regular file into the output directory, at most its size. */
+	private void write(SecureDirectoryStream<Path> directory, String name, String path, long size,
+			OutputDirectory destination) {
+		OutputDirectory.Outcome outcome;
+		try (SeekableByteChannel in = directory.newByteChannel(Path.of(name),
+				Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
+			outcome = destination.write(path, in, size);
+		}
+		catch (IOException ex) {
+			logger.debug("Output file {} not read: {}", path, ex.toString());
+			this.skipped.add(path);
+			return;
+		}
+		switch (outcome) {
+			case WRITTEN -> {
+				this.written.add(destination.path().resolve(path));
+				this.left -= size;
+			}
+			case GREW -> {
+				this.omitted.add(path);
+				this.truncated = true;
+			}
+			case REFUSED -> this.unwritten.add(path);
+		}
+		this.taken.add(path);
 	}
 
 	/**
