@@ -14,6 +14,8 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.InvalidExecutionRequestException;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.langchain4j.code.CodeExecutionEngine;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,7 +43,9 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * Each stream is cut to the output size; the cut says so. An executor that cannot isolate
  * in strict mode throws its {@link dev.cavesandbox.NetworkIsolationUnavailableException},
- * and nothing runs.
+ * and nothing runs; in fallback mode ({@code cave.sandbox.mode=fallback}) the code runs
+ * unisolated, and each such execution is logged as a WARN that says so (the text returned
+ * is the code's, as above).
  */
 public final class SandboxedCodeExecutionEngine implements CodeExecutionEngine {
 
@@ -53,6 +57,8 @@ public final class SandboxedCodeExecutionEngine implements CodeExecutionEngine {
 
 	/** The default size of stdout and of stderr returned, each: 8 KiB. */
 	public static final long DEFAULT_MAX_OUTPUT_BYTES = 8192;
+
+	private static final Log logger = LogFactory.getLog(SandboxedCodeExecutionEngine.class);
 
 	private final IsolatedExecutor executor;
 
@@ -154,6 +160,10 @@ public final class SandboxedCodeExecutionEngine implements CodeExecutionEngine {
 		}
 		catch (InvalidExecutionRequestException ex) {
 			return "Error: invalid request: " + ex.getMessage();
+		}
+		if (!result.isolation().networkIsolated()) {
+			logger.warn("Code of " + this.language + " ran WITHOUT network isolation (" + result.isolation()
+					+ "): cave.sandbox.mode is fallback and isolation is unavailable on this host");
 		}
 		return describe(result);
 	}

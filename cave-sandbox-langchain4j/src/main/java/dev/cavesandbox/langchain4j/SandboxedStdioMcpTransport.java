@@ -142,8 +142,15 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 			this.startFailure = null;
 			this.server = started;
 		}
-		logger.info("MCP server '" + this.name + "' started in the sandbox: pid " + started.process().pid() + ", "
-				+ started.process().isolation());
+		if (started.process().isolation().networkIsolated()) {
+			logger.info("MCP server '" + this.name + "' started in the sandbox: pid " + started.process().pid() + ", "
+					+ started.process().isolation());
+		}
+		else {
+			logger.warn("MCP server '" + this.name + "' started WITHOUT network isolation: pid "
+					+ started.process().pid() + ", " + started.process().isolation()
+					+ " (cave.sandbox.mode is fallback and isolation is unavailable on this host)");
+		}
 	}
 
 	/**

@@ -9,11 +9,16 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -117,6 +122,22 @@ class SandboxedCodeExecutionEngineTests {
 					List.of("python3"));
 			assertThatExceptionOfType(NetworkIsolationUnavailableException.class)
 				.isThrownBy(() -> engine.execute("print(1)"));
+		}
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void inFallbackModeEachUnisolatedRunIsWarned(CapturedOutput output) {
+		SandboxSettings settings = SandboxSettings.builder()
+			.mechanism(MechanismChoice.NONE)
+			.mode(SandboxMode.FALLBACK)
+			.build();
+		try (IsolatedExecutor unisolated = IsolatedExecutors.create(settings)) {
+			SandboxedCodeExecutionEngine engine = new SandboxedCodeExecutionEngine(unisolated, "python",
+					List.of("python3"));
+			assertThat(engine.execute("print(6 * 7)")).isEqualTo("42");
+			assertThat(output.getAll()).containsPattern(
+					"WARN .*Code of python ran WITHOUT network isolation \\(none \\(NOT network isolated\\)\\)");
 		}
 	}
 

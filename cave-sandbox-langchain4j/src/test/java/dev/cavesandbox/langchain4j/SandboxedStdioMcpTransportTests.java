@@ -13,6 +13,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.IsolatedExecutors;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
+import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
@@ -24,6 +25,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -118,6 +123,22 @@ class SandboxedStdioMcpTransportTests {
 			assertThat(transport.startFailure()).containsInstanceOf(NetworkIsolationUnavailableException.class);
 			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
 				.withMessageStartingWith("MCP server 'test' could not start: ");
+		}
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void inFallbackModeTheUnisolatedServerIsWarned(CapturedOutput output) throws Exception {
+		SandboxSettings settings = SandboxSettings.builder()
+			.mechanism(MechanismChoice.NONE)
+			.mode(SandboxMode.FALLBACK)
+			.build();
+		try (IsolatedExecutor unisolated = IsolatedExecutors.create(settings);
+				DefaultMcpClient client = client(
+						new SandboxedStdioMcpTransport("open", unisolated, serverRequest(Map.of())))) {
+			assertThat(call(client, "add", "{\"a\": 2, \"b\": 40}")).isEqualTo("42");
+			assertThat(output.getAll()).containsPattern(
+					"WARN .*MCP server 'open' started WITHOUT network isolation: pid [0-9]+, none \\(NOT network isolated\\)");
 		}
 	}
 
