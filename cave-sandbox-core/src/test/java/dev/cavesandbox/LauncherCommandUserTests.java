@@ -198,9 +198,9 @@ class LauncherCommandUserTests {
 				.verified())
 				.contains(LinuxProbe.NOT_GIVEN + "the process limit: the command runs as the host's root "
 						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65536 "
-						+ "cannot reach the work directory " + workDirectory + " by its path (give others search "
-						+ "permission, x, on it and its parents, or choose another cave.sandbox.work-directory); a JVM "
-						+ "of another user bounds it");
+						+ "cannot reach the work directory " + workDirectory + " by its path (" + workDirectory
+						+ " does not let it pass: give others search permission, x, on it and its parents, or choose "
+						+ "another cave.sandbox.work-directory); a JVM of another user bounds it");
 		}
 	}
 

@@ -277,9 +277,12 @@ public final class LinuxProbe {
 		}
 		if (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser()
 				&& ProbeSession.text(outcome.stdout()).lines().anyMatch(PATH_UNREACHABLE::equals)) {
-			// Only the modes of the directories above it, as the JVM reads them, send the
-			// probe on without the command user: none of them is the command uid's.
-			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(session.directory(),
+			// Only the modes of the directories above the session's own, as the JVM reads
+			// them, send the probe on without the command user: none of them is the
+			// command
+			// uid's (the session's own directory, which it passed during the run, is 0700
+			// again now).
+			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(session.directory().getParent(),
 					seccomp.launcher().commandUser(), seccomp.commandGroup());
 			if (unpassable == null) {
 				return new Run(mechanism, outcome, null, "the command user " + seccomp.launcher().commandUser()

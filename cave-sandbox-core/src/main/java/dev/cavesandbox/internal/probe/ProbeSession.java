@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
@@ -257,6 +258,7 @@ public final class ProbeSession implements AutoCloseable {
 			}
 			finally {
 				this.own.attributes().setPermissions(PosixFilePermissions.fromString("rwx------"));
+				handBack(sharedMemory != null);
 			}
 		}
 		this.own.checkName();
@@ -300,6 +302,33 @@ public final class ProbeSession implements AutoCloseable {
 		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
 		Files.setAttribute(outside, "unix:gid", (int) group, LinkOption.NOFOLLOW_LINKS);
 		Files.setAttribute(outside, "unix:mode", GRANTED_OUTSIDE, LinkOption.NOFOLLOW_LINKS);
+	}
+
+	/**
+	 * Give the working directory, its marker and the shared-memory directory back to the
+	 * JVM's user after a run that granted them: a later run without the command user (as
+	 * root without capabilities, see LinuxProbe) could not open a directory of the
+	 * command uid's with mode 0700.
+	 */
+	private void handBack(boolean sharedMemory) throws IOException {
+		Path through = this.own.through();
+		int owner = (Integer) Files.getAttribute(through, "unix:uid");
+		Path directory = through.resolve(WORKING_DIRECTORY);
+		Files.setAttribute(directory, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
+		// the command uid may have removed its marker: the next run's check says so
+		handBack(directory.resolve(MARKER_FILE), owner);
+		if (sharedMemory) {
+			handBack(through.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), owner);
+		}
+	}
+
+	private static void handBack(Path entry, int owner) throws IOException {
+		try {
+			Files.setAttribute(entry, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
+		}
+		catch (NoSuchFileException ex) {
+			// gone: nothing to give back
+		}
 	}
 
 	private void noteWrittenOutside() throws IOException {
