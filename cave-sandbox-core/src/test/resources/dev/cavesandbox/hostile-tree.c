@@ -4,8 +4,8 @@
  *
  *   hostile-tree MARKER LANES SUBREAPER EXIT_AFTER_MS
  *
- * The command forks a helper and then exits after EXIT_AFTER_MS milliseconds (0: it
- * stays). With SUBREAPER 1 the helper makes itself a child subreaper
+ * The command forks a helper and then exits EXIT_AFTER_MS milliseconds after the helper
+ * has said its first line (0: it stays). With SUBREAPER 1 the helper makes itself a child subreaper
  * (PR_SET_CHILD_SUBREAPER) and ignores SIGCHLD, so that the kernel reaps every process of
  * the tree that ends and the orphans of the lanes become the helper's, not the
  * sandbox's. The helper starts LANES lanes: each process of a lane forks its successor
@@ -49,6 +49,9 @@ struct tree {
 	int alive;
 	pid_t command;
 	pid_t helper;
+	/* Set by the helper once its first line is out: the command's EXIT_AFTER_MS count
+	 * from there, so that a loaded machine cannot end the tree before it says anything. */
+	int said;
 	/* The current process of each lane; 0 while a process re-grows it. */
 	pid_t current[MAX_LANES];
 };
@@ -139,6 +142,7 @@ static void helper(int subreaper)
 	}
 	printf("hostile tree: %d lanes, subreaper %d\n", tree->lanes, subreaper);
 	fflush(stdout);
+	__atomic_store_n(&tree->said, 1, __ATOMIC_SEQ_CST);
 	for (int index = 0; index < tree->lanes; index++) {
 		spawn(index);
 	}
@@ -191,6 +195,9 @@ int main(int argc, char **argv)
 	__atomic_store_n(&tree->helper, child, __ATOMIC_SEQ_CST);
 	long exit_after = atol(argv[4]);
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	while (exit_after != 0 && !over() && !__atomic_load_n(&tree->said, __ATOMIC_SEQ_CST)) {
+		nanosleep(&pause, NULL);
+	}
 	for (long waited = 0; !over() && (exit_after == 0 || waited < exit_after); waited += 10) {
 		nanosleep(&pause, NULL);
 	}
