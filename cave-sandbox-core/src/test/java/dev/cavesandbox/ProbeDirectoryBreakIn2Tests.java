@@ -79,20 +79,7 @@ class ProbeDirectoryBreakIn2Tests {
 	@Disabled("open finding: a deep chain moved into work.outside by uid 65534 makes the probe throw StackOverflowError and leave its directory")
 	void theCommandsGroupCannotMakeTheProbeLeaveRootsFilesBehindThroughTheDirectoryOfTheWriteOutside(@TempDir Path base)
 			throws Exception {
-		assumeRoot();
-		Path work = workDirectory(base, 01777);
-		SandboxSettings settings = seccomp(work);
-		List<String> verdicts = new ArrayList<>();
-		String output = whileRunning(base, NOBODY, NOBODY, Map.of(), probes(settings, 1, verdicts), attacker(base),
-				work.toString(), "deep", "work.outside", "100");
-		try {
-			assertThat(output).as("the other user acted").contains("moved the chain into work.outside done");
-			assertThat(verdicts).as(output).noneMatch((verdict) -> verdict.startsWith("threw"));
-			assertThat(leftBehind(work)).as("%s %s", output, verdicts).isEmpty();
-		}
-		finally {
-			removeTree(work);
-		}
+		movesADeepChainIn(base, NOBODY, "work.outside");
 	}
 
 	/**
@@ -104,20 +91,7 @@ class ProbeDirectoryBreakIn2Tests {
 	@Disabled("open finding: a deep chain moved into the working directory by the command uid makes the probe throw StackOverflowError and leave its directory")
 	void theCommandUidCannotMakeTheProbeLeaveRootsFilesBehindThroughItsWorkingDirectory(@TempDir Path base)
 			throws Exception {
-		assumeRoot();
-		Path work = workDirectory(base, 01777);
-		SandboxSettings settings = seccomp(work);
-		List<String> verdicts = new ArrayList<>();
-		String output = whileRunning(base, COMMAND_UID, NOBODY, Map.of(), probes(settings, 1, verdicts), attacker(base),
-				work.toString(), "deep", "work", "100");
-		try {
-			assertThat(output).as("the command uid acted").contains("moved the chain into work done");
-			assertThat(verdicts).as(output).noneMatch((verdict) -> verdict.startsWith("threw"));
-			assertThat(leftBehind(work)).as("%s %s", output, verdicts).isEmpty();
-		}
-		finally {
-			removeTree(work);
-		}
+		movesADeepChainIn(base, COMMAND_UID, "work");
 	}
 
 	/**
@@ -251,6 +225,28 @@ class ProbeDirectoryBreakIn2Tests {
 				.filter((name) -> name.startsWith("cave-sandbox"))
 				.sorted()
 				.toList();
+		}
+	}
+
+	/**
+	 * A user moves a chain of {@link #DEPTH} nested directories into an entry of the
+	 * probe's directory during the run: the probe must neither throw nor leave its
+	 * directory.
+	 */
+	private static void movesADeepChainIn(Path base, String uid, String entry) throws Exception {
+		assumeRoot();
+		Path work = workDirectory(base, 01777);
+		SandboxSettings settings = seccomp(work);
+		List<String> verdicts = new ArrayList<>();
+		String output = whileRunning(base, uid, NOBODY, Map.of(), probes(settings, 1, verdicts), attacker(base),
+				work.toString(), "deep", entry, "100");
+		try {
+			assertThat(output).as("the user acted").contains("moved the chain into " + entry + " done");
+			assertThat(verdicts).as(output).noneMatch((verdict) -> verdict.startsWith("threw"));
+			assertThat(leftBehind(work)).as("%s %s", output, verdicts).isEmpty();
+		}
+		finally {
+			removeTree(work);
 		}
 	}
 
