@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * and its stderr, and why it takes no more messages once its stdout has ended on its own.
  * Then it waits up to {@link #EXIT_WAIT} for the exit code and as long again for the rest
  * of stderr, logs the reason once at WARN and fails the client's pending operations with
- * it, unless it was {@linkplain #retire() retired} (closed or replaced) first.
+ * it, unless it was {@linkplain #retire(String) retired} (closed or replaced) first,
+ * which fails them at once.
  */
 final class RunningServer {
 
@@ -65,14 +66,35 @@ final class RunningServer {
 		return this.handler;
 	}
 
-	/** This start is over (closed or replaced): its end is no failure to report. */
-	void retire() {
+	/**
+	 * End this start (closed or replaced): its end is no failure to report, it takes no
+	 * more messages, and the client's operations still pending fail at once with the
+	 * given reason, unless the server had ended before.
+	 * @param reason why, naming the server
+	 */
+	void retire(String reason) {
 		this.retired = true;
+		end(reason);
+	}
+
+	/**
+	 * Say why the server takes no more messages and fail the client's pending operations
+	 * with it, unless that was said before.
+	 * @param reason why
+	 * @return whether this was the first reason
+	 */
+	private boolean end(String reason) {
+		if (!this.ended.complete(reason)) {
+			return false;
+		}
+		this.handler.cancelAllPendingOperations(reason);
+		return true;
 	}
 
 	/**
 	 * Return why the server takes no more messages.
-	 * @return the reason once its stdout has ended on its own, else {@code null}
+	 * @return the reason once its stdout has ended on its own or it was retired, else
+	 * {@code null}
 	 */
 	@Nullable String endedReason() {
 		return this.ended.getNow(null);
@@ -160,9 +182,9 @@ final class RunningServer {
 			return;
 		}
 		String reason = McpServerRequests.endedReason(this.name, exitCode, this.stderr.tail());
-		this.ended.complete(reason);
-		logger.warn(reason);
-		this.handler.cancelAllPendingOperations(reason);
+		if (end(reason)) {
+			logger.warn(reason);
+		}
 	}
 
 }

@@ -6,7 +6,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+
+import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.IsolatedExecutor;
@@ -21,6 +25,7 @@ import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.mcp.client.DefaultMcpClient;
 import dev.langchain4j.mcp.client.McpClient;
 import dev.langchain4j.mcp.client.transport.McpOperationHandler;
+import dev.langchain4j.mcp.protocol.McpPingRequest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -189,6 +194,39 @@ class SandboxedStdioMcpTransportTests {
 		finally {
 			transport.close();
 		}
+	}
+
+	@Test
+	void startingAgainFailsTheCallsPendingOnTheServerItReplaces() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("silent", this.executor,
+				McpServerRequests.request(List.of("sh", "-c", "exec cat > /dev/null"), Map.of(), List.of(), List.of()));
+		try {
+			McpOperationHandler handler = handler(transport);
+			transport.start(handler);
+			CompletableFuture<JsonNode> answer = transport.executeOperationWithResponse(new McpPingRequest(1L));
+			transport.start(handler);
+			assertThat(answer).failsWithin(Duration.ofSeconds(5))
+				.withThrowableOfType(ExecutionException.class)
+				.havingCause()
+				.withMessageContaining("MCP server 'silent' was closed to be started again");
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	void aCallAfterCloseFailsSayingTheServerWasClosed() {
+		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("silent", this.executor,
+				McpServerRequests.request(List.of("sh", "-c", "exec cat > /dev/null"), Map.of(), List.of(), List.of()));
+		transport.start(handler(transport));
+		transport.close();
+		assertThat(transport.executeOperationWithResponse(new McpPingRequest(1L))).failsWithin(Duration.ZERO)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.withMessage("MCP server 'silent' was closed");
+		assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+			.withMessage("MCP server 'silent' was closed");
 	}
 
 	@Test
