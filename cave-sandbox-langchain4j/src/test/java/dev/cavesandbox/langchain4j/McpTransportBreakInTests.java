@@ -21,7 +21,6 @@ import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.mcp.client.DefaultMcpClient;
 import dev.langchain4j.mcp.client.transport.McpOperationHandler;
 import dev.langchain4j.mcp.protocol.McpPingRequest;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -207,10 +206,6 @@ class McpTransportBreakInTests {
 	 * and keeps running: the reader holds at most a bounded line.
 	 */
 	@Test
-	@Disabled("open finding: RunningServer and ServerStderr read lines with BufferedReader.readLine(), which has no "
-			+ "bound: a server that writes without a line break makes the JVM hold all of it (then parse it, or log "
-			+ "it whole at INFO/WARN); seen: each reader thread allocated 134.5 MB for one 64 MB "
-			+ "line (stdout and stderr alike); an endless line would grow until the heap runs out (not run)")
 	void aLineWithoutEndIsNotHeldWhole() throws Exception {
 		Map<String, Long> allocated = new java.util.TreeMap<>();
 		for (String stream : List.of("stdout", "stderr")) {

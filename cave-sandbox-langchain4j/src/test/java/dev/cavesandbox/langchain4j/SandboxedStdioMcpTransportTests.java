@@ -57,6 +57,11 @@ class SandboxedStdioMcpTransportTests {
 				List.of(script.getParent()));
 	}
 
+	private SandboxedStdioMcpTransport shellServer(String name, String script) {
+		return new SandboxedStdioMcpTransport(name, this.executor,
+				McpServerRequests.request(List.of("sh", "-c", script), Map.of(), List.of(), List.of()));
+	}
+
 	private static DefaultMcpClient client(SandboxedStdioMcpTransport transport) {
 		return DefaultMcpClient.builder()
 			.key("test")
@@ -166,8 +171,7 @@ class SandboxedStdioMcpTransportTests {
 
 	@Test
 	void closeDestroysAServerThatIgnoresTheEndOfItsStdin() {
-		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("sleeper", this.executor,
-				McpServerRequests.request(List.of("sh", "-c", "exec sleep 600"), Map.of(), List.of(), List.of()));
+		SandboxedStdioMcpTransport transport = shellServer("sleeper", "exec sleep 600");
 		transport.start(handler(transport));
 		SandboxedProcess process = transport.process().orElseThrow();
 		assertThat(process.isAlive()).isTrue();
@@ -198,8 +202,7 @@ class SandboxedStdioMcpTransportTests {
 
 	@Test
 	void startingAgainFailsTheCallsPendingOnTheServerItReplaces() {
-		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("silent", this.executor,
-				McpServerRequests.request(List.of("sh", "-c", "exec cat > /dev/null"), Map.of(), List.of(), List.of()));
+		SandboxedStdioMcpTransport transport = shellServer("silent", "exec cat > /dev/null");
 		try {
 			McpOperationHandler handler = handler(transport);
 			transport.start(handler);
@@ -217,8 +220,7 @@ class SandboxedStdioMcpTransportTests {
 
 	@Test
 	void aCallAfterCloseFailsSayingTheServerWasClosed() {
-		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("silent", this.executor,
-				McpServerRequests.request(List.of("sh", "-c", "exec cat > /dev/null"), Map.of(), List.of(), List.of()));
+		SandboxedStdioMcpTransport transport = shellServer("silent", "exec cat > /dev/null");
 		transport.start(handler(transport));
 		transport.close();
 		assertThat(transport.executeOperationWithResponse(new McpPingRequest(1L))).failsWithin(Duration.ZERO)
@@ -227,6 +229,42 @@ class SandboxedStdioMcpTransportTests {
 			.withMessage("MCP server 'silent' was closed");
 		assertThatIllegalStateException().isThrownBy(transport::checkHealth)
 			.withMessage("MCP server 'silent' was closed");
+	}
+
+	@Test
+	void aLinePastTheCapOnStdoutFailsTheCallsAndStopsTheServer() {
+		SandboxedStdioMcpTransport transport = shellServer("flood",
+				"read line; head -c 9000000 /dev/zero | tr '\\0' a; echo; exec sleep 300");
+		try {
+			transport.start(handler(transport));
+			CompletableFuture<JsonNode> answer = transport.executeOperationWithResponse(new McpPingRequest(1L));
+			assertThat(answer).failsWithin(Duration.ofSeconds(60))
+				.withThrowableOfType(ExecutionException.class)
+				.havingCause()
+				.withMessageContaining("MCP server 'flood' wrote a line of more than 8388608 bytes (8 MiB)");
+			await().atMost(Duration.ofSeconds(30)).until(() -> !transport.process().orElseThrow().isAlive());
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageContaining("more than 8388608 bytes");
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aLongLineOnStderrIsLoggedCut(CapturedOutput output) {
+		SandboxedStdioMcpTransport transport = shellServer("chatty",
+				"head -c 100000 /dev/zero | tr '\\0' b >&2; echo >&2; echo done >&2; exec sleep 300");
+		try {
+			transport.start(handler(transport));
+			await().atMost(Duration.ofSeconds(30)).until(() -> output.toString().contains("'chatty' stderr: done"));
+			assertThat(output).contains("MCP server 'chatty' stderr: " + "b".repeat(300) + "...")
+				.doesNotContain("b".repeat(301));
+		}
+		finally {
+			transport.close();
+		}
 	}
 
 	@Test
