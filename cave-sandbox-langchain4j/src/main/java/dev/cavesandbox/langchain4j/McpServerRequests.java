@@ -8,7 +8,7 @@ import dev.cavesandbox.ExecutionRequest;
 
 /**
  * The request that starts a stdio MCP server through {@link SandboxedStdioMcpTransport},
- * and the message that says why such a server takes no more requests.
+ * and the messages that say why such a server takes no more requests.
  */
 public final class McpServerRequests {
 
@@ -57,6 +57,19 @@ public final class McpServerRequests {
 				+ ". If it could not start: a program or script outside the sandbox's view needs "
 				+ "cave.sandbox.langchain4j.mcp.servers." + name + ".readable-paths (a file or a directory "
 				+ "not under /tmp or /run); the command must be on the sandbox's PATH";
+	}
+
+	/**
+	 * Say why a server that wrote a line past the cap on its stdout takes no more
+	 * requests, and the likely fix.
+	 * @param name the name of the server
+	 * @param cap the most bytes of one line
+	 * @return the reason
+	 */
+	static String overflowReason(String name, int cap) {
+		return "MCP server '" + name + "' wrote a line of more than " + cap + " bytes (" + (cap >> 20)
+				+ " MiB) to its stdout, the most one JSON-RPC message may take, and was stopped; it takes no more "
+				+ "requests. A server writes only JSON-RPC messages to stdout, one a line, and its log to stderr";
 	}
 
 }

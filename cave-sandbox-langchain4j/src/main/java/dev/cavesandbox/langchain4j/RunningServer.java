@@ -1,8 +1,6 @@
 package dev.cavesandbox.langchain4j;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -15,6 +13,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.langchain4j.CappedLineReader.Line;
 import dev.langchain4j.mcp.client.transport.McpOperationHandler;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -22,17 +21,31 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One start of a server of {@link SandboxedStdioMcpTransport}: its process, the daemon
- * threads that read its stdout (one JSON-RPC message per line to the client's handler)
- * and its stderr, and why it takes no more messages once its stdout has ended on its own.
- * Then it waits up to {@link #EXIT_WAIT} for the exit code and as long again for the rest
- * of stderr, logs the reason once at WARN and fails the client's pending operations with
- * it, unless it was {@linkplain #retire() retired} (closed or replaced) first.
+ * threads that read its stdout (one JSON-RPC message per line, of at most
+ * {@link #MESSAGE_CAP} bytes, to the client's handler) and its stderr, and why it takes
+ * no more messages once its stdout has ended on its own. Then it waits up to
+ * {@link #EXIT_WAIT} for the exit code and as long again for the rest of stderr, logs the
+ * reason once at WARN and fails the client's pending operations with it, unless it was
+ * {@linkplain #retire(String) retired} (closed or replaced) first, which fails them at
+ * once.
  */
 final class RunningServer {
 
 	private static final Log logger = LogFactory.getLog(SandboxedStdioMcpTransport.class);
 
 	private static final ObjectMapper JSON = new ObjectMapper();
+
+	/**
+	 * The most bytes of UTF-8 one line of the server's stdout, one JSON-RPC message, may
+	 * take: 8 MiB. LangChain4j holds each message whole (as a tree, then a tool's result
+	 * as text for the model), so nothing is gained by streaming it; 8 MiB leaves room for
+	 * a result that carries a base64-encoded image of 6 MB, or two million tokens of
+	 * text, more than a model's context takes. A longer line, a hostile server's endless
+	 * one included, costs the reader this much and no more, half the 16 MiB that
+	 * {@code McpTransportBreakInTests} allows one reader; it fails the server (see
+	 * {@link McpServerRequests#overflowReason}).
+	 */
+	static final int MESSAGE_CAP = 8 * 1024 * 1024;
 
 	/** How long to wait for an ended server's exit code, and for its stderr. */
 	static final Duration EXIT_WAIT = Duration.ofSeconds(2);
@@ -65,14 +78,35 @@ final class RunningServer {
 		return this.handler;
 	}
 
-	/** This start is over (closed or replaced): its end is no failure to report. */
-	void retire() {
+	/**
+	 * End this start (closed or replaced): its end is no failure to report, it takes no
+	 * more messages, and the client's operations still pending fail at once with the
+	 * given reason, unless the server had ended before.
+	 * @param reason why, naming the server
+	 */
+	void retire(String reason) {
 		this.retired = true;
+		end(reason);
+	}
+
+	/**
+	 * Say why the server takes no more messages and fail the client's pending operations
+	 * with it, unless that was said before.
+	 * @param reason why
+	 * @return whether this was the first reason
+	 */
+	private boolean end(String reason) {
+		if (!this.ended.complete(reason)) {
+			return false;
+		}
+		this.handler.cancelAllPendingOperations(reason);
+		return true;
 	}
 
 	/**
 	 * Return why the server takes no more messages.
-	 * @return the reason once its stdout has ended on its own, else {@code null}
+	 * @return the reason once its stdout has ended on its own or it was retired, else
+	 * {@code null}
 	 */
 	@Nullable String endedReason() {
 		return this.ended.getNow(null);
@@ -112,20 +146,41 @@ final class RunningServer {
 	}
 
 	private void readStdout() {
-		try (BufferedReader lines = new BufferedReader(
-				new InputStreamReader(this.process.stdout(), StandardCharsets.UTF_8))) {
-			for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-				if (!line.isBlank()) {
-					handle(line);
+		Line overflow = null;
+		try (CappedLineReader lines = new CappedLineReader(this.process.stdout(), MESSAGE_CAP,
+				ServerStderr.LINE_LENGTH)) {
+			for (Line line = lines.next(); line != null; line = lines.next()) {
+				if (line.cut()) {
+					overflow = line;
+					break;
+				}
+				if (!line.text().isBlank()) {
+					handle(line.text());
 				}
 			}
 		}
 		catch (IOException ex) {
 			logger.debug("MCP server '" + this.name + "': reading its stdout ended", ex);
 		}
-		if (!this.retired) {
+		if (overflow != null) {
+			overflowed(overflow.text());
+		}
+		else if (!this.retired) {
 			stdoutEnded();
 		}
+	}
+
+	/**
+	 * The server wrote a line past {@link #MESSAGE_CAP}: the message it was is lost, and
+	 * perhaps the answer to a pending operation with it. Fail them all and destroy the
+	 * server; the client's health check starts it again.
+	 */
+	private void overflowed(String prefix) {
+		String reason = McpServerRequests.overflowReason(this.name, MESSAGE_CAP);
+		if (end(reason)) {
+			logger.warn(reason + "; the line began: " + prefix + "...");
+		}
+		this.process.destroy();
 	}
 
 	private void handle(String line) {
@@ -134,7 +189,8 @@ final class RunningServer {
 			message = JSON.readTree(line);
 		}
 		catch (JsonProcessingException ex) {
-			logger.warn("MCP server '" + this.name + "' wrote a line that is no JSON-RPC message: " + line);
+			logger.warn("MCP server '" + this.name + "' wrote a line that is no JSON-RPC message: "
+					+ CappedLineReader.prefix(line, ServerStderr.LINE_LENGTH));
 			return;
 		}
 		try {
@@ -160,9 +216,9 @@ final class RunningServer {
 			return;
 		}
 		String reason = McpServerRequests.endedReason(this.name, exitCode, this.stderr.tail());
-		this.ended.complete(reason);
-		logger.warn(reason);
-		this.handler.cancelAllPendingOperations(reason);
+		if (end(reason)) {
+			logger.warn(reason);
+		}
 	}
 
 }

@@ -37,12 +37,14 @@ import org.jspecify.annotations.Nullable;
  * stdout on its own (it exited: a script outside the sandbox's view, a crash) fails each
  * operation still pending, and every later one, with an {@link IllegalStateException}
  * naming the server, its exit code, its last lines of stderr and the likely fix; it is
- * logged once, at WARN, and {@link #checkHealth()} throws it. {@link #close()} closes the
+ * logged once, at WARN, and {@link #checkHealth()} throws it. {@link #close()} fails the
+ * operations still pending at once ({@code MCP server 'NAME' was closed}), closes the
  * server's stdin, waits up to two seconds for it to exit, then
  * {@linkplain SandboxedProcess#destroy() destroys} its process tree, and returns when the
  * tree has ended. {@code DefaultMcpClient}'s automatic health check starts a server that
- * ended again, in the sandbox, through {@link #start}; {@link #onFailure} is not used, as
- * with {@code StdioMcpTransport}.
+ * ended again, in the sandbox, through {@link #start}, which fails the operations still
+ * pending on the server it replaces likewise; {@link #onFailure} is not used, as with
+ * {@code StdioMcpTransport}.
  */
 public final class SandboxedStdioMcpTransport implements McpTransport {
 
@@ -110,7 +112,9 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 	/**
 	 * Start the server in the sandbox and the daemon threads that read its stdout and
 	 * stderr. Called again (the client's reconnection after a failed health check), it
-	 * destroys the server of the last start if it still runs and starts a new one.
+	 * fails the operations still pending on the server of the last start
+	 * ({@code MCP server 'NAME' was closed to be started again}), destroys that server if
+	 * it still runs and starts a new one.
 	 * @throws dev.cavesandbox.NetworkIsolationUnavailableException isolation is
 	 * unavailable and the mode is strict; the other exceptions of
 	 * {@link IsolatedExecutor#start(ExecutionRequest)} likewise
@@ -125,7 +129,7 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 			}
 			RunningServer previous = this.server;
 			if (previous != null) {
-				previous.retire();
+				previous.retire("MCP server '" + this.name + "' was closed to be started again");
 				this.server = null;
 				if (previous.process().isAlive()) {
 					logger.info("MCP server '" + this.name + "' is restarted: its process is destroyed");
@@ -226,26 +230,23 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 			current.write(message);
 		}
 		catch (IOException ex) {
-			// A server that died: wait briefly for the reader of its stdout to say why.
-			String why = isClosed() ? null : current.awaitEnded();
+			// A server that died: wait briefly for the reader of its stdout to say why
+			// (at once when it was closed).
+			String why = current.awaitEnded();
 			answer.completeExceptionally((why != null) ? new IllegalStateException(why, ex) : ex);
 			return answer;
 		}
 		reason = current.endedReason();
 		if (reason != null) {
-			// It ended between the first check and the registration: nothing answers.
+			// It ended, or was closed, between the first check and the registration:
+			// nothing answers, and its pending operations may have been failed before
+			// this one was registered.
 			answer.completeExceptionally(new IllegalStateException(reason));
 		}
 		else if (id == null) {
 			answer.complete(null);
 		}
 		return answer;
-	}
-
-	private boolean isClosed() {
-		synchronized (this.lock) {
-			return this.closed;
-		}
 	}
 
 	/**
@@ -286,9 +287,11 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 	}
 
 	/**
-	 * Close the server's stdin, wait up to two seconds for it to exit, then destroy its
-	 * process tree; return when the tree has ended. Does nothing before {@link #start} or
-	 * a second time.
+	 * Fail the client's pending operations at once with an {@link IllegalStateException}
+	 * saying {@code MCP server 'NAME' was closed}, close the server's stdin, wait up to
+	 * two seconds for it to exit, then destroy its process tree; return when the tree has
+	 * ended. Later operations fail with the same message. Does nothing before
+	 * {@link #start} or a second time.
 	 */
 	@Override
 	public void close() {
@@ -303,7 +306,7 @@ public final class SandboxedStdioMcpTransport implements McpTransport {
 		if (current == null) {
 			return;
 		}
-		current.retire();
+		current.retire("MCP server '" + this.name + "' was closed");
 		SandboxedProcess process = current.process();
 		try {
 			process.stdin().close();

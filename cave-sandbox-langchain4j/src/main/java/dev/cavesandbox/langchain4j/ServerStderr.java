@@ -1,22 +1,21 @@
 package dev.cavesandbox.langchain4j;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 
+import dev.cavesandbox.langchain4j.CappedLineReader.Line;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * An MCP server's stderr, read on a daemon thread of its own: each line logged at INFO
- * under {@link SandboxedStdioMcpTransport}'s logger, the last {@value #LINES} lines kept
- * (each cut to {@value #LINE_LENGTH} characters) for the message that says why the server
+ * An MCP server's stderr, read on a daemon thread of its own: each line cut to
+ * {@value #LINE_LENGTH} bytes of UTF-8 (then {@code ...}; the rest of a longer line is
+ * skipped without being held), logged at INFO under {@link SandboxedStdioMcpTransport}'s
+ * logger, the last {@value #LINES} lines kept for the message that says why the server
  * ended.
  */
 final class ServerStderr {
@@ -59,14 +58,15 @@ final class ServerStderr {
 	}
 
 	private void read(InputStream stderr) {
-		try (BufferedReader lines = new BufferedReader(new InputStreamReader(stderr, StandardCharsets.UTF_8))) {
-			for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-				logger.info("MCP server '" + this.name + "' stderr: " + line);
+		try (CappedLineReader lines = new CappedLineReader(stderr, LINE_LENGTH, LINE_LENGTH)) {
+			for (Line line = lines.next(); line != null; line = lines.next()) {
+				String text = line.cut() ? line.text() + "..." : line.text();
+				logger.info("MCP server '" + this.name + "' stderr: " + text);
 				synchronized (this.tail) {
 					if (this.tail.size() == LINES) {
 						this.tail.removeFirst();
 					}
-					this.tail.addLast((line.length() <= LINE_LENGTH) ? line : line.substring(0, LINE_LENGTH) + "...");
+					this.tail.addLast(text);
 				}
 			}
 		}

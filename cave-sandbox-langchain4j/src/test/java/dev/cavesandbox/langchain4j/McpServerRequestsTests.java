@@ -43,4 +43,12 @@ class McpServerRequestsTests {
 				"; it wrote nothing to stderr.");
 	}
 
+	@Test
+	void anOverflowingServersReasonGivesTheCapAndTheFix() {
+		assertThat(McpServerRequests.overflowReason("files", 8 * 1024 * 1024))
+			.startsWith("MCP server 'files' wrote a line of more than 8388608 bytes (8 MiB) to its stdout, "
+					+ "the most one JSON-RPC message may take, and was stopped")
+			.endsWith("its log to stderr");
+	}
+
 }

@@ -6,7 +6,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+
+import com.fasterxml.jackson.databind.JsonNode;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.IsolatedExecutor;
@@ -21,6 +25,7 @@ import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.mcp.client.DefaultMcpClient;
 import dev.langchain4j.mcp.client.McpClient;
 import dev.langchain4j.mcp.client.transport.McpOperationHandler;
+import dev.langchain4j.mcp.protocol.McpPingRequest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -50,6 +55,11 @@ class SandboxedStdioMcpTransportTests {
 		Path script = TestSandbox.mcpServerScript();
 		return McpServerRequests.request(List.of("python3", script.toString()), environment, List.of(),
 				List.of(script.getParent()));
+	}
+
+	private SandboxedStdioMcpTransport shellServer(String name, String script) {
+		return new SandboxedStdioMcpTransport(name, this.executor,
+				McpServerRequests.request(List.of("sh", "-c", script), Map.of(), List.of(), List.of()));
 	}
 
 	private static DefaultMcpClient client(SandboxedStdioMcpTransport transport) {
@@ -161,8 +171,7 @@ class SandboxedStdioMcpTransportTests {
 
 	@Test
 	void closeDestroysAServerThatIgnoresTheEndOfItsStdin() {
-		SandboxedStdioMcpTransport transport = new SandboxedStdioMcpTransport("sleeper", this.executor,
-				McpServerRequests.request(List.of("sh", "-c", "exec sleep 600"), Map.of(), List.of(), List.of()));
+		SandboxedStdioMcpTransport transport = shellServer("sleeper", "exec sleep 600");
 		transport.start(handler(transport));
 		SandboxedProcess process = transport.process().orElseThrow();
 		assertThat(process.isAlive()).isTrue();
@@ -185,6 +194,73 @@ class SandboxedStdioMcpTransportTests {
 			assertThat(first.isAlive()).isFalse();
 			assertThat(second.pid()).isNotEqualTo(first.pid());
 			assertThat(second.isAlive()).isTrue();
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	void startingAgainFailsTheCallsPendingOnTheServerItReplaces() {
+		SandboxedStdioMcpTransport transport = shellServer("silent", "exec cat > /dev/null");
+		try {
+			McpOperationHandler handler = handler(transport);
+			transport.start(handler);
+			CompletableFuture<JsonNode> answer = transport.executeOperationWithResponse(new McpPingRequest(1L));
+			transport.start(handler);
+			assertThat(answer).failsWithin(Duration.ofSeconds(5))
+				.withThrowableOfType(ExecutionException.class)
+				.havingCause()
+				.withMessageContaining("MCP server 'silent' was closed to be started again");
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	void aCallAfterCloseFailsSayingTheServerWasClosed() {
+		SandboxedStdioMcpTransport transport = shellServer("silent", "exec cat > /dev/null");
+		transport.start(handler(transport));
+		transport.close();
+		assertThat(transport.executeOperationWithResponse(new McpPingRequest(1L))).failsWithin(Duration.ZERO)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.withMessage("MCP server 'silent' was closed");
+		assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+			.withMessage("MCP server 'silent' was closed");
+	}
+
+	@Test
+	void aLinePastTheCapOnStdoutFailsTheCallsAndStopsTheServer() {
+		SandboxedStdioMcpTransport transport = shellServer("flood",
+				"read line; head -c 9000000 /dev/zero | tr '\\0' a; echo; exec sleep 300");
+		try {
+			transport.start(handler(transport));
+			CompletableFuture<JsonNode> answer = transport.executeOperationWithResponse(new McpPingRequest(1L));
+			assertThat(answer).failsWithin(Duration.ofSeconds(60))
+				.withThrowableOfType(ExecutionException.class)
+				.havingCause()
+				.withMessageContaining("MCP server 'flood' wrote a line of more than 8388608 bytes (8 MiB)");
+			await().atMost(Duration.ofSeconds(30)).until(() -> !transport.process().orElseThrow().isAlive());
+			assertThatIllegalStateException().isThrownBy(transport::checkHealth)
+				.withMessageContaining("more than 8388608 bytes");
+		}
+		finally {
+			transport.close();
+		}
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aLongLineOnStderrIsLoggedCut(CapturedOutput output) {
+		SandboxedStdioMcpTransport transport = shellServer("chatty",
+				"head -c 100000 /dev/zero | tr '\\0' b >&2; echo >&2; echo done >&2; exec sleep 300");
+		try {
+			transport.start(handler(transport));
+			await().atMost(Duration.ofSeconds(30)).until(() -> output.toString().contains("'chatty' stderr: done"));
+			assertThat(output).contains("MCP server 'chatty' stderr: " + "b".repeat(300) + "...")
+				.doesNotContain("b".repeat(301));
 		}
 		finally {
 			transport.close();
