@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributeView;
@@ -16,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.internal.workspace.DescriptorPath;
 import dev.cavesandbox.internal.workspace.DirectoryTrees;
 
 /**
@@ -28,7 +28,8 @@ import dev.cavesandbox.internal.workspace.DirectoryTrees;
  * <ul>
  * <li>the JVM reaches its content only through the open descriptor, relative to it
  * ({@link SecureDirectoryStream}) or by a path that the kernel resolves through it
- * ({@code /proc/self/fd/N/...}, {@link #through()});</li>
+ * ({@code /proc/self/fd/N/...}, {@link #through()}, a descriptor of its own found by a
+ * tag, {@link DescriptorPath});</li>
  * <li>the path {@code <work>/<name>} ({@link #path()}) is only handed to commands; before
  * and after each command {@link #checkName()} makes sure that the name still is this
  * directory (the same file key, not following a link), else the probe's verdict names the
@@ -60,9 +61,10 @@ final class ProbeDirectory implements Closeable {
 
 	private final Object key;
 
-	private final Path through;
+	private final DescriptorPath through;
 
-	private ProbeDirectory(Path work, Path name, SecureDirectoryStream<Path> opened, Object key, Path through) {
+	private ProbeDirectory(Path work, Path name, SecureDirectoryStream<Path> opened, Object key,
+			DescriptorPath through) {
 		this.work = work;
 		this.name = name;
 		this.opened = opened;
@@ -95,14 +97,15 @@ final class ProbeDirectory implements Closeable {
 				throw new ReplacedException(work, name, "it could not be opened without following links: " + ex);
 			}
 		}
+		DescriptorPath through = null;
 		try {
 			Object key = Objects.requireNonNull(
 					opened.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey(), "file key");
-			Path through = descriptor(key);
-			Map<String, Object> attributes = Files.readAttributes(through, "unix:mode,uid");
+			through = DescriptorPath.open(opened);
+			Map<String, Object> attributes = Files.readAttributes(through.path(), "unix:mode,uid");
 			int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
 			if ((Integer) attributes.get("mode") != DIRECTORY_0700 || (Integer) attributes.get("uid") != uid
-					|| !empty(through)) {
+					|| !empty(through.path())) {
 				throw new ReplacedException(work, name,
 						"the directory opened under its name is not the new one (mode "
 								+ Integer.toOctalString((Integer) attributes.get("mode")) + ", uid "
@@ -111,6 +114,9 @@ final class ProbeDirectory implements Closeable {
 			return new ProbeDirectory(work, name, opened, key, through);
 		}
 		catch (IOException | RuntimeException ex) {
+			if (through != null) {
+				through.close();
+			}
 			opened.close();
 			throw ex;
 		}
@@ -125,14 +131,14 @@ final class ProbeDirectory implements Closeable {
 	}
 
 	/**
-	 * Return a path that the kernel resolves through the open descriptor
-	 * ({@code /proc/self/fd/N}), for what cannot be done relative to it (mkdir, a mode
-	 * with the sticky bit). Only the JVM's user writes the directory, so an entry of its
-	 * own reached beneath it is its own.
+	 * Return a path that the kernel resolves through a descriptor of the directory held
+	 * for the session ({@code /proc/self/fd/N}, {@link DescriptorPath}), for what cannot
+	 * be done relative to it (mkdir, a mode with the sticky bit). Only the JVM's user
+	 * writes the directory, so an entry of its own reached beneath it is its own.
 	 * @return the path
 	 */
 	Path through() {
-		return this.through;
+		return this.through.path();
 	}
 
 	/**
@@ -167,7 +173,7 @@ final class ProbeDirectory implements Closeable {
 	 */
 	@Override
 	public void close() {
-		try (SecureDirectoryStream<Path> directory = this.opened) {
+		try (SecureDirectoryStream<Path> directory = this.opened; DescriptorPath through = this.through) {
 			DirectoryTrees.deleteContent(directory);
 			try (DirectoryStream<Path> parent = Files.newDirectoryStream(this.work)) {
 				SecureDirectoryStream<Path> secure = (SecureDirectoryStream<Path>) parent;
@@ -207,26 +213,6 @@ final class ProbeDirectory implements Closeable {
 		catch (IOException ex) {
 			return false;
 		}
-	}
-
-	/**
-	 * The entry of {@code /proc/self/fd} that is the opened directory (the same file
-	 * key), which stays open as long as the session.
-	 */
-	private static Path descriptor(Object key) throws IOException {
-		try (DirectoryStream<Path> descriptors = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
-			for (Path descriptor : descriptors) {
-				try {
-					if (key.equals(Files.readAttributes(descriptor, "fileKey").get("fileKey"))) {
-						return descriptor;
-					}
-				}
-				catch (NoSuchFileException ex) {
-					// closed meanwhile by another thread
-				}
-			}
-		}
-		throw new IOException("no descriptor of the probe's directory in /proc/self/fd");
 	}
 
 	private static boolean empty(Path directory) throws IOException {

@@ -40,9 +40,10 @@ import org.slf4j.LoggerFactory;
  * A file below a directory ({@code out/a.png}) is written below the same directory in the
  * destination: an existing one is opened relative without following a link (a link or
  * another file at its name refuses the file), a missing one is created ({@code 0700}).
- * Java has no {@code mkdirat}: the directory is created by its path, after checking that
- * the path still leads to the directory held open, and then opened relative to it; where
- * the path was swapped in between, the file is refused, not written elsewhere.
+ * Java has no {@code mkdirat}: the directory is created through the parent's descriptor
+ * ({@link DescriptorPath}, {@code /proc/self/fd/N/name}), never by its path, so a link
+ * swapped onto the path does not lead it elsewhere, and then opened relative to the
+ * parent.
  */
 public final class OutputDirectory implements AutoCloseable {
 
@@ -155,7 +156,7 @@ public final class OutputDirectory implements AutoCloseable {
 			SecureDirectoryStream<Path> parent = this.directory;
 			Path parentPath = this.path;
 			for (int i = 0; i < names.length - 1; i++) {
-				@Nullable SecureDirectoryStream<Path> child = subdirectory(parent, parentPath, names[i]);
+				@Nullable SecureDirectoryStream<Path> child = subdirectory(parent, names[i]);
 				if (child == null) {
 					logger.debug("Output file {} not written: {} is not a directory of {}", relativePath, names[i],
 							parentPath);
@@ -182,20 +183,14 @@ public final class OutputDirectory implements AutoCloseable {
 	 * Open a subdirectory relative to its parent, creating it if it is missing; null
 	 * where its name is taken by anything else.
 	 */
-	private static @Nullable SecureDirectoryStream<Path> subdirectory(SecureDirectoryStream<Path> parent,
-			Path parentPath, String name) throws IOException {
+	private static @Nullable SecureDirectoryStream<Path> subdirectory(SecureDirectoryStream<Path> parent, String name)
+			throws IOException {
 		Path relative = Path.of(name);
 		@Nullable BasicFileAttributes attributes = attributes(parent, relative);
 		if (attributes == null) {
-			// No mkdirat: create it by path once the path still leads to the parent held.
-			Object held = parent.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey();
-			Object atPath = Files.readAttributes(parentPath, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
-				.fileKey();
-			if (held == null || !held.equals(atPath)) {
-				return null;
-			}
-			try {
-				Files.createDirectory(parentPath.resolve(name), OWNER_DIRECTORY);
+			// No mkdirat: created through the parent's descriptor, never by its path.
+			try (DescriptorPath through = DescriptorPath.open(parent)) {
+				Files.createDirectory(through.path().resolve(name), OWNER_DIRECTORY);
 			}
 			catch (FileAlreadyExistsException ex) {
 				// Made in between: looked at below, as any other.

@@ -17,6 +17,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
@@ -42,14 +43,20 @@ import org.slf4j.LoggerFactory;
  * The files are taken in order, the paths as given, then the globs' matches as a walk
  * finds them (each directory's names sorted, a directory's entries where its name sorts),
  * each path once; each one that fits whole in what is left of the cap is read, each other
- * one is omitted (not opened). A glob's walk visits at most {@value #MAX_ENTRIES} entries
- * and, without {@code **}, only as deep as the glob has names. With an
+ * one is omitted (not opened). A glob's walk reads at most {@value #MAX_ENTRIES} names,
+ * over all directories, and, without {@code **}, goes only as deep as the glob has names.
+ * A directory is read only up to what is left of that bound; where it holds more, the
+ * walk is cut there (the result is truncated) and its names are sorted among those read,
+ * which are the first the file system lists, not the first in sorted order. With an
  * {@link OutputDirectory} each file is copied into it as it is read instead of being
  * held.
  */
 public final class OutputFileReader {
 
-	/** The most entries that the walk of the globs visits. */
+	/**
+	 * The most names that the walk of the globs reads, over all directories, and so the
+	 * most entries it visits.
+	 */
 	public static final int MAX_ENTRIES = 10_000;
 
 	/** The deepest directory the walk of a glob with {@code **} enters. */
@@ -80,7 +87,8 @@ public final class OutputFileReader {
 
 	private long left;
 
-	private int visited;
+	/** The names the walk has read, over all directories. */
+	private int read;
 
 	private OutputFileReader(long maxBytes, @Nullable OutputDirectory destination) {
 		this.left = maxBytes;
@@ -163,18 +171,25 @@ public final class OutputFileReader {
 		}
 	}
 
-	/** Walk a directory in the order of its names, taking what a glob matches. */
+	/**
+	 * Walk a directory in the order of its names, taking what a glob matches. At most
+	 * what is left of {@link #MAX_ENTRIES} names are read; where the directory holds
+	 * more, the rest is not read and the walk is cut, so the names held (read, sorted,
+	 * visited) never exceed the bound, however many the command made.
+	 */
 	private void walk(SecureDirectoryStream<Path> directory, String prefix, int depth, Globs globs) throws IOException {
 		List<String> names = new ArrayList<>();
-		for (Path entry : directory) {
-			names.add(entry.getFileName().toString());
+		Iterator<Path> entries = directory.iterator();
+		while (entries.hasNext()) {
+			if (this.read == MAX_ENTRIES) {
+				this.truncated = true;
+				break;
+			}
+			names.add(entries.next().getFileName().toString());
+			this.read++;
 		}
 		names.sort(null);
 		for (String name : names) {
-			if (++this.visited > MAX_ENTRIES) {
-				this.truncated = true;
-				return;
-			}
 			String path = prefix + name;
 			@Nullable BasicFileAttributes attributes = attributes(directory, name);
 			if (attributes == null) {

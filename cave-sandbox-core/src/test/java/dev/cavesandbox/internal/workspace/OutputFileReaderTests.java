@@ -1,9 +1,11 @@
 package dev.cavesandbox.internal.workspace;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 import dev.cavesandbox.ExecutionRequest;
@@ -106,6 +108,40 @@ class OutputFileReaderTests {
 		assertThat(files.missing()).as("a glob that matches nothing adds nothing").isEmpty();
 		assertThat(files.skipped()).as("a directory a glob matches is left out").isEmpty();
 		assertThat(files.truncated()).isFalse();
+	}
+
+	@Test
+	void aDirectoryOfMoreNamesThanTheBoundIsReadOnlyToItAndTheWalkIsCut(@TempDir Path directory) throws Exception {
+		createEmptyFiles(directory, OutputFileReader.MAX_ENTRIES + 10);
+		OutputFiles files = OutputFileReader.read(directory, List.of(), List.of("*"), 1024, null);
+		assertThat(files.files()).hasSize(OutputFileReader.MAX_ENTRIES);
+		assertThat(files.files()).extracting(OutputFile::path).as("sorted among the names read").isSorted();
+		assertThat(files.truncated()).isTrue();
+	}
+
+	@Test
+	void aDirectoryOfAsManyNamesAsTheBoundIsReadWhole(@TempDir Path directory) throws Exception {
+		createEmptyFiles(directory, OutputFileReader.MAX_ENTRIES);
+		OutputFiles files = OutputFileReader.read(directory, List.of(), List.of("*"), 1024, null);
+		assertThat(files.files()).hasSize(OutputFileReader.MAX_ENTRIES);
+		assertThat(files.truncated()).isFalse();
+	}
+
+	@Test
+	void aSubdirectoryGetsWhatIsLeftOfTheBoundAfterItsParentsNames(@TempDir Path directory) throws Exception {
+		createEmptyFiles(Files.createDirectory(directory.resolve("a")), OutputFileReader.MAX_ENTRIES);
+		Files.writeString(directory.resolve("b.txt"), "b");
+		OutputFiles files = OutputFileReader.read(directory, List.of(), List.of("**"), 1024, null);
+		// The top's two names are read first; "a" gets the rest.
+		assertThat(files.files()).hasSize(OutputFileReader.MAX_ENTRIES - 1);
+		assertThat(files.files().get(files.files().size() - 1).path()).isEqualTo("b.txt");
+		assertThat(files.truncated()).isTrue();
+	}
+
+	private static void createEmptyFiles(Path directory, int count) throws IOException {
+		for (int i = 0; i < count; i++) {
+			Files.createFile(directory.resolve(String.format("f%05d", i)));
+		}
 	}
 
 	@ForEachLinuxMechanism
