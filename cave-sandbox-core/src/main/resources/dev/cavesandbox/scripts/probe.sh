@@ -29,6 +29,9 @@ echo "uid=$(id -u)"
 echo "gid=$(id -g)"
 sed -n 's/^CapEff:[[:space:]]*/caps=/p; s/^NoNewPrivs:[[:space:]]*/nnp=/p; s/^Seccomp:[[:space:]]*/seccomp=/p; s/^SigBlk:[[:space:]]*/sigblk=/p; s/^SigIgn:[[:space:]]*/sigign=/p' /proc/self/status
 echo "marker=$(cat "$marker")"
+# The device and inode of the directory the child runs in, which the probe compares with its
+# own working directory's: a directory swapped in around the launch is another one.
+echo "dir=$(stat -c '%d:%i' . 2>/dev/null)"
 if [ -n "$CAVE_SANDBOX_PROBE_DIRECTORY" ] && [ -w "$CAVE_SANDBOX_PROBE_DIRECTORY" ]; then echo path=ok; else echo path=unreachable; fi
 echo ok > "$write" && echo write=ok
 if [ -w / ]; then echo root=writable; else echo root=read-only; fi

@@ -226,7 +226,7 @@ public final class LinuxProbe {
 		if (verdict.available() && written != null) {
 			return ProbeSession.notVerified(verdict.mechanismName() + ": " + written + " appeared beside the working "
 					+ "directory although the child reported outside_write=refused: the sandbox let a write through, "
-					+ "or a process of the command's group outside it wrote there", session.took());
+					+ "or a process of the command uid outside it wrote there", session.took());
 		}
 		return verdict;
 	}
@@ -267,12 +267,12 @@ public final class LinuxProbe {
 	private Run run(ProbeSession session, SandboxMechanism candidate, List<String> argv)
 			throws IOException, InterruptedException {
 		SandboxMechanism mechanism = candidate;
-		ProcessRunner.Outcome outcome = session.run(mechanism, argv, false, true);
+		ProcessRunner.Outcome outcome = script(session, mechanism, argv, false);
 		if (outcome.exitCode() != 0 && ProbeSession.text(outcome.stderr()).contains("--map-user")) {
 			SandboxMechanism withoutUid = withoutUidMapping(mechanism);
 			if (withoutUid != null) {
 				mechanism = withoutUid;
-				outcome = session.run(mechanism, argv, false, true);
+				outcome = script(session, mechanism, argv, false);
 			}
 		}
 		if (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser()
@@ -295,9 +295,20 @@ public final class LinuxProbe {
 					+ "or choose another cave.sandbox.work-directory)";
 			mechanism = new SeccompMechanism(
 					new Launcher(seccomp.launcher().path(), seccomp.launcher().userNamespaces()), seccomp.filesystem());
-			return new Run(mechanism, session.run(mechanism, argv, false, true), unreachable, null);
+			return new Run(mechanism, script(session, mechanism, argv, false), unreachable, null);
 		}
 		return new Run(mechanism, outcome, null, null);
+	}
+
+	/**
+	 * Run the probe's script with a mechanism and check that its child ran in the
+	 * session's working directory ({@link ProbeSession#checkRanHere}).
+	 */
+	private static ProcessRunner.Outcome script(ProbeSession session, SandboxMechanism mechanism, List<String> argv,
+			boolean loopback) throws IOException, InterruptedException {
+		ProcessRunner.Outcome outcome = session.run(mechanism, argv, loopback, true);
+		session.checkRanHere(outcome);
+		return outcome;
 	}
 
 	/**
@@ -316,7 +327,7 @@ public final class LinuxProbe {
 					+ " mechanism has no network namespace";
 		}
 		else if (mechanism.supportsPrivateLoopback()) {
-			ProcessRunner.Outcome withLoopback = session.run(mechanism, argv, true, true);
+			ProcessRunner.Outcome withLoopback = script(session, mechanism, argv, true);
 			IsolationCapability loopback = LinuxVerdict.judge(mechanism, withLoopback, host, true,
 					this.settings.limits(), hostRoot, session.took());
 			privateLoopback = loopback.available();

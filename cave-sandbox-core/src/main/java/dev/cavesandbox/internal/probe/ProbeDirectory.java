@@ -167,9 +167,21 @@ final class ProbeDirectory implements Closeable {
 	}
 
 	/**
+	 * Return the exception that names this directory as replaced.
+	 * @param what what showed it
+	 * @return the exception, to throw
+	 */
+	ReplacedException replaced(String what) {
+		return new ReplacedException(this.work, this.name, what);
+	}
+
+	/**
 	 * Delete the content through the descriptor, then the directory where its name (or
 	 * the name it has now in the work directory) still is this directory, and close it.
-	 * Never throws; what is left is logged.
+	 * The content is deleted iteratively with a bounded number of open descriptors
+	 * ({@link DirectoryTrees#deleteContent}), whatever depth a user moved in. Never
+	 * throws, not even an {@link Error}; what is left is logged as a WARN that names the
+	 * path.
 	 */
 	@Override
 	public void close() {
@@ -198,7 +210,9 @@ final class ProbeDirectory implements Closeable {
 				secure.deleteDirectory(current);
 			}
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (IOException | RuntimeException | Error ex) {
+			// Not even an Error (a StackOverflowError, say) may leave the probe: its
+			// verdict stands, the leftover is named.
 			logger.warn("Could not remove the probe's directory {}; remove it by hand: {}", path(), ex.toString());
 		}
 	}

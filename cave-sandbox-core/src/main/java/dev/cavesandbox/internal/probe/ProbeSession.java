@@ -48,12 +48,14 @@ import org.jspecify.annotations.Nullable;
  * capabilities) it is 0701 during the run (passed by path, as the executor's home); the
  * working directory, its marker and the shared-memory directory are handed to the
  * command's uid (mode 0700: not to its group, gid 65534, which the host's {@code nobody}
- * shares); and the directory of the write outside ({@value #OUTSIDE_SUFFIX}) stays the
- * JVM user's, for the command's group to write and search (mode 0730), so that only the
- * sandbox, never the file modes, keeps the command from creating a file there; after each
- * run the session notes a file found in it ({@link #writtenOutside()}). A process of the
- * command's uid outside the sandbox cannot change the session's directory or move an
- * entry out of it, and can change no mode that the probe's verdict relies on.
+ * shares); and so is the directory of the write outside ({@value #OUTSIDE_SUFFIX}, mode
+ * 0300: write and search, no listing), so that only the sandbox, never the file modes,
+ * keeps the command from creating a file there; after each run all of them are the JVM
+ * user's again, mode 0700 for the directory of the write outside, and the session notes a
+ * file found in it ({@link #writtenOutside()}). A process of the command's uid outside
+ * the sandbox cannot change the session's directory or move an entry out of it, and can
+ * change no mode that the probe's verdict relies on; what it moves into an entry of its
+ * own during the run the session deletes ({@link ProbeDirectory#close()}).
  */
 public final class ProbeSession implements AutoCloseable {
 
@@ -111,8 +113,11 @@ public final class ProbeSession implements AutoCloseable {
 
 	private static final Set<PosixFilePermission> PASSABLE = PosixFilePermissions.fromString("rwx-----x");
 
-	/** Group 0730: the command's group creates files, but cannot list them. */
-	private static final int GRANTED_OUTSIDE = 0730;
+	/** Owner 0300: the command's uid creates files, but cannot list them. */
+	private static final int GRANTED_OUTSIDE = 0300;
+
+	/** The mode of the directory of the write outside while no command runs. */
+	private static final int OUTSIDE_MODE = 0700;
 
 	private final SandboxSettings settings;
 
@@ -120,6 +125,11 @@ public final class ProbeSession implements AutoCloseable {
 	private final ProbeDirectory own;
 
 	private final Path directory;
+
+	/**
+	 * The working directory's {@code DEVICE:INODE}, as {@code stat -c %d:%i} prints it.
+	 */
+	private final String identity;
 
 	private final long start;
 
@@ -133,9 +143,10 @@ public final class ProbeSession implements AutoCloseable {
 	/** A file found in the directory of the write outside after a run, or null. */
 	private @Nullable Path writtenOutside;
 
-	private ProbeSession(SandboxSettings settings, ProbeDirectory own, long start) {
+	private ProbeSession(SandboxSettings settings, ProbeDirectory own, String identity, long start) {
 		this.settings = settings;
 		this.own = own;
+		this.identity = identity;
 		this.directory = own.path().resolve(WORKING_DIRECTORY);
 		this.start = start;
 		this.runner = new ProcessRunner(settings.killGracePeriod());
@@ -184,9 +195,12 @@ public final class ProbeSession implements AutoCloseable {
 		catch (IOException ex) {
 			return unusable(settings, ex, start);
 		}
+		String identity;
 		try {
 			Path through = own.through();
 			Path directory = Files.createDirectory(through.resolve(WORKING_DIRECTORY), OWNER_ONLY);
+			Map<String, Object> key = Files.readAttributes(directory, "unix:dev,ino", LinkOption.NOFOLLOW_LINKS);
+			identity = key.get("dev") + ":" + key.get("ino");
 			Files.writeString(directory.resolve(MARKER_FILE), MARKER, StandardOpenOption.CREATE_NEW);
 			Path planted = Files.writeString(through.resolve(WORKING_DIRECTORY + PLANTED_SUFFIX), MARKER,
 					StandardOpenOption.CREATE_NEW);
@@ -199,7 +213,7 @@ public final class ProbeSession implements AutoCloseable {
 			own.close();
 			return unusable(settings, ex, start);
 		}
-		try (ProbeSession session = new ProbeSession(settings, own, start)) {
+		try (ProbeSession session = new ProbeSession(settings, own, identity, start)) {
 			return checks.run(session);
 		}
 		catch (ProbeDirectory.ReplacedException ex) {
@@ -252,7 +266,7 @@ public final class ProbeSession implements AutoCloseable {
 		}
 		else {
 			// As an execution's: the command user of this mechanism has no capability.
-			grant(((SeccompMechanism) mechanism).launcher().commandUser(), group, sharedMemory != null);
+			grant(((SeccompMechanism) mechanism).launcher().commandUser(), sharedMemory != null);
 			try {
 				outcome = runChecked(spec);
 			}
@@ -277,7 +291,39 @@ public final class ProbeSession implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			this.own.checkName();
+			Path program = Path.of(spec.commandLine().get(0));
+			if (WrapperFailureClassifier.errno(String.valueOf(ex.getMessage())).equals("2")
+					&& Files.isRegularFile(program) && Files.isExecutable(program)) {
+				// The program is there: what was missing at the start (ENOENT) was the
+				// working directory, swapped away and back around the launch.
+				throw this.own.replaced("its working directory " + this.directory + " was missing when "
+						+ program.getFileName() + " was started (" + ex.getMessage() + ") and was back afterwards");
+			}
 			throw ex;
+		}
+	}
+
+	/**
+	 * Check that the probe script's child ran in this session's working directory: the
+	 * device and inode it reported ({@code dir=}, {@code stat -c %d:%i .}) are the ones
+	 * of the working directory that the JVM reaches through its descriptor. A directory
+	 * of another user swapped in under the session's name around the launch and back (a
+	 * work directory that others may write without the sticky bit) is another one, though
+	 * every check of the name before and after the run holds.
+	 * @param outcome what the probe script's run produced; one that failed or timed out
+	 * is left to the verdict
+	 * @throws ProbeDirectory.ReplacedException if the child reported another directory or
+	 * none
+	 */
+	void checkRanHere(ProcessRunner.Outcome outcome) throws ProbeDirectory.ReplacedException {
+		if (outcome.timedOut() || outcome.exitCode() != 0) {
+			return;
+		}
+		String reported = ProbeScript.first(ProbeScript.facts(text(outcome.stdout())), "dir");
+		if (!reported.equals(this.identity)) {
+			throw this.own.replaced("the command ran in the directory of device:inode "
+					+ (reported.isEmpty() ? "(not reported)" : reported) + ", not in its working directory "
+					+ this.directory + " (" + this.identity + ")");
 		}
 	}
 
@@ -285,11 +331,12 @@ public final class ProbeSession implements AutoCloseable {
 	 * Let a command user of the seccomp mechanism (a uid of the host) pass the session's
 	 * directory (which stays the JVM user's), have its working directory, marker and
 	 * shared-memory directory, and create files in the directory of the write outside
-	 * (the JVM user's, given to the command's group). No one else can replace an entry of
-	 * the session's directory, so the paths through it reach the session's own entries;
-	 * none is followed where it is a link.
+	 * (given to the command's uid, not to its group: gid 65534 is the host's
+	 * {@code nobody}'s too). No one else can replace an entry of the session's directory,
+	 * so the paths through it reach the session's own entries; none is followed where it
+	 * is a link.
 	 */
-	private void grant(long uid, long group, boolean sharedMemory) throws IOException {
+	private void grant(long uid, boolean sharedMemory) throws IOException {
 		this.own.attributes().setPermissions(PASSABLE);
 		Path through = this.own.through();
 		Path directory = through.resolve(WORKING_DIRECTORY);
@@ -300,15 +347,16 @@ public final class ProbeSession implements AutoCloseable {
 					LinkOption.NOFOLLOW_LINKS);
 		}
 		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
-		Files.setAttribute(outside, "unix:gid", (int) group, LinkOption.NOFOLLOW_LINKS);
+		Files.setAttribute(outside, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
 		Files.setAttribute(outside, "unix:mode", GRANTED_OUTSIDE, LinkOption.NOFOLLOW_LINKS);
 	}
 
 	/**
-	 * Give the working directory, its marker and the shared-memory directory back to the
-	 * JVM's user after a run that granted them: a later run without the command user (as
-	 * root without capabilities, see LinuxProbe) could not open a directory of the
-	 * command uid's with mode 0700.
+	 * Give the working directory, its marker, the shared-memory directory and the
+	 * directory of the write outside (mode 0700 again) back to the JVM's user after a run
+	 * that granted them: a later run without the command user (as root without
+	 * capabilities, see LinuxProbe) could not open a directory of the command uid's with
+	 * mode 0700, and the command uid keeps no entry to write from the host.
 	 */
 	private void handBack(boolean sharedMemory) throws IOException {
 		Path through = this.own.through();
@@ -320,6 +368,9 @@ public final class ProbeSession implements AutoCloseable {
 		if (sharedMemory) {
 			handBack(through.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), owner);
 		}
+		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
+		Files.setAttribute(outside, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
+		Files.setAttribute(outside, "unix:mode", OUTSIDE_MODE, LinkOption.NOFOLLOW_LINKS);
 	}
 
 	private static void handBack(Path entry, int owner) throws IOException {

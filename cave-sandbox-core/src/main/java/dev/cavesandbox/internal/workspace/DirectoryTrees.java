@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.workspace;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -11,14 +12,17 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Removes a directory tree that an untrusted command wrote, without following the links
@@ -30,14 +34,22 @@ public final class DirectoryTrees {
 
 	private static final org.slf4j.Logger logger = org.slf4j.LoggerFactory.getLogger(DirectoryTrees.class);
 
+	/** How many directories of a tree the walk keeps open at most. */
+	static final int MAX_OPEN = 64;
+
+	/** How the name begins of a directory moved up out of a deep chain to be removed. */
+	static final String MOVED_PREFIX = ".cave-sandbox-moved-";
+
 	private DirectoryTrees() {
 	}
 
 	/**
 	 * Remove a directory tree without following symbolic links (a child may leave a link
-	 * to anywhere) and after restoring permissions the child may have taken away. A tree
-	 * the JDK cannot remove (deeper than {@code PATH_MAX}, or deep enough to exhaust the
-	 * stack) is handed to coreutils {@code chmod -R} and
+	 * to anywhere) and after restoring permissions the child may have taken away. The
+	 * walk is iterative and keeps at most {@value #MAX_OPEN} directories open, so no
+	 * depth (a chain of nested directories deeper than {@code PATH_MAX}, or than the
+	 * stack) costs more stack or descriptors. A tree the JDK cannot remove (an entry it
+	 * may not remove, a mount point beneath) is handed to coreutils {@code chmod -R} and
 	 * {@code rm -rf --one-file-system}, which walk it relative to each directory. Never
 	 * throws: a directory that cannot be removed is logged and left, and the execution's
 	 * result is not lost.
@@ -75,7 +87,18 @@ public final class DirectoryTrees {
 			if (!(stream instanceof SecureDirectoryStream<Path> secure)) {
 				throw new IOException("no SecureDirectoryStream on this platform");
 			}
-			deleteEntry(secure, absolute.getFileName());
+			Path name = absolute.getFileName();
+			if (!isDirectory(secure, name)) {
+				deleteQuietly(() -> secure.deleteFile(name));
+				return;
+			}
+			try (SecureDirectoryStream<Path> directory = open(secure, name)) {
+				deleteContent(directory);
+			}
+			catch (NoSuchFileException ex) {
+				return;
+			}
+			deleteQuietly(() -> secure.deleteDirectory(name));
 		}
 	}
 
@@ -83,49 +106,132 @@ public final class DirectoryTrees {
 	 * Remove everything in an open directory, relative to it and without following links,
 	 * as {@link #delete} does; the directory itself stays. For a directory that must not
 	 * be reached by its name again (the probe's, in a work directory where others may
-	 * rename entries).
+	 * rename entries). The walk is iterative: at most {@value #MAX_OPEN} directories are
+	 * open at once; a directory deeper than that is first moved up into the given one
+	 * under a new name ({@value #MOVED_PREFIX}N, {@code renameat(2)}) and removed from
+	 * there, so that a chain of any depth costs neither stack nor more descriptors.
 	 * @param directory the directory, open
 	 * @throws IOException if it cannot be listed or an entry cannot be removed
 	 */
 	public static void deleteContent(SecureDirectoryStream<Path> directory) throws IOException {
-		List<Path> entries = new ArrayList<>();
+		Deque<Path> pending;
 		try (SecureDirectoryStream<Path> listing = directory.newDirectoryStream(Path.of("."),
 				LinkOption.NOFOLLOW_LINKS)) {
-			for (Path entry : listing) {
-				entries.add(entry.getFileName());
-			}
+			pending = new ArrayDeque<>(names(listing));
 		}
-		for (Path entry : entries) {
-			deleteEntry(directory, entry);
+		int moved = 0;
+		while (!pending.isEmpty()) {
+			Path name = pending.pop();
+			if (!isDirectory(directory, name)) {
+				deleteQuietly(() -> directory.deleteFile(name));
+				continue;
+			}
+			Deque<Level> levels = new ArrayDeque<>();
+			try {
+				push(levels, directory, name);
+				while (!levels.isEmpty()) {
+					Level level = levels.peek();
+					Path entry = level.next();
+					if (entry == null) {
+						levels.pop().close();
+						SecureDirectoryStream<Path> parent = levels.isEmpty() ? directory : levels.peek().opened;
+						deleteQuietly(() -> parent.deleteDirectory(level.name));
+					}
+					else if (!isDirectory(level.opened, entry)) {
+						deleteQuietly(() -> level.opened.deleteFile(entry));
+					}
+					else if (levels.size() < MAX_OPEN) {
+						push(levels, level.opened, entry);
+					}
+					else {
+						Path up = Path.of(MOVED_PREFIX + (moved++) + "-" + Long.toHexString(System.nanoTime()));
+						level.opened.move(entry, directory, up);
+						pending.push(up);
+					}
+				}
+			}
+			finally {
+				for (Level level : levels) {
+					level.close();
+				}
+			}
 		}
 	}
 
-	private static void deleteEntry(SecureDirectoryStream<Path> parent, Path name) throws IOException {
-		BasicFileAttributes attributes;
+	private static void push(Deque<Level> levels, SecureDirectoryStream<Path> parent, Path name) throws IOException {
+		Level level = Level.open(parent, name);
+		if (level != null) {
+			levels.push(level);
+		}
+	}
+
+	/**
+	 * One open directory of the walk, with the names in it not yet removed.
+	 */
+	private static final class Level implements Closeable {
+
+		private final Path name;
+
+		private final SecureDirectoryStream<Path> opened;
+
+		private final Iterator<Path> entries;
+
+		private Level(Path name, SecureDirectoryStream<Path> opened, List<Path> entries) {
+			this.name = name;
+			this.opened = opened;
+			this.entries = entries.iterator();
+		}
+
+		/**
+		 * Open an entry of a directory and list it.
+		 * @return the level, or {@code null} where the entry is gone meanwhile
+		 */
+		static @Nullable Level open(SecureDirectoryStream<Path> parent, Path name) throws IOException {
+			SecureDirectoryStream<Path> opened;
+			try {
+				opened = DirectoryTrees.open(parent, name);
+			}
+			catch (NoSuchFileException ex) {
+				return null;
+			}
+			try {
+				return new Level(name, opened, names(opened));
+			}
+			catch (RuntimeException ex) {
+				opened.close();
+				throw ex;
+			}
+		}
+
+		@Nullable Path next() {
+			return this.entries.hasNext() ? this.entries.next() : null;
+		}
+
+		@Override
+		public void close() throws IOException {
+			this.opened.close();
+		}
+
+	}
+
+	/** The names in an open directory; the stream it lists stays open. */
+	private static List<Path> names(DirectoryStream<Path> directory) {
+		List<Path> names = new ArrayList<>();
+		for (Path entry : directory) {
+			names.add(entry.getFileName());
+		}
+		return names;
+	}
+
+	private static boolean isDirectory(SecureDirectoryStream<Path> parent, Path name) throws IOException {
 		try {
-			attributes = parent.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-				.readAttributes();
+			return parent.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+				.readAttributes()
+				.isDirectory();
 		}
 		catch (NoSuchFileException ex) {
-			return;
+			return false;
 		}
-		if (!attributes.isDirectory()) {
-			deleteQuietly(() -> parent.deleteFile(name));
-			return;
-		}
-		try (SecureDirectoryStream<Path> directory = open(parent, name)) {
-			List<Path> entries = new ArrayList<>();
-			for (Path entry : directory) {
-				entries.add(entry.getFileName());
-			}
-			for (Path entry : entries) {
-				deleteEntry(directory, entry);
-			}
-		}
-		catch (NoSuchFileException ex) {
-			return;
-		}
-		deleteQuietly(() -> parent.deleteDirectory(name));
 	}
 
 	/**

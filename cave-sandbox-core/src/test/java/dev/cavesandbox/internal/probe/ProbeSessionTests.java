@@ -5,8 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -101,6 +103,65 @@ class ProbeSessionTests {
 		assertThat(verdict.detail()).contains(directory.resolve("cave-sandbox-launcher").toString())
 			.containsPattern("error(=|: )2\\b");
 		assertThat(workDirectory).isEmptyDirectory();
+	}
+
+	/**
+	 * A working directory that is missing when the launcher (there, executable) is
+	 * started, as when another user swaps the session's directory away and back around
+	 * the launch: the verdict names the working directory and the fix, not the launcher
+	 * as missing.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void aWorkingDirectoryMissingAtTheStartIsNamedNotTheLauncher(@TempDir Path directory) throws Exception {
+		Path workDirectory = Files.createDirectory(directory.resolve("work"));
+		SandboxMechanism mechanism = new BubblewrapMechanism(Path.of("/usr/bin/bwrap"),
+				new Launcher(Path.of("/bin/true"), false), FilesystemView.of(List.of(), true));
+		SandboxSettings settings = SandboxSettings.builder().workDirectory(workDirectory).build();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			Files.delete(session.directory().resolve(ProbeSession.MARKER_FILE));
+			Files.delete(session.directory());
+			session.run(mechanism, List.of("/bin/true"), false, false);
+			return ProbeSession.notVerified("the wrapper ran", session.took());
+		});
+		assertThat(verdict.cause()).as("%s", verdict).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(verdict.detail()).contains("was replaced: its working directory ",
+				" was missing when true was started");
+		assertThat(workDirectory).isEmptyDirectory();
+	}
+
+	/**
+	 * The probe script's child reports the device and inode of the directory it runs in
+	 * ({@code dir=}): its own working directory's passes, another directory's, or none,
+	 * is the session's directory named as replaced.
+	 */
+	@Test
+	@EnabledOnOs(OS.LINUX)
+	void aChildThatRanInAnotherDirectoryThanTheWorkingDirectoryIsNamed(@TempDir Path workDirectory) throws Exception {
+		SandboxSettings settings = SandboxSettings.builder().workDirectory(workDirectory).build();
+		List<String> checked = new ArrayList<>();
+		IsolationCapability verdict = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			Map<String, Object> own = Files.readAttributes(session.directory(), "unix:dev,ino");
+			session.checkRanHere(report("dir=" + own.get("dev") + ":" + own.get("ino")));
+			checked.add("own");
+			session.checkRanHere(report("marker=" + ProbeSession.MARKER));
+			return ProbeSession.notVerified("accepted a report without dir", session.took());
+		});
+		assertThat(checked).containsExactly("own");
+		assertThat(verdict.detail()).contains("was replaced: the command ran in the directory of device:inode "
+				+ "(not reported), not in its working directory ");
+		IsolationCapability other = ProbeSession.verify(settings, System.nanoTime(), (session) -> {
+			Map<String, Object> root = Files.readAttributes(Path.of("/"), "unix:dev,ino");
+			session.checkRanHere(report("dir=" + root.get("dev") + ":" + root.get("ino")));
+			return ProbeSession.notVerified("accepted another directory", session.took());
+		});
+		assertThat(other.cause()).isEqualTo(UnavailabilityCause.NOT_VERIFIED);
+		assertThat(other.detail()).contains("was replaced: the command ran in the directory of device:inode ");
+	}
+
+	private static ProcessRunner.Outcome report(String stdout) {
+		return new ProcessRunner.Outcome(0, stdout.getBytes(StandardCharsets.UTF_8), new byte[0], false, false, false,
+				Duration.ZERO, List.of());
 	}
 
 	/**
@@ -202,8 +263,8 @@ class ProbeSessionTests {
 	 * own, mode 0700, the only entry the session makes in the work directory, always the
 	 * JVM user's; for a command user of the seccomp mechanism (a root JVM's) it is 0711
 	 * during the run, and the directory of the write outside beside the working directory
-	 * is the command's group's to write, so that only the sandbox keeps the command from
-	 * creating a file there.
+	 * is the command uid's to write during the run, so that only the sandbox keeps the
+	 * command from creating a file there.
 	 */
 	@ForEachLinuxMechanism
 	@EnabledOnOs(OS.LINUX)

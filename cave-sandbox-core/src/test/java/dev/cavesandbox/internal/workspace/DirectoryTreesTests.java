@@ -1,9 +1,13 @@
 package dev.cavesandbox.internal.workspace;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -58,6 +62,33 @@ class DirectoryTreesTests {
 		assertThat(process.waitFor()).isZero();
 		DirectoryTrees.delete(tree);
 		assertThat(tree).doesNotExist();
+	}
+
+	@Test
+	void contentOfAnyDepthIsRemovedThroughTheOpenDirectoryLeavingNoDescriptorOpen() throws Exception {
+		Path tree = Files.createDirectory(this.temp.resolve("tree"));
+		// 20000 nested directories, one a file: deeper than a recursion's stack.
+		Process process = new ProcessBuilder("perl", "-e",
+				"chdir $ARGV[0] or die; for (1..20000) { mkdir 'd' or die; chdir 'd' or die } open F, '>deep' or die",
+				tree.toString())
+			.inheritIO()
+			.start();
+		assertThat(process.waitFor()).isZero();
+		Files.writeString(tree.resolve("file"), "x");
+		long before = descriptors();
+		try (DirectoryStream<Path> parent = Files.newDirectoryStream(tree);
+				SecureDirectoryStream<Path> directory = ((SecureDirectoryStream<Path>) parent)
+					.newDirectoryStream(Path.of("."), LinkOption.NOFOLLOW_LINKS)) {
+			DirectoryTrees.deleteContent(directory);
+		}
+		assertThat(tree).isEmptyDirectory();
+		assertThat(descriptors()).isLessThanOrEqualTo(before);
+	}
+
+	private static long descriptors() throws IOException {
+		try (Stream<Path> entries = Files.list(Path.of("/proc/self/fd"))) {
+			return entries.count();
+		}
 	}
 
 }
