@@ -210,9 +210,11 @@ final class ProbeDirectory implements Closeable {
 				secure.deleteDirectory(current);
 			}
 		}
-		catch (IOException | RuntimeException | Error ex) {
-			// Not even an Error (a StackOverflowError, say) may leave the probe: its
-			// verdict stands, the leftover is named.
+		catch (IOException | RuntimeException | StackOverflowError ex) {
+			// A tree that another user made too deep for this thread's stack must not end
+			// the probe either (DirectoryTrees no longer recurses; this stays the guard):
+			// its verdict stands, the leftover is named. Other errors of the VM
+			// (OutOfMemoryError) are not the probe's to hide.
 			logger.warn("Could not remove the probe's directory {}; remove it by hand: {}", path(), ex.toString());
 		}
 	}
