@@ -108,6 +108,9 @@ public final class ProbeSession implements AutoCloseable {
 
 	private static final int OUTPUT_LIMIT = 64 * 1024;
 
+	/** What the child says when its write beside the working directory was refused. */
+	private static final String REFUSED_OUTSIDE = "outside_write=refused";
+
 	private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY = PosixFilePermissions
 		.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
@@ -276,7 +279,11 @@ public final class ProbeSession implements AutoCloseable {
 			}
 		}
 		this.own.checkName();
-		noteWrittenOutside();
+		// Only where the child says it was refused: a mechanism with a writable root
+		// (cave.sandbox.read-only-root=false) lets the write through by design.
+		if (text(outcome.stdout()).lines().anyMatch(REFUSED_OUTSIDE::equals)) {
+			noteWrittenOutside();
+		}
 		return outcome;
 	}
 
