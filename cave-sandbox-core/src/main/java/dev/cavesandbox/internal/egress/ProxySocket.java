@@ -10,7 +10,10 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.PosixFilePermissions;
+
+import dev.cavesandbox.internal.workspace.DescriptorPath;
 
 /**
  * The unix socket an {@link EgressProxy} serves: bound at a new path and made readable
@@ -61,8 +64,9 @@ final class ProxySocket {
 	 * directories' names in it exceed {@value #MAX_SOCKET_PATH} bytes: a longer path is
 	 * bound through a descriptor of its directory that this JVM holds open for the call,
 	 * as {@code /proc/self/fd/N/NAME} (proc(5): the kernel resolves the directory through
-	 * the descriptor and creates the socket in it). The descriptor is found by its link
-	 * in {@code /proc/self/fd}; that the socket then exists at the path is checked.
+	 * the descriptor and creates the socket in it), N found by {@link DescriptorPath} (a
+	 * descriptor of this call's own, not another of the same directory that its holder
+	 * may close meanwhile); that the socket then exists at the path is checked.
 	 */
 	private static void bind(ServerSocketChannel server, Path socketPath) throws IOException {
 		if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length <= MAX_SOCKET_PATH) {
@@ -70,27 +74,18 @@ final class ProxySocket {
 			return;
 		}
 		Path directory = socketPath.getParent().toRealPath();
-		try (DirectoryStream<Path> held = Files.newDirectoryStream(directory);
-				DirectoryStream<Path> descriptors = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
-			for (Path descriptor : descriptors) {
-				Path target;
-				try {
-					target = Files.readSymbolicLink(descriptor);
-				}
-				catch (IOException ex) {
-					continue;
-				}
-				if (target.equals(directory)) {
-					server.bind(UnixDomainSocketAddress.of(descriptor.resolve(socketPath.getFileName())));
-					if (!Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
-						throw new IOException("the egress socket was not created at " + socketPath);
-					}
-					return;
-				}
+		try (DirectoryStream<Path> held = Files.newDirectoryStream(directory)) {
+			if (!(held instanceof SecureDirectoryStream<Path> secure)) {
+				throw new IOException("cannot bind the egress socket " + socketPath + ": its path is longer than "
+						+ MAX_SOCKET_PATH + " bytes (unix(7)) and its directory cannot be held open on this platform");
+			}
+			try (DescriptorPath through = DescriptorPath.open(secure)) {
+				server.bind(UnixDomainSocketAddress.of(through.path().resolve(socketPath.getFileName())));
 			}
 		}
-		throw new IOException("cannot bind the egress socket " + socketPath + ": its path is longer than "
-				+ MAX_SOCKET_PATH + " bytes (unix(7)) and no descriptor of its directory was found in /proc/self/fd");
+		if (!Files.exists(socketPath, LinkOption.NOFOLLOW_LINKS)) {
+			throw new IOException("the egress socket was not created at " + socketPath);
+		}
 	}
 
 }
