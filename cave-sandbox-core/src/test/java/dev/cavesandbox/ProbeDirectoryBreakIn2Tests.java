@@ -10,13 +10,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.ProbeAttacks.Probes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
+import static dev.cavesandbox.ProbeAttacks.NOBODY;
+import static dev.cavesandbox.ProbeAttacks.assumeRoot;
+import static dev.cavesandbox.ProbeAttacks.compile;
+import static dev.cavesandbox.ProbeAttacks.seccomp;
+import static dev.cavesandbox.ProbeAttacks.workDirectory;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * Second red team of the probe's directory of its own (ProbeDirectory, ProbeSession): the
@@ -27,8 +32,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  */
 @EnabledOnOs(OS.LINUX)
 class ProbeDirectoryBreakIn2Tests {
-
-	private static final String NOBODY = "65534";
 
 	private static final String COMMAND_UID = "65536";
 
@@ -298,27 +301,8 @@ class ProbeDirectoryBreakIn2Tests {
 		};
 	}
 
-	private static SandboxSettings seccomp(Path work) {
-		return SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(work).build();
-	}
-
-	private static void assumeRoot() {
-		assumeThat(System.getProperty("user.name")).as("the JVM runs as root").isEqualTo("root");
-	}
-
-	/** A work directory of the given mode in a directory that others may pass. */
-	private static Path workDirectory(Path base, int mode) throws IOException {
-		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
-		Path work = Files.createDirectory(base.resolve("work"));
-		Files.setAttribute(work, "unix:mode", mode);
-		return work;
-	}
-
 	private static String attacker(Path base) throws Exception {
-		Path tools = Files.createDirectories(base.resolve("tools"));
-		Path program = CompiledPrograms.compile("probe-directory-attacker", tools);
-		Files.setPosixFilePermissions(tools, PosixFilePermissions.fromString("rwxr-xr-x"));
-		return program.toString();
+		return compile(base, "probe-directory-attacker").toString();
 	}
 
 	/** Remove a tree deeper than PATH_MAX: coreutils work relative to each directory. */
@@ -340,36 +324,16 @@ class ProbeDirectoryBreakIn2Tests {
 		return left;
 	}
 
-	/** Run an attacker as another user while the probes run; return what it printed. */
+	/**
+	 * Run the attacker as another user while the probes run, with the chain's depth; a
+	 * deep chain is built before the probes start.
+	 */
 	private static String whileRunning(Path base, String uid, String gid, Map<String, String> environment,
 			Probes probes, String... command) throws Exception {
-		List<String> argv = new ArrayList<>(List.of("/usr/bin/timeout", "150", "/usr/bin/setpriv", "--reuid=" + uid,
-				"--regid=" + gid, "--clear-groups", "--"));
-		argv.addAll(List.of(command));
-		Path out = Files.createTempFile(base, "attacker", ".out");
-		ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile());
-		builder.environment().putAll(environment);
-		builder.environment().put("DEPTH", String.valueOf(DEPTH));
-		Process attacker = builder.start();
-		try {
-			Thread.sleep(500); // its watch in place
-			for (int i = 0; i < 600 && command[2].equals("deep") && !Files.readString(out).contains("built"); i++) {
-				Thread.sleep(100); // its chain built
-			}
-			probes.run();
-		}
-		finally {
-			attacker.destroy();
-			attacker.waitFor();
-		}
-		return Files.readString(out);
-	}
-
-	@FunctionalInterface
-	private interface Probes {
-
-		void run() throws Exception;
-
+		Map<String, String> withDepth = new java.util.HashMap<>(environment);
+		withDepth.put("DEPTH", String.valueOf(DEPTH));
+		return ProbeAttacks.whileRunning(base, uid, gid, withDepth, command[2].equals("deep") ? "built" : null, probes,
+				command);
 	}
 
 }

@@ -7,15 +7,22 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.ProbeAttacks.Probes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
+import static dev.cavesandbox.ProbeAttacks.NOBODY;
+import static dev.cavesandbox.ProbeAttacks.assumeRoot;
+import static dev.cavesandbox.ProbeAttacks.compile;
+import static dev.cavesandbox.ProbeAttacks.seccomp;
+import static dev.cavesandbox.ProbeAttacks.whileRunning;
+import static dev.cavesandbox.ProbeAttacks.workDirectory;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * Red team of the probe's directory of its own (ProbeSession, ProbeDirectory: created new
@@ -27,8 +34,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  */
 @EnabledOnOs(OS.LINUX)
 class ProbeDirectoryBreakInTests {
-
-	private static final String NOBODY = "65534";
 
 	/**
 	 * The probe's child once checked that the host's {@code /dev/shm} is refused by
@@ -91,8 +96,8 @@ class ProbeDirectoryBreakInTests {
 			.anyMatch((fact) -> fact.startsWith("uid 65536: the command user"));
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, probes(settings, 5, verdicts), swapper.toString(),
-				work.toString(), "blink", "-", "100");
+		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 5, verdicts),
+				swapper.toString(), work.toString(), "blink", "-", "100");
 		assertThat(output).as("the command uid tried").contains(": blink ").doesNotContain("blink done");
 		assertThat(verdicts).as(output)
 			.allSatisfy((verdict) -> assertThat(!verdict.available()
@@ -116,8 +121,8 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, probes(settings, 2, verdicts), swapper.toString(),
-				work.toString(), "steal", "-", "100");
+		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 2, verdicts),
+				swapper.toString(), work.toString(), "steal", "-", "100");
 		assertThat(output).as("the command uid tried").contains(": steal ").doesNotContain("steal done");
 		assertThat(entries(work)).as("%s %s", output, verdicts).containsExactly("cave-sandbox-0");
 		assertThat(verdicts).noneMatch((verdict) -> verdict.cause() == UnavailabilityCause.BINARY_MISSING);
@@ -137,8 +142,8 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, probes(settings, 3, verdicts), swapper.toString(),
-				work.toString(), "link", vault.toString(), "100");
+		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 3, verdicts),
+				swapper.toString(), work.toString(), "link", vault.toString(), "100");
 		assertThat(output).as("the command uid tried").contains(": link ").doesNotContain("link done");
 		assertThat(entries(vault)).as(output).containsExactly("secret");
 		assertThat(verdicts).as(output)
@@ -171,8 +176,8 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-directory-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, NOBODY, NOBODY, probes(settings, 4, verdicts), swapper.toString(),
-				work.toString(), "link", vault.toString(), "100");
+		String output = whileRunning(base, NOBODY, NOBODY, Map.of(), null, probes(settings, 4, verdicts),
+				swapper.toString(), work.toString(), "link", vault.toString(), "100");
 		assertThat(output).as("the other user acted").contains("swapped");
 		assertThat(entries(vault)).as("the link's target, %s", verdicts).containsExactly("secret");
 		// holds: the handover (fchown through the directory's descriptor) never reaches
@@ -210,7 +215,7 @@ class ProbeDirectoryBreakInTests {
 		List<String> verdicts = new ArrayList<>();
 		String output;
 		try {
-			output = whileRunning(base, NOBODY, NOBODY, () -> {
+			output = whileRunning(base, NOBODY, NOBODY, Map.of(), null, () -> {
 				long end = System.nanoTime() + 120_000_000_000L;
 				while (System.nanoTime() < end && Files.exists(vault.resolve("secret")) && verdicts.size() < 60) {
 					IsolationCapability verdict = new NetworkIsolationProbe(settings).probe();
@@ -237,35 +242,12 @@ class ProbeDirectoryBreakInTests {
 		};
 	}
 
-	private static SandboxSettings seccomp(Path work) {
-		return SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(work).build();
-	}
-
-	private static void assumeRoot() {
-		assumeThat(System.getProperty("user.name")).as("the JVM runs as root").isEqualTo("root");
-	}
-
-	/** A work directory of the given mode in a directory that others may pass. */
-	private static Path workDirectory(Path base, int mode) throws IOException {
-		Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
-		Path work = Files.createDirectory(base.resolve("work"));
-		Files.setAttribute(work, "unix:mode", mode);
-		return work;
-	}
-
 	/** A root directory, mode 0700, with one file. */
 	private static Path vault(Path base) throws IOException {
 		Path vault = Files.createDirectory(base.resolve("vault"),
 				PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
 		Files.writeString(vault.resolve("secret"), "root's");
 		return vault;
-	}
-
-	private static Path compile(Path base, String name) throws Exception {
-		Path tools = Files.createDirectories(base.resolve("tools"));
-		Path program = CompiledPrograms.compile(name, tools);
-		Files.setPosixFilePermissions(tools, PosixFilePermissions.fromString("rwxr-xr-x"));
-		return program;
 	}
 
 	/**
@@ -310,25 +292,6 @@ class ProbeDirectoryBreakInTests {
 		return Files.readString(out);
 	}
 
-	/** Run an attacker as another user while the probes run; return what it printed. */
-	private static String whileRunning(Path base, String uid, String gid, Probes probes, String... command)
-			throws Exception {
-		List<String> argv = new ArrayList<>(List.of("/usr/bin/timeout", "150", "/usr/bin/setpriv", "--reuid=" + uid,
-				"--regid=" + gid, "--clear-groups", "--"));
-		argv.addAll(List.of(command));
-		Path out = Files.createTempFile(base, "attacker", ".out");
-		Process attacker = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-		try {
-			Thread.sleep(500); // its watch in place
-			probes.run();
-		}
-		finally {
-			attacker.destroy();
-			attacker.waitFor();
-		}
-		return Files.readString(out);
-	}
-
 	/** Remove the directories the other user took in /dev/shm (empty, uid 65534's). */
 	private static void removeTaken() throws IOException {
 		try (Stream<Path> entries = Files.list(Path.of("/dev/shm"))) {
@@ -339,13 +302,6 @@ class ProbeDirectoryBreakInTests {
 				}
 			}
 		}
-	}
-
-	@FunctionalInterface
-	private interface Probes {
-
-		void run() throws Exception;
-
 	}
 
 }
