@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
@@ -113,14 +112,6 @@ public final class ProbeSession implements AutoCloseable {
 
 	private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY = PosixFilePermissions
 		.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
-
-	private static final Set<PosixFilePermission> PASSABLE = PosixFilePermissions.fromString("rwx-----x");
-
-	/** Owner 0300: the command's uid creates files, but cannot list them. */
-	private static final int GRANTED_OUTSIDE = 0300;
-
-	/** The mode of the directory of the write outside while no command runs. */
-	private static final int OUTSIDE_MODE = 0700;
 
 	private final SandboxSettings settings;
 
@@ -269,13 +260,13 @@ public final class ProbeSession implements AutoCloseable {
 		}
 		else {
 			// As an execution's: the command user of this mechanism has no capability.
-			grant(((SeccompMechanism) mechanism).launcher().commandUser(), sharedMemory != null);
+			CommandUserGrant.grant(this.own, ((SeccompMechanism) mechanism).launcher().commandUser(),
+					sharedMemory != null);
 			try {
 				outcome = runChecked(spec);
 			}
 			finally {
-				this.own.attributes().setPermissions(PosixFilePermissions.fromString("rwx------"));
-				handBack(sharedMemory != null);
+				CommandUserGrant.handBack(this.own, sharedMemory != null);
 			}
 		}
 		this.own.checkName();
@@ -331,61 +322,6 @@ public final class ProbeSession implements AutoCloseable {
 			throw this.own.replaced("the command ran in the directory of device:inode "
 					+ (reported.isEmpty() ? "(not reported)" : reported) + ", not in its working directory "
 					+ this.directory + " (" + this.identity + ")");
-		}
-	}
-
-	/**
-	 * Let a command user of the seccomp mechanism (a uid of the host) pass the session's
-	 * directory (which stays the JVM user's), have its working directory, marker and
-	 * shared-memory directory, and create files in the directory of the write outside
-	 * (given to the command's uid, not to its group: gid 65534 is the host's
-	 * {@code nobody}'s too). No one else can replace an entry of the session's directory,
-	 * so the paths through it reach the session's own entries; none is followed where it
-	 * is a link.
-	 */
-	private void grant(long uid, boolean sharedMemory) throws IOException {
-		this.own.attributes().setPermissions(PASSABLE);
-		Path through = this.own.through();
-		Path directory = through.resolve(WORKING_DIRECTORY);
-		Files.setAttribute(directory.resolve(MARKER_FILE), "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
-		Files.setAttribute(directory, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
-		if (sharedMemory) {
-			Files.setAttribute(through.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), "unix:uid", (int) uid,
-					LinkOption.NOFOLLOW_LINKS);
-		}
-		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
-		Files.setAttribute(outside, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
-		Files.setAttribute(outside, "unix:mode", GRANTED_OUTSIDE, LinkOption.NOFOLLOW_LINKS);
-	}
-
-	/**
-	 * Give the working directory, its marker, the shared-memory directory and the
-	 * directory of the write outside (mode 0700 again) back to the JVM's user after a run
-	 * that granted them: a later run without the command user (as root without
-	 * capabilities, see LinuxProbe) could not open a directory of the command uid's with
-	 * mode 0700, and the command uid keeps no entry to write from the host.
-	 */
-	private void handBack(boolean sharedMemory) throws IOException {
-		Path through = this.own.through();
-		int owner = (Integer) Files.getAttribute(through, "unix:uid");
-		Path directory = through.resolve(WORKING_DIRECTORY);
-		Files.setAttribute(directory, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
-		// the command uid may have removed its marker: the next run's check says so
-		handBack(directory.resolve(MARKER_FILE), owner);
-		if (sharedMemory) {
-			handBack(through.resolve(WORKING_DIRECTORY + SHARED_MEMORY_SUFFIX), owner);
-		}
-		Path outside = through.resolve(WORKING_DIRECTORY + OUTSIDE_SUFFIX);
-		Files.setAttribute(outside, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
-		Files.setAttribute(outside, "unix:mode", OUTSIDE_MODE, LinkOption.NOFOLLOW_LINKS);
-	}
-
-	private static void handBack(Path entry, int owner) throws IOException {
-		try {
-			Files.setAttribute(entry, "unix:uid", owner, LinkOption.NOFOLLOW_LINKS);
-		}
-		catch (NoSuchFileException ex) {
-			// gone: nothing to give back
 		}
 	}
 
