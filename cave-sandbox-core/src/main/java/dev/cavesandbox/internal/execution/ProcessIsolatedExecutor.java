@@ -97,8 +97,10 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		boolean commandUser = commandGroup(capability) >= 0;
 		this.privateDirectories = new PrivateDirectories(settings.workDirectory(), settings.maxConcurrent(),
 				capability != null, commandUser);
-		// One command user per execution: a root JVM's commands on the seccomp mechanism.
-		CommandUsers commandUsers = commandUser ? new CommandUsers(settings.linux().commandUserRange()) : null;
+		// One command user per execution: a root JVM's commands on the seccomp mechanism,
+		// each uid checked free on the cleaner thread once released.
+		CommandUsers commandUsers = commandUser
+				? new CommandUsers(settings.linux().commandUserRange(), this.privateDirectories::runOnCleaner) : null;
 		this.preparation = new LaunchPreparation(settings, capability, this.privateDirectories, commandUsers,
 				() -> this.resolver);
 		AtomicInteger count = new AtomicInteger();

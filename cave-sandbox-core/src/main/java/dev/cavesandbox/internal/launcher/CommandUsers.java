@@ -9,11 +9,17 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The command users of a root JVM's executions on the seccomp mechanism, one uid of its
@@ -30,56 +36,110 @@ import dev.cavesandbox.SandboxSettings;
  * <p>
  * An execution takes a uid with its slot ({@link #acquire()}) and gives it back with the
  * slot ({@link #release(long)}), after its process tree has ended (for {@code start()}:
- * when the process and everything it left have ended). Free uids are handed out least
- * recently released first, so that a uid rests as long as the range allows before it is
- * used again; and a uid is handed out only when no process of the host (as far as this
- * JVM's {@code /proc} shows) runs as it, in any of its real, effective, saved or
- * filesystem uids: a process left behind by an earlier execution (or one of another
- * program that uses the uid) never meets a new one. The range holds at least
- * {@code maxConcurrent} uids (the settings check it), so an execution that holds a slot
- * always finds a uid that no running execution holds.
+ * when the process and everything it left have ended). A uid is handed out only once it
+ * was <em>checked free</em>: no process of the host (as far as this JVM's {@code /proc}
+ * shows) ran as it, in any of its real, effective, saved or filesystem uids, at a check
+ * made after its last release. So a process left behind by an earlier execution (or one
+ * of another program that uses the uid) never meets a new one. Checked uids are handed
+ * out least recently released first, so that a uid rests as long as the range allows
+ * before it is used again.
+ * <p>
+ * The check is made when a uid is released, off the caller's thread: on the executor's
+ * {@code checks} executor (the private directories' cleaner thread, which renews the
+ * execution's directories just before), one scan of {@code /proc} for every uid released
+ * since the last one; {@link #acquire()} then takes a uid already checked, without
+ * reading {@code /proc}. That is as safe as a check at acquisition: nothing of ours runs
+ * as a released uid (the execution's tree was killed before the release, and no running
+ * execution holds the uid until it is acquired again), so a check at release time misses
+ * only a process of a foreign program that starts as the uid after the check; a check at
+ * acquisition misses one that starts a moment after it just as well, and the range is
+ * meant for these executions alone. A uid found in use at its check is not handed out: it
+ * waits, unchecked, for a later check to find it free.
+ * <p>
+ * At first every uid is unchecked. The first acquisition, and any acquisition that finds
+ * no checked uid (the check of a release has not run yet, or was refused because the
+ * cleaner had too much waiting), scans {@code /proc} once on its own thread and checks
+ * every unchecked uid at once; the acquisitions after it take those uids with no further
+ * scan. The range holds at least {@code maxConcurrent} uids (the settings check it), so
+ * an execution that holds a slot always finds a uid that no running execution holds.
  * <p>
  * Thread-safe.
  */
 public final class CommandUsers {
 
+	private static final Logger logger = LoggerFactory.getLogger(CommandUsers.class);
+
 	private static final Path PROC = Path.of("/proc");
 
 	private final SandboxSettings.CommandUserRange range;
 
-	/** The free uids, least recently released first; guarded by {@code this}. */
+	private final Executor checks;
+
+	/**
+	 * The uids checked free, least recently released first; guarded by {@code this}.
+	 */
 	private final ArrayDeque<Long> free = new ArrayDeque<>();
 
 	/**
-	 * Create the pool of a range.
-	 * @param range the uids; each is free at first
+	 * The uids not held by an execution and not checked free since their release, in the
+	 * order of their release, each with the number of its release (0: never held);
+	 * guarded by {@code this}.
+	 */
+	private final LinkedHashMap<Long, Long> unchecked = new LinkedHashMap<>();
+
+	/** How many uids were released so far; guarded by {@code this}. */
+	private long releases;
+
+	/** Whether a check is waiting to run on {@link #checks}; guarded by {@code this}. */
+	private boolean checkWaiting;
+
+	/**
+	 * Create the pool of a range whose releases are checked on the releasing thread.
+	 * @param range the uids; each is unchecked at first
 	 */
 	public CommandUsers(SandboxSettings.CommandUserRange range) {
+		this(range, Runnable::run);
+	}
+
+	/**
+	 * Create the pool of a range.
+	 * @param range the uids; each is unchecked at first
+	 * @param checks where the check after a release runs: the executor's cleaner thread
+	 * (a refused check leaves the uid to the next check or acquisition)
+	 */
+	public CommandUsers(SandboxSettings.CommandUserRange range, Executor checks) {
 		this.range = range;
+		this.checks = checks;
 		for (long uid = range.first(); uid <= range.last(); uid++) {
-			this.free.add(uid);
+			this.unchecked.put(uid, 0L);
 		}
 	}
 
 	/**
-	 * Take the free uid released longest ago of which no process runs.
+	 * Take the checked uid released longest ago; where none is checked, check every
+	 * unchecked uid first (one scan of {@code /proc} on this thread).
 	 * @return the uid, to be {@linkplain #release(long) released} once the execution's
 	 * process tree has ended
 	 * @throws SandboxLaunchException ({@value SandboxLaunchException#CODE}) if a process
-	 * runs as each free uid
+	 * runs as each uid that no running execution holds
 	 */
 	public long acquire() {
+		long upTo;
+		synchronized (this) {
+			Long checked = this.free.pollFirst();
+			if (checked != null) {
+				return checked;
+			}
+			upTo = this.releases;
+		}
 		Set<Long> running = runningUids();
 		synchronized (this) {
-			Iterator<Long> candidates = this.free.iterator();
-			while (candidates.hasNext()) {
-				long uid = candidates.next();
-				if (!running.contains(uid)) {
-					candidates.remove();
-					return uid;
-				}
+			markFree(running, upTo);
+			Long checked = this.free.pollFirst();
+			if (checked != null) {
+				return checked;
 			}
-			List<Long> busy = new ArrayList<>(this.free);
+			List<Long> busy = new ArrayList<>(this.unchecked.keySet());
 			throw new SandboxLaunchException("no command user is free: processes run as each of the " + busy.size()
 					+ " uids of the range " + this.range + " that no running execution holds "
 					+ ((busy.size() > 8) ? busy.subList(0, 8) + "..." : busy)
@@ -89,12 +149,74 @@ public final class CommandUsers {
 	}
 
 	/**
-	 * Give a uid back, after the execution's process tree has ended.
+	 * Give a uid back, after the execution's process tree has ended, and have it checked
+	 * (on {@code checks}; one check serves every release made before it starts).
 	 * @param uid a uid that {@link #acquire()} returned
 	 */
-	public synchronized void release(long uid) {
-		if (this.range.contains(uid) && !this.free.contains(uid)) {
-			this.free.addLast(uid);
+	public void release(long uid) {
+		synchronized (this) {
+			if (!this.range.contains(uid) || this.free.contains(uid) || this.unchecked.containsKey(uid)) {
+				return;
+			}
+			this.unchecked.put(uid, ++this.releases);
+			if (this.checkWaiting) {
+				return;
+			}
+			this.checkWaiting = true;
+		}
+		try {
+			this.checks.execute(this::check);
+		}
+		catch (RejectedExecutionException ex) {
+			// The next check or acquisition checks the uid.
+			synchronized (this) {
+				this.checkWaiting = false;
+			}
+		}
+	}
+
+	/**
+	 * Check every uid released before this starts: those of which no process runs are
+	 * handed out from now on.
+	 */
+	private void check() {
+		long upTo;
+		synchronized (this) {
+			this.checkWaiting = false;
+			upTo = this.releases;
+		}
+		Set<Long> running;
+		try {
+			running = runningUids();
+		}
+		catch (SandboxLaunchException ex) {
+			// The next acquisition that finds no checked uid scans, and fails, coded.
+			logger.debug("could not check the released command users: {}", ex.getMessage());
+			return;
+		}
+		synchronized (this) {
+			markFree(running, upTo);
+		}
+	}
+
+	/**
+	 * Move each unchecked uid released up to the given release of which no process runs
+	 * to the checked ones, in the order of release; guarded by {@code this}.
+	 */
+	private void markFree(Set<Long> running, long upTo) {
+		Iterator<Map.Entry<Long, Long>> entries = this.unchecked.entrySet().iterator();
+		while (entries.hasNext()) {
+			Map.Entry<Long, Long> entry = entries.next();
+			if (entry.getValue() > upTo) {
+				continue;
+			}
+			if (running.contains(entry.getKey())) {
+				logger.debug("a process runs as the command user {}, which no execution holds: not handed out",
+						entry.getKey());
+				continue;
+			}
+			entries.remove();
+			this.free.addLast(entry.getKey());
 		}
 	}
 

@@ -207,6 +207,21 @@ public final class PrivateDirectories {
 	}
 
 	/**
+	 * Run a task on the cleaner thread, after the directories released before it: work of
+	 * the executor that belongs after an execution's end and off the caller's thread (the
+	 * check of a released command user, {@code CommandUsers}).
+	 * @param task the task, which must not throw
+	 * @throws RejectedExecutionException if the cleaner has too much waiting or this is
+	 * closed: the task does not run
+	 */
+	public void runOnCleaner(Runnable task) {
+		if (this.closed.get()) {
+			throw new RejectedExecutionException("the private directories are closed");
+		}
+		this.cleaner.execute(task);
+	}
+
+	/**
 	 * Renew a released directory into the reuse queue, or delete it. A directory offered
 	 * while {@link #close()} runs is taken back and deleted here unless close took it
 	 * first, so none is left in the queue.

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.ConcurrentExecutionsProcessLimitBreakInTests;
@@ -21,6 +22,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.probe.LinuxProbe;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -191,6 +193,120 @@ class CommandUsersTests {
 			}
 			assertThat(after).as("uids after it ended").contains(held);
 		}
+	}
+
+	/**
+	 * At first every uid is unchecked: the first acquisition scans {@code /proc} once and
+	 * checks the whole range (a uid of which a process runs then is skipped); the
+	 * acquisitions after it take the uids checked then without another scan, so a process
+	 * of a foreign program that starts as such a uid later is not seen (a check at
+	 * acquisition misses one that starts a moment later just as well). Once no checked
+	 * uid is left, an acquisition scans again: the uid in use is still not handed out.
+	 */
+	@Test
+	void theFirstAcquisitionChecksTheWholeRangeOnce() throws Exception {
+		Process early = squat(66660);
+		Process late = null;
+		try {
+			CommandUsers users = new CommandUsers(SandboxSettings.CommandUserRange.parse("66660-66662"));
+			assertThat(users.acquire()).as("the range's first uid is in use").isEqualTo(66661);
+			late = squat(66662);
+			assertThat(users.acquire()).as("checked at the first acquisition").isEqualTo(66662);
+			assertThatExceptionOfType(SandboxLaunchException.class).isThrownBy(users::acquire)
+				.withMessageContaining("processes run as each of the 1 uids of the range 66660-66662 that no running "
+						+ "execution holds [66660]");
+		}
+		finally {
+			early.destroyForcibly().waitFor();
+			if (late != null) {
+				late.destroyForcibly().waitFor();
+			}
+		}
+	}
+
+	/**
+	 * A uid is checked when it is released: one of which a process still runs then (as a
+	 * process left behind by its execution would) is not handed out, and the acquisition
+	 * that finds no other fails, coded; once the process has ended, the next acquisition
+	 * checks it again and hands it out.
+	 */
+	@Test
+	void aUidFoundInUseAtItsReleaseIsNotHandedOut() throws Exception {
+		CommandUsers users = new CommandUsers(SandboxSettings.CommandUserRange.parse("66670-66670"));
+		assertThat(users.acquire()).isEqualTo(66670);
+		Process leftOver = squat(66670);
+		try {
+			users.release(66670);
+			assertThatExceptionOfType(SandboxLaunchException.class).isThrownBy(users::acquire)
+				.withMessageStartingWith("cave_sandbox_launch_failed: no command user is free: processes run as each "
+						+ "of the 1 uids of the range 66670-66670 that no running execution holds [66670]");
+		}
+		finally {
+			leftOver.destroyForcibly().waitFor();
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> !users.runningUids().contains(66670L));
+		assertThat(users.acquire()).isEqualTo(66670);
+	}
+
+	/**
+	 * The check of a release runs where the pool was told (the executor's cleaner
+	 * thread), once for every release made before it starts; until it has run, an
+	 * acquisition takes the uids checked earlier, and where none is left it checks the
+	 * released ones itself. Checked uids are handed out least recently released first.
+	 */
+	@Test
+	void releasedUidsAreCheckedWhereThePoolWasTold() {
+		List<Runnable> checks = new ArrayList<>();
+		CommandUsers users = new CommandUsers(SandboxSettings.CommandUserRange.parse("66680-66682"), checks::add);
+		long first = users.acquire();
+		long second = users.acquire();
+		users.release(second);
+		users.release(first);
+		assertThat(checks).as("one check for both releases").hasSize(1);
+		assertThat(users.acquire()).as("checked at the first acquisition").isEqualTo(66682);
+		checks.remove(0).run();
+		assertThat(List.of(users.acquire(), users.acquire())).as("in the order of their release")
+			.containsExactly(second, first);
+		users.release(first);
+		assertThat(checks).hasSize(1);
+		assertThat(users.acquire()).as("checked by the acquisition, the release's check not run yet").isEqualTo(first);
+		checks.remove(0).run();
+		assertThatExceptionOfType(SandboxLaunchException.class).isThrownBy(users::acquire);
+	}
+
+	/**
+	 * An executor checks its released uids on its cleaner thread
+	 * ({@value PrivateDirectories#CLEANER_THREAD}), not on the caller's.
+	 */
+	@Test
+	void anExecutorChecksReleasedUidsOnItsCleanerThread(@TempDir Path workDirectory) throws Exception {
+		PrivateDirectories directories = new PrivateDirectories(workDirectory, 1, true, true);
+		try {
+			List<String> threads = new CopyOnWriteArrayList<>();
+			CommandUsers users = new CommandUsers(SandboxSettings.CommandUserRange.parse("66690-66690"),
+					(check) -> directories.runOnCleaner(() -> {
+						threads.add(Thread.currentThread().getName());
+						check.run();
+					}));
+			users.release(users.acquire());
+			await().atMost(Duration.ofSeconds(10)).until(() -> !threads.isEmpty());
+			assertThat(threads).containsExactly(PrivateDirectories.CLEANER_THREAD);
+			assertThat(users.acquire()).isEqualTo(66690);
+		}
+		finally {
+			directories.close();
+		}
+	}
+
+	/** A process of the host that runs as a uid, until destroyed; once it shows. */
+	private static Process squat(long uid) throws IOException {
+		Process squatter = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
+				"/bin/sleep", "60")
+			.start();
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> new CommandUsers(SandboxSettings.CommandUserRange.parse(uid + "-" + uid)).runningUids()
+				.contains(uid));
+		return squatter;
 	}
 
 	private static ProcessIsolatedExecutor seccomp(String range, int maxConcurrent, int processes) {
