@@ -146,7 +146,7 @@ static unsigned long long tasks_of_real_uid(void)
  * Set the command's limits (in the process that becomes the command, before the start
  * byte). shared_uid: no user namespace of the sandbox's own (contain), so RLIMIT_NPROC
  * counts the uid's other tasks too: those outside the JVM's tree are added (see
- * tasks_of_real_uid).
+ * tasks_of_real_uid), unless the command runs as a --command-user, which has none.
  */
 void set_limits(const struct options *options, int shared_uid)
 {
@@ -169,7 +169,17 @@ void set_limits(const struct options *options, int shared_uid)
 		}
 		int resource = LIMIT_OPTIONS[i].resource;
 		if (resource == RLIMIT_NPROC && shared_uid) {
-			unsigned long long others = tasks_of_real_uid();
+			/* setrlimit(2): RLIMIT_NPROC bounds the tasks of the caller's real uid, all
+			 * of them, and fork(2) fails with EAGAIN while their count is at or above the
+			 * limit. A --command-user is a uid of the range that the executor handed to
+			 * this execution alone after it was checked free (CommandUsers): no other
+			 * task runs as it, so there is nothing to count and /proc is not read. Were
+			 * one there after all (a foreign program that took the uid since; the probe's
+			 * child, which runs as the range's first uid while an execution may hold
+			 * it), its tasks would count against the command's limit without having been
+			 * added to it: the limit is only stricter, never looser. A non-root JVM's
+			 * command shares the JVM's uid, whose other tasks are counted and added. */
+			unsigned long long others = (options->command_user >= 0) ? 0 : tasks_of_real_uid();
 			value += others;
 			/* For the probe: the child's RLIMIT_NPROC must be the setting plus these. */
 			if (options->check && (printf("nproc_others=%llu\n", others) < 0 || fflush(stdout) != 0)) {

@@ -9,6 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The command user of a JVM running as the host's root ({@code --command-user}, see
@@ -242,6 +244,53 @@ class LauncherCommandUserTests {
 			assertThat(output).as("%s", refused)
 				.isEqualTo("cave-sandbox-launcher: --command-group is for contain with --command-user\n");
 		}
+	}
+
+	/**
+	 * On the seccomp mechanism the launcher does not count the command user's other tasks
+	 * into the process limit ({@code limits.c}): a uid of the range is checked free
+	 * before an execution gets it, so there are none. Were there one after all (here a
+	 * process of that uid outside the JVM's tree, as a foreign program's would be), the
+	 * command's {@code RLIMIT_NPROC} is still the setting, not the setting plus that
+	 * task: the limit is only stricter.
+	 */
+	@org.junit.jupiter.api.Test
+	void theSeccompCommandUsersProcessLimitIsTheSettingWhateverElseRunsAsItsUid(@TempDir Path directory)
+			throws Exception {
+		long uid = 66740;
+		String marker = "59." + (100000 + ThreadLocalRandom.current().nextInt(900000));
+		new ProcessBuilder("/usr/bin/setsid", "-f", "/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid,
+				"--clear-groups", "/bin/sleep", marker)
+			.start()
+			.waitFor();
+		try {
+			await().atMost(Duration.ofSeconds(10)).until(() -> !squatters(marker).isEmpty());
+			SeccompMechanism seccomp = ((SeccompMechanism) LinuxMechanisms
+				.verified(SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).build())
+				.mechanism()).withCommandUser(uid);
+			List<String> command = seccomp.commandLine(
+					List.of("/bin/sh", "-c", "id -u; grep '^Max processes' /proc/self/limits"), directory.toRealPath(),
+					false, false, ResourceLimits.builder().processes(20).build());
+			Process process = new ProcessBuilder(command).directory(directory.toFile())
+				.redirectErrorStream(true)
+				.start();
+			process.getOutputStream().close();
+			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(process.waitFor()).as(output).isZero();
+			assertThat(output.replaceAll("[ \\t]+", " ")).isEqualTo(uid + "\nMax processes 20 20 processes \n");
+		}
+		finally {
+			squatters(marker).forEach(ProcessHandle::destroyForcibly);
+		}
+	}
+
+	private static List<ProcessHandle> squatters(String marker) {
+		return ProcessHandle.allProcesses()
+			.filter((process) -> process.info()
+				.arguments()
+				.map((arguments) -> List.of(arguments).contains(marker))
+				.orElse(false))
+			.toList();
 	}
 
 	private static ExecutionResult run(ProcessIsolatedExecutor executor, Path directory, String script) {
