@@ -2,10 +2,13 @@ package dev.cavesandbox.benchmarks;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,10 +21,15 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.internal.launcher.CommandUsers;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.process.CommandResolver;
 import dev.cavesandbox.internal.workspace.DirectoryTrees;
+import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -33,11 +41,13 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The steps that {@code ProcessIsolatedExecutor} and {@code ProcessRunner} add around a
  * spawn, each alone and without a spawn, so that the spawn-level differences in
- * {@link SpawnBenchmark} can be attributed. Directory removal and the command check call
- * the executor's own code through the core's public building blocks
- * ({@link DirectoryTrees}, {@link CommandResolver}); the thread hand-offs and the
- * environment are copies of the production code at the time of writing (named in each
- * method): keep them in step when it changes.
+ * {@link SpawnBenchmark} can be attributed. Directory removal, the command check, the
+ * command user, the private directories and the working directory's grant call the
+ * executor's own code through the core's public building blocks ({@link DirectoryTrees},
+ * {@link CommandResolver}, {@link CommandUsers}, {@link PrivateDirectories},
+ * {@link WorkingDirectoryGrant}); the thread hand-offs, the environment and the
+ * shared-memory directory are copies of the production code at the time of writing (named
+ * in each method): keep them in step when it changes.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -163,6 +173,130 @@ public class ExecutorStepsBenchmark {
 	public Path commandCheck() {
 		CommandResolver.check(this.bin.toString(), this.settings.workDirectory(), SandboxSettings.BASELINE_PATH);
 		return this.bin;
+	}
+
+	/**
+	 * CommandUsers.acquire() and release() as a root JVM's seccomp executions call them:
+	 * what the caller pays for its command user. The check of the released uid is left to
+	 * the cleaner thread, which makes it between two executions (here: before each call,
+	 * unmeasured), so acquire() takes a uid checked already. 16 uids apart from the
+	 * default range.
+	 */
+	@Benchmark
+	public long commandUserAcquire(CommandUserPool pool) {
+		long uid = pool.checkedElsewhere.acquire();
+		pool.checkedElsewhere.release(uid);
+		return uid;
+	}
+
+	/**
+	 * The same with the check of the released uid made in place: one scan of every
+	 * {@code /proc/PID/status}, which the cleaner thread makes per release (and which
+	 * acquire() made on the caller's thread before the check moved to release time).
+	 */
+	@Benchmark
+	public long commandUserCheck(CommandUserPool pool) {
+		long uid = pool.checkedInPlace.acquire();
+		pool.checkedInPlace.release(uid);
+		return uid;
+	}
+
+	/** The command users of {@link #commandUserAcquire} and {@link #commandUserCheck}. */
+	@State(Scope.Benchmark)
+	public static class CommandUserPool {
+
+		private static final SandboxSettings.CommandUserRange RANGE = SandboxSettings.CommandUserRange
+			.parse("66900-66915");
+
+		/** The checks released uids wait for, as on the cleaner's queue. */
+		final List<Runnable> checks = new ArrayList<>();
+
+		final CommandUsers checkedElsewhere = new CommandUsers(RANGE, this.checks::add);
+
+		final CommandUsers checkedInPlace = new CommandUsers(RANGE);
+
+		/** The cleaner's turn between two executions: not measured. */
+		@Setup(Level.Invocation)
+		public void check() {
+			this.checks.forEach(Runnable::run);
+			this.checks.clear();
+		}
+
+	}
+
+	/**
+	 * SharedMemoryDirectory.prepare() on the mechanisms without a mount namespace (a
+	 * copy, the class is the executor's own): the preload library's check, a second
+	 * private directory, its real path and, for a root JVM, its owner changed to the
+	 * command user; then its release (renewed on the cleaner thread).
+	 */
+	@Benchmark
+	public Path sharedMemoryDirectory(ExecutorDirectories directories) throws Exception {
+		Path library = SharedMemoryPreload.shared().resolve(directories.workDirectory);
+		Path created = directories.directories.create();
+		try {
+			Path directory = created.toRealPath();
+			if (directories.root) {
+				Files.getFileAttributeView(directory, PosixFileAttributeView.class)
+					.setOwner(FileSystems.getDefault()
+						.getUserPrincipalLookupService()
+						.lookupPrincipalByName(String.valueOf(CommandUserPool.RANGE.first())));
+			}
+			return library;
+		}
+		finally {
+			directories.directories.release(created);
+		}
+	}
+
+	/**
+	 * WorkingDirectoryGrant (LaunchPreparation.grantToCommandUser): the ancestors' check,
+	 * the grant of a private working directory's group to the command user's gid (65534;
+	 * a JVM of another user: its own gid, the same calls) and its take-back.
+	 */
+	@Benchmark
+	public Object workingDirectoryGrant(ExecutorDirectories directories) throws IOException {
+		Path unpassable = WorkingDirectoryGrant.unpassableAncestor(directories.granted, directories.gid);
+		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(directories.granted, directories.gid)) {
+			return (unpassable != null) ? unpassable : grant;
+		}
+	}
+
+	/**
+	 * The private directories of an executor in a work directory of their own, and a
+	 * directory of them to grant.
+	 */
+	@State(Scope.Benchmark)
+	public static class ExecutorDirectories {
+
+		Path workDirectory;
+
+		PrivateDirectories directories;
+
+		Path granted;
+
+		boolean root;
+
+		long gid;
+
+		@Setup
+		public void setUp() throws IOException {
+			this.workDirectory = Files.createTempDirectory("cave-sandbox-steps-").toRealPath();
+			Files.setPosixFilePermissions(this.workDirectory, PosixFilePermissions.fromString("rwx--x--x"));
+			this.root = "root".equals(System.getProperty("user.name"));
+			this.directories = new PrivateDirectories(this.workDirectory, 16, true, this.root);
+			this.granted = this.directories.create().toRealPath();
+			this.gid = this.root ? SandboxSettings.Linux.DEFAULT_COMMAND_USER
+					: ((Integer) Files.getAttribute(this.granted, "unix:gid")).longValue();
+		}
+
+		@TearDown
+		public void tearDown() {
+			this.directories.release(this.granted);
+			this.directories.close();
+			DirectoryTrees.delete(this.workDirectory);
+		}
+
 	}
 
 	/** ProcessIsolatedExecutor.acquireSlot(): the fair semaphore, uncontended. */
