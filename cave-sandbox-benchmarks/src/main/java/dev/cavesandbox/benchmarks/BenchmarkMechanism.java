@@ -106,13 +106,15 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	/**
 	 * Return the mechanism's command line for the argv in the working directory without
 	 * the native launcher, derived from {@link #commandLine(Path, String...)}: the
-	 * {@code outer --workdir DIR --} prefix and the inner
-	 * {@code /proc/self/fd/4 init|exec [options] --} are dropped; for bubblewrap,
-	 * {@code --bind-fd 3 DIR} becomes {@code --bind DIR DIR} and {@code --as-pid-1} goes
-	 * (bwrap's own init is PID 1 again). The unshare script binds {@code .}, which is the
-	 * directory of the {@link ProcessBuilder}. Not a sandbox to rely on: the working
-	 * directory's path is resolved again and nothing is confined inside. Spawn it with
-	 * the working directory as the process's directory.
+	 * {@code outer --workdir DIR [options] --} prefix and the inner
+	 * {@code /proc/self/fd/4 init|exec [options] --} are dropped (for a root JVM with
+	 * them the command user's user namespace that {@code outer} makes, so the wrapper
+	 * runs as root in the host's); for bubblewrap, {@code --bind-fd 3 DIR} becomes
+	 * {@code --bind DIR DIR} and {@code --as-pid-1} goes (bwrap's own init is PID 1
+	 * again). The unshare script binds {@code .}, which is the directory of the
+	 * {@link ProcessBuilder}. Not a sandbox to rely on: the working directory's path is
+	 * resolved again and nothing is confined inside. Spawn it with the working directory
+	 * as the process's directory.
 	 * @param workingDirectory the working directory of the spawn
 	 * @param argv the command
 	 * @return the whole command line, for {@code none} the argv itself
@@ -123,11 +125,12 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 			return List.of(argv);
 		}
 		List<String> command = new ArrayList<>(commandLine(workingDirectory, argv));
-		expect(command.size() > 5 && command.get(1).equals("outer") && command.get(2).equals("--workdir")
-				&& command.get(4).equals("--"), "an outer --workdir DIR -- prefix", command);
+		int outerEnd = command.indexOf("--");
+		expect(outerEnd >= 4 && command.get(1).equals("outer") && command.get(2).equals("--workdir"),
+				"an outer --workdir DIR [OPTION...] -- prefix", command);
 		String launcher = command.get(0);
 		String directory = command.get(3);
-		command.subList(0, 5).clear();
+		command.subList(0, outerEnd + 1).clear();
 		int inside = command.indexOf(LauncherContract.INSIDE);
 		int end = (inside >= 0) ? command.subList(inside, command.size()).indexOf("--") : -1;
 		expect(end > 0 && List.of("init", "exec").contains(command.get(inside + 1)),
