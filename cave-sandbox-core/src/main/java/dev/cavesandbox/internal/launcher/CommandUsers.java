@@ -1,25 +1,12 @@
 package dev.cavesandbox.internal.launcher;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The command users of a root JVM's executions on the seccomp mechanism, one uid of its
@@ -56,6 +43,12 @@ import org.slf4j.LoggerFactory;
  * meant for these executions alone. A uid found in use at its check is not handed out: it
  * waits, unchecked, for a later check to find it free.
  * <p>
+ * The executors of this JVM with the same range share one pool, so that no uid is held by
+ * two running executions of the JVM at once, whichever executor runs them (each
+ * executor's releases are checked on its own cleaner thread). Executors with different
+ * but overlapping ranges, and other JVMs, are not kept apart by the pool, only by the
+ * checks: give each a range of its own.
+ * <p>
  * At first every uid is unchecked. The first acquisition, and any acquisition that finds
  * no checked uid (the check of a release has not run yet, or was refused because the
  * cleaner had too much waiting), scans {@code /proc} once on its own thread and checks
@@ -67,34 +60,18 @@ import org.slf4j.LoggerFactory;
  */
 public final class CommandUsers {
 
-	private static final Logger logger = LoggerFactory.getLogger(CommandUsers.class);
+	/**
+	 * The pools of this JVM, one per range: the executors of one range share theirs.
+	 */
+	private static final Map<SandboxSettings.CommandUserRange, CommandUserPool> POOLS = new ConcurrentHashMap<>();
 
-	private static final Path PROC = Path.of("/proc");
-
-	private final SandboxSettings.CommandUserRange range;
+	private final CommandUserPool pool;
 
 	private final Executor checks;
 
 	/**
-	 * The uids checked free, least recently released first; guarded by {@code this}.
-	 */
-	private final ArrayDeque<Long> free = new ArrayDeque<>();
-
-	/**
-	 * The uids not held by an execution and not checked free since their release, in the
-	 * order of their release, each with the number of its release (0: never held);
-	 * guarded by {@code this}.
-	 */
-	private final LinkedHashMap<Long, Long> unchecked = new LinkedHashMap<>();
-
-	/** How many uids were released so far; guarded by {@code this}. */
-	private long releases;
-
-	/** Whether a check is waiting to run on {@link #checks}; guarded by {@code this}. */
-	private boolean checkWaiting;
-
-	/**
-	 * Create the pool of a range whose releases are checked on the releasing thread.
+	 * Take the pool of a range, whose releases through this instance are checked on the
+	 * releasing thread.
 	 * @param range the uids; each is unchecked at first
 	 */
 	public CommandUsers(SandboxSettings.CommandUserRange range) {
@@ -102,17 +79,15 @@ public final class CommandUsers {
 	}
 
 	/**
-	 * Create the pool of a range.
+	 * Take the pool of a range.
 	 * @param range the uids; each is unchecked at first
-	 * @param checks where the check after a release runs: the executor's cleaner thread
-	 * (a refused check leaves the uid to the next check or acquisition)
+	 * @param checks where the check after a release through this instance runs: the
+	 * executor's cleaner thread (a refused check leaves the uid to the next check or
+	 * acquisition)
 	 */
 	public CommandUsers(SandboxSettings.CommandUserRange range, Executor checks) {
-		this.range = range;
+		this.pool = POOLS.computeIfAbsent(range, CommandUserPool::new);
 		this.checks = checks;
-		for (long uid = range.first(); uid <= range.last(); uid++) {
-			this.unchecked.put(uid, 0L);
-		}
 	}
 
 	/**
@@ -124,28 +99,7 @@ public final class CommandUsers {
 	 * runs as each uid that no running execution holds
 	 */
 	public long acquire() {
-		long upTo;
-		synchronized (this) {
-			Long checked = this.free.pollFirst();
-			if (checked != null) {
-				return checked;
-			}
-			upTo = this.releases;
-		}
-		Set<Long> running = runningUids();
-		synchronized (this) {
-			markFree(running, upTo);
-			Long checked = this.free.pollFirst();
-			if (checked != null) {
-				return checked;
-			}
-			List<Long> busy = new ArrayList<>(this.unchecked.keySet());
-			throw new SandboxLaunchException("no command user is free: processes run as each of the " + busy.size()
-					+ " uids of the range " + this.range + " that no running execution holds "
-					+ ((busy.size() > 8) ? busy.subList(0, 8) + "..." : busy)
-					+ " (left behind by earlier executions, or of another program that uses those uids); end them, "
-					+ "or set cave.sandbox.linux.command-user-range to uids that nothing else uses");
-		}
+		return this.pool.acquire();
 	}
 
 	/**
@@ -154,70 +108,7 @@ public final class CommandUsers {
 	 * @param uid a uid that {@link #acquire()} returned
 	 */
 	public void release(long uid) {
-		synchronized (this) {
-			if (!this.range.contains(uid) || this.free.contains(uid) || this.unchecked.containsKey(uid)) {
-				return;
-			}
-			this.unchecked.put(uid, ++this.releases);
-			if (this.checkWaiting) {
-				return;
-			}
-			this.checkWaiting = true;
-		}
-		try {
-			this.checks.execute(this::check);
-		}
-		catch (RejectedExecutionException ex) {
-			// The next check or acquisition checks the uid.
-			synchronized (this) {
-				this.checkWaiting = false;
-			}
-		}
-	}
-
-	/**
-	 * Check every uid released before this starts: those of which no process runs are
-	 * handed out from now on.
-	 */
-	private void check() {
-		long upTo;
-		synchronized (this) {
-			this.checkWaiting = false;
-			upTo = this.releases;
-		}
-		Set<Long> running;
-		try {
-			running = runningUids();
-		}
-		catch (SandboxLaunchException ex) {
-			// The next acquisition that finds no checked uid scans, and fails, coded.
-			logger.debug("could not check the released command users: {}", ex.getMessage());
-			return;
-		}
-		synchronized (this) {
-			markFree(running, upTo);
-		}
-	}
-
-	/**
-	 * Move each unchecked uid released up to the given release of which no process runs
-	 * to the checked ones, in the order of release; guarded by {@code this}.
-	 */
-	private void markFree(Set<Long> running, long upTo) {
-		Iterator<Map.Entry<Long, Long>> entries = this.unchecked.entrySet().iterator();
-		while (entries.hasNext()) {
-			Map.Entry<Long, Long> entry = entries.next();
-			if (entry.getValue() > upTo) {
-				continue;
-			}
-			if (running.contains(entry.getKey())) {
-				logger.debug("a process runs as the command user {}, which no execution holds: not handed out",
-						entry.getKey());
-				continue;
-			}
-			entries.remove();
-			this.free.addLast(entry.getKey());
-		}
+		this.pool.release(uid, this.checks);
 	}
 
 	/**
@@ -227,40 +118,7 @@ public final class CommandUsers {
 	 * @return the uids
 	 */
 	Set<Long> runningUids() {
-		Set<Long> uids = new HashSet<>();
-		try (DirectoryStream<Path> processes = Files.newDirectoryStream(PROC,
-				(path) -> isNumber(path.getFileName().toString()))) {
-			for (Path process : processes) {
-				addUids(process.resolve("status"), uids);
-			}
-		}
-		catch (IOException ex) {
-			throw new SandboxLaunchException("cannot list the processes in " + PROC + " to choose a command user "
-					+ "that no process runs as: " + ex.getMessage(), ex);
-		}
-		return uids;
-	}
-
-	private void addUids(Path status, Set<Long> uids) {
-		try (BufferedReader reader = Files.newBufferedReader(status)) {
-			for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-				if (line.startsWith("Uid:")) {
-					for (String field : line.substring("Uid:".length()).trim().split("\\s+")) {
-						if (isNumber(field) && this.range.contains(Long.parseLong(field))) {
-							uids.add(Long.parseLong(field));
-						}
-					}
-					return;
-				}
-			}
-		}
-		catch (IOException ex) {
-			// The process ended meanwhile.
-		}
-	}
-
-	private static boolean isNumber(String text) {
-		return !text.isEmpty() && text.length() <= 10 && text.chars().allMatch((c) -> c >= '0' && c <= '9');
+		return this.pool.runningUids();
 	}
 
 }

@@ -275,6 +275,29 @@ class CommandUsersTests {
 	}
 
 	/**
+	 * The command users of one range are one pool in this JVM, whichever executor takes
+	 * them: a uid held through one executor's is not handed out through another's, and a
+	 * uid released through one is checked where that one was told.
+	 */
+	@Test
+	void theCommandUsersOfOneRangeAreOnePoolWhicheverExecutorTakesThem() {
+		List<Runnable> oneChecks = new ArrayList<>();
+		List<Runnable> otherChecks = new ArrayList<>();
+		SandboxSettings.CommandUserRange range = SandboxSettings.CommandUserRange.parse("66760-66761");
+		CommandUsers one = new CommandUsers(range, oneChecks::add);
+		CommandUsers other = new CommandUsers(range, otherChecks::add);
+		long held = one.acquire();
+		long otherHeld = other.acquire();
+		assertThat(otherHeld).isNotEqualTo(held).isBetween(66760L, 66761L);
+		assertThatExceptionOfType(SandboxLaunchException.class).isThrownBy(one::acquire);
+		other.release(otherHeld);
+		assertThat(oneChecks).isEmpty();
+		assertThat(otherChecks).hasSize(1);
+		otherChecks.remove(0).run();
+		assertThat(one.acquire()).isEqualTo(otherHeld);
+	}
+
+	/**
 	 * An executor checks its released uids on its cleaner thread
 	 * ({@value PrivateDirectories#CLEANER_THREAD}), not on the caller's.
 	 */
