@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +28,6 @@ import dev.cavesandbox.internal.workspace.PrivateDirectories;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -183,7 +181,7 @@ public class ExecutorStepsBenchmark {
 	 * default range.
 	 */
 	@Benchmark
-	public long commandUserAcquire(CommandUserPool pool) {
+	public long commandUserAcquire(StepsCommandUsers pool) {
 		long uid = pool.checkedElsewhere.acquire();
 		pool.checkedElsewhere.release(uid);
 		return uid;
@@ -195,33 +193,10 @@ public class ExecutorStepsBenchmark {
 	 * acquire() made on the caller's thread before the check moved to release time).
 	 */
 	@Benchmark
-	public long commandUserCheck(CommandUserPool pool) {
+	public long commandUserCheck(StepsCommandUsers pool) {
 		long uid = pool.checkedInPlace.acquire();
 		pool.checkedInPlace.release(uid);
 		return uid;
-	}
-
-	/** The command users of {@link #commandUserAcquire} and {@link #commandUserCheck}. */
-	@State(Scope.Benchmark)
-	public static class CommandUserPool {
-
-		private static final SandboxSettings.CommandUserRange RANGE = SandboxSettings.CommandUserRange
-			.parse("66900-66915");
-
-		/** The checks released uids wait for, as on the cleaner's queue. */
-		final List<Runnable> checks = new ArrayList<>();
-
-		final CommandUsers checkedElsewhere = new CommandUsers(RANGE, this.checks::add);
-
-		final CommandUsers checkedInPlace = new CommandUsers(RANGE);
-
-		/** The cleaner's turn between two executions: not measured. */
-		@Setup(Level.Invocation)
-		public void check() {
-			this.checks.forEach(Runnable::run);
-			this.checks.clear();
-		}
-
 	}
 
 	/**
@@ -231,7 +206,7 @@ public class ExecutorStepsBenchmark {
 	 * command user; then its release (renewed on the cleaner thread).
 	 */
 	@Benchmark
-	public Path sharedMemoryDirectory(ExecutorDirectories directories) throws Exception {
+	public Path sharedMemoryDirectory(StepsDirectories directories) throws Exception {
 		Path library = SharedMemoryPreload.shared().resolve(directories.workDirectory);
 		Path created = directories.directories.create();
 		try {
@@ -240,7 +215,7 @@ public class ExecutorStepsBenchmark {
 				Files.getFileAttributeView(directory, PosixFileAttributeView.class)
 					.setOwner(FileSystems.getDefault()
 						.getUserPrincipalLookupService()
-						.lookupPrincipalByName(String.valueOf(CommandUserPool.RANGE.first())));
+						.lookupPrincipalByName(String.valueOf(StepsCommandUsers.RANGE.first())));
 			}
 			return library;
 		}
@@ -255,48 +230,11 @@ public class ExecutorStepsBenchmark {
 	 * a JVM of another user: its own gid, the same calls) and its take-back.
 	 */
 	@Benchmark
-	public Object workingDirectoryGrant(ExecutorDirectories directories) throws IOException {
+	public Object workingDirectoryGrant(StepsDirectories directories) throws IOException {
 		Path unpassable = WorkingDirectoryGrant.unpassableAncestor(directories.granted, directories.gid);
 		try (WorkingDirectoryGrant grant = WorkingDirectoryGrant.grant(directories.granted, directories.gid)) {
 			return (unpassable != null) ? unpassable : grant;
 		}
-	}
-
-	/**
-	 * The private directories of an executor in a work directory of their own, and a
-	 * directory of them to grant.
-	 */
-	@State(Scope.Benchmark)
-	public static class ExecutorDirectories {
-
-		Path workDirectory;
-
-		PrivateDirectories directories;
-
-		Path granted;
-
-		boolean root;
-
-		long gid;
-
-		@Setup
-		public void setUp() throws IOException {
-			this.workDirectory = Files.createTempDirectory("cave-sandbox-steps-").toRealPath();
-			Files.setPosixFilePermissions(this.workDirectory, PosixFilePermissions.fromString("rwx--x--x"));
-			this.root = "root".equals(System.getProperty("user.name"));
-			this.directories = new PrivateDirectories(this.workDirectory, 16, true, this.root);
-			this.granted = this.directories.create().toRealPath();
-			this.gid = this.root ? SandboxSettings.Linux.DEFAULT_COMMAND_USER
-					: ((Integer) Files.getAttribute(this.granted, "unix:gid")).longValue();
-		}
-
-		@TearDown
-		public void tearDown() {
-			this.directories.release(this.granted);
-			this.directories.close();
-			DirectoryTrees.delete(this.workDirectory);
-		}
-
 	}
 
 	/** ProcessIsolatedExecutor.acquireSlot(): the fair semaphore, uncontended. */
