@@ -20,6 +20,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.WarmPoolState;
 import dev.cavesandbox.autoconfigure.HostSandboxes;
+import dev.cavesandbox.autoconfigure.WarmPoolReporting;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import io.micrometer.common.KeyValue;
@@ -310,39 +311,7 @@ class ObservedIsolatedExecutorTests {
 	void warmPoolStateIsTheDelegates() {
 		WarmPoolState state = new WarmPoolState(2, 1, 1, 7, Map.of(), Map.of(), 8, Duration.ofMillis(80), null);
 		ProcessIsolatedExecutor own = ProcessIsolatedExecutor.isolated(settings, capability);
-		IsolatedExecutor delegate = new IsolatedExecutor() {
-
-			@Override
-			public ExecutionResult execute(ExecutionRequest request) {
-				return own.execute(request);
-			}
-
-			@Override
-			public CompletableFuture<ExecutionResult> executeAsync(ExecutionRequest request) {
-				return own.executeAsync(request);
-			}
-
-			@Override
-			public SandboxedProcess start(ExecutionRequest request) {
-				return own.start(request);
-			}
-
-			@Override
-			public Isolation isolation() {
-				return own.isolation();
-			}
-
-			@Override
-			public WarmPoolState warmPool() {
-				return state;
-			}
-
-			@Override
-			public void close() {
-				own.close();
-			}
-
-		};
+		IsolatedExecutor delegate = new WarmPoolReporting(own, () -> state);
 		try (IsolatedExecutor executor = observed(delegate)) {
 			assertThat(executor.warmPool()).isSameAs(state);
 		}
