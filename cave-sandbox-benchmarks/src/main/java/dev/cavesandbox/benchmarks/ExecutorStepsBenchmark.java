@@ -176,9 +176,9 @@ public class ExecutorStepsBenchmark {
 	/**
 	 * CommandUsers.acquire() and release() as a root JVM's seccomp executions call them:
 	 * what the caller pays for its command user. The check of the released uid is left to
-	 * the cleaner thread, which makes it between two executions (here: before each call,
-	 * unmeasured), so acquire() takes a uid checked already. 16 uids apart from the
-	 * default range.
+	 * the cleaner thread, which makes it between two executions (here: between calls,
+	 * unmeasured, once per 1024 calls), so acquire() takes a uid checked already. Uids
+	 * apart from the default range.
 	 */
 	@Benchmark
 	public long commandUserAcquire(StepsCommandUsers pool) {

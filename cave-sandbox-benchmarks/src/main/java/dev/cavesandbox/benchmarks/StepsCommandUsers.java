@@ -17,28 +17,43 @@ import org.openjdk.jmh.annotations.State;
 @State(Scope.Benchmark)
 public class StepsCommandUsers {
 
-	/** 16 uids apart from the default range. */
-	static final SandboxSettings.CommandUserRange RANGE = SandboxSettings.CommandUserRange.parse("66900-66915");
+	/**
+	 * The uids checked elsewhere: 2048 apart from the default range, more than the
+	 * releases between two checks.
+	 */
+	static final SandboxSettings.CommandUserRange RANGE = SandboxSettings.CommandUserRange.parse("66900-68947");
 
 	/**
 	 * Another range: the executors of one range share its uids (one pool per range in the
 	 * JVM).
 	 */
 	private static final SandboxSettings.CommandUserRange IN_PLACE_RANGE = SandboxSettings.CommandUserRange
-		.parse("66916-66931");
+		.parse("68948-68963");
 
-	/** The checks released uids wait for, as on the cleaner's queue. */
+	/** The releases between two checks. */
+	private static final int RELEASES_PER_CHECK = 1024;
+
+	/** The check released uids wait for, as on the cleaner's queue (one at most). */
 	final List<Runnable> checks = new ArrayList<>();
 
 	final CommandUsers checkedElsewhere = new CommandUsers(RANGE, this.checks::add);
 
 	final CommandUsers checkedInPlace = new CommandUsers(IN_PLACE_RANGE);
 
-	/** The cleaner's turn between two executions: not measured. */
+	private int calls;
+
+	/**
+	 * The cleaner's turn, not measured: one check of the uids released by the last
+	 * {@value #RELEASES_PER_CHECK} calls (a check serves every release before it, as on
+	 * the cleaner; a scan of {@code /proc} before every call would leave the measured
+	 * code too few calls to be compiled).
+	 */
 	@Setup(Level.Invocation)
 	public void check() {
-		this.checks.forEach(Runnable::run);
-		this.checks.clear();
+		if (++this.calls % RELEASES_PER_CHECK == 0) {
+			this.checks.forEach(Runnable::run);
+			this.checks.clear();
+		}
 	}
 
 }
