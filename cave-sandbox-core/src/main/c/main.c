@@ -23,6 +23,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	become_non_dumpable();
+	/* root parses its own options (newroot.c), then its command's exec options. */
+	if (argc >= 2 && strcmp(argv[1], "root") == 0) {
+		return new_root(argc, argv);
+	}
 	struct options options;
 	char **command = parse_options(argc, argv, &options);
 	const char *mode = argv[1];

@@ -3,7 +3,7 @@
 
 /* Whether a path is absolute and normalized: no empty, . or .. component, no trailing
  * slash (the masked paths are compared as strings). */
-static int normalized_path(const char *path)
+int normalized_path(const char *path)
 {
 	if (path[0] != '/') {
 		return 0;
