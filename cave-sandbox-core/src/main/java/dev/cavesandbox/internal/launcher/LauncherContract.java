@@ -37,6 +37,13 @@ public final class LauncherContract {
 	 */
 	public static final String PID1 = "pid1";
 
+	/**
+	 * The mode of PID 1 of unshare's namespaces, which {@code unshare --fork} runs: makes
+	 * the mounts of the view itself, forks the command's {@value #EXEC} in-process, reaps
+	 * orphans, passes on the status.
+	 */
+	public static final String ROOT = "root";
+
 	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
 	public static final String INIT = "init";
 

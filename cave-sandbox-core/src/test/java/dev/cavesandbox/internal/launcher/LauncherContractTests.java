@@ -139,6 +139,32 @@ class LauncherContractTests {
 	}
 
 	/**
+	 * The {@value LauncherContract#ROOT} mode parses its own options (newroot.c) before
+	 * main's parser: the ones {@code UnshareMountPlan} passes are those it parses.
+	 */
+	@Test
+	void rootModeAndItsOptionsAreTheLaunchers() throws IOException {
+		assertThat(file("main.c")).contains("strcmp(argv[1], " + quoted(LauncherContract.ROOT) + ") == 0");
+		Pattern option = Pattern.compile("\"(--[a-z][a-z0-9-]*)\"");
+		List<String> launchers = option.matcher(file("newroot.c"))
+			.results()
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		List<String> javas = option.matcher(Files.readString(
+				Path.of("src", "main", "java", "dev", "cavesandbox", "internal", "mechanism", "UnshareMountPlan.java")))
+			.results()
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		assertThat(javas).as("the options UnshareMountPlan passes against those newroot.c parses")
+			.isNotEmpty()
+			.isEqualTo(launchers);
+	}
+
+	/**
 	 * The value of a {@code #define} at the start of a line of {@code launcher.h}, the
 	 * shared header, which must be the only one in all of the sources.
 	 */
