@@ -163,8 +163,8 @@
  * and exits with ARGS's status (see pid1()).
  *
  * root (PID 1 of unshare's namespaces, exec'd by unshare --fork as root of its new user
- * namespace; newroot.c, readonly.c): builds the unshare mechanism's view with mount(2)
- * itself, as bubblewrap does, then forks the command's launcher, which goes on into exec
+ * namespace; newroot.c, rootoptions.c, readonly.c): builds the unshare mechanism's view
+ * with mount(2) itself, as bubblewrap does, then forks the command's launcher, which goes on into exec
  * in-process (the argv after "--", whose options are parsed and checked before anything
  * is mounted). It refuses to run unless /proc/self/uid_map maps one id (a wrapper that
  * ran it in the host's namespaces) and it is PID 1. In order: a system view's new root
@@ -172,9 +172,10 @@
  * into it, --link LINK=TARGET, the host's /dev bound recursively, a new proc); each
  * --hide PATH an empty tmpfs (mode 1777, nosuid, nodev, --tmpfs-size BYTES); each
  * --bind-listed N:PATH:ro|rw, PATH bound recursively onto a mount point made where
- * missing (by the type of descriptor N), then the mount's device and inode compared with
- * fstat(N), outer's descriptor (a component swapped for a link since: a set-up failure),
- * read-only or nosuid,nodev; the working directory (".") bound onto --workdir PATH,
+ * missing (by the type of descriptor N) from the path as opened in the new mount
+ * namespace before the first mount, whose device and inode, and the mount's after it,
+ * must be those of fstat(N), outer's descriptor (a component swapped for a link since: a
+ * set-up failure), read-only or nosuid,nodev; the working directory (".") bound onto --workdir PATH,
  * nosuid and nodev, which exec checks (device:inode, the bind's flags); each --mask-file
  * PATH the host's /dev/null, each --mask-dir PATH an empty read-only tmpfs; then
  * pivot_root(".", ".") into the new root and the host's root detached (MNT_DETACH); with
@@ -283,9 +284,9 @@
  * hypervisor), and the launcher starts twice per execution.
  *
  * The files, one per concern: main.c (the modes' dispatch), options.c (the command
- * line), outer.c, init.c, pid1.c, contain.c and newroot.c (the modes; newroot.h and
- * readonly.c: root's plan and read-only pass), setup.c (the set-up that init, exec and
- * contain share, and exec itself), supervisor.c (the supervisor of unix
+ * line), outer.c, init.c, pid1.c, contain.c and newroot.c (the modes; newroot.h,
+ * rootoptions.c and readonly.c: root's plan, its options and its read-only pass),
+ * setup.c (the set-up that init, exec and contain share, and exec itself), supervisor.c (the supervisor of unix
  * sockets), users.c (capabilities, the command user and its user namespace), limits.c
  * (rlimits), landlock.c, filter.c (loading the generated filters, the --check attempts),
  * refusals.h (the one list of refusals), bridge.c (the egress bridge), paths.c (opening

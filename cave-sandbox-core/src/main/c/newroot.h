@@ -5,9 +5,11 @@
 
 #include "launcher.h"
 
-/* A listed path (--bind-listed N:PATH:ro|rw): the descriptor outer opened it at. */
+/* A listed path (--bind-listed N:PATH:ro|rw): the descriptor outer opened it at, and
+ * the one root opened it at in the new mount namespace before mounting anything. */
 struct listed_bind {
 	int fd;
+	int source;
 	const char *path;
 	int writable;
 };
@@ -51,6 +53,9 @@ struct root_plan {
 	long map_uid;
 	long map_gid;
 };
+
+/* rootoptions.c */
+int parse_root_options(int argc, char **argv, struct root_plan *plan);
 
 /* readonly.c */
 int path_within(const char *path, const char *directory);

@@ -139,14 +139,14 @@ class LauncherContractTests {
 	}
 
 	/**
-	 * The {@value LauncherContract#ROOT} mode parses its own options (newroot.c) before
-	 * main's parser: the ones {@code UnshareMountPlan} passes are those it parses.
+	 * The {@value LauncherContract#ROOT} mode parses its own options (rootoptions.c)
+	 * before main's parser: the ones {@code UnshareMountPlan} passes are those it parses.
 	 */
 	@Test
 	void rootModeAndItsOptionsAreTheLaunchers() throws IOException {
 		assertThat(file("main.c")).contains("strcmp(argv[1], " + quoted(LauncherContract.ROOT) + ") == 0");
 		Pattern option = Pattern.compile("\"(--[a-z][a-z0-9-]*)\"");
-		List<String> launchers = option.matcher(file("newroot.c"))
+		List<String> launchers = option.matcher(file("rootoptions.c"))
 			.results()
 			.map((found) -> found.group(1))
 			.distinct()
@@ -159,7 +159,7 @@ class LauncherContractTests {
 			.distinct()
 			.sorted()
 			.toList();
-		assertThat(javas).as("the options UnshareMountPlan passes against those newroot.c parses")
+		assertThat(javas).as("the options UnshareMountPlan passes against those rootoptions.c parses")
 			.isNotEmpty()
 			.isEqualTo(launchers);
 	}
