@@ -16,7 +16,7 @@ import java.nio.file.Path;
  * Each wrapper passes its arguments through a loop that rewrites the options before the
  * first {@code --} (case arms on {@code $a}: {@code continue} drops it, {@code s=1} drops
  * the next one too, assigning {@code a} replaces it) and, after it, the arguments (the
- * unshare setup script is one).
+ * options of the launcher's root, for unshare).
  */
 final class FaultySandboxes {
 
@@ -81,7 +81,7 @@ final class FaultySandboxes {
 			return switch (mechanism) {
 				case BWRAP -> withBinary(mechanism, bwrap(directory, fault));
 				case UNSHARE -> {
-					SandboxSettings.Builder settings = withBinary(mechanism, unshare(directory, fault));
+					SandboxSettings.Builder settings = withBinary(mechanism, unshare(directory, fault, true));
 					yield (fault != Fault.CAPABILITIES_KEPT) ? settings
 							: settings.setprivPath(setprivKeepingCapabilities(directory));
 				}
@@ -89,9 +89,11 @@ final class FaultySandboxes {
 				// namespace: what stands in for the hidden directories is the launcher's
 				// --no-mount-namespace (socket(AF_UNIX) refused, Landlock), which the
 				// wrapper drops from the arguments.
-				case NAMESPACES -> withBinary(mechanism,
-						(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault) : rewriting(directory,
-								"unshare", "/usr/bin/unshare", "", "", "--no-mount-namespace) continue ;;"));
+				case NAMESPACES ->
+					withBinary(mechanism,
+							(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault, false)
+									: rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
+											"--no-mount-namespace) continue ;;"));
 				// The seccomp mechanism runs nothing but the launcher, whose
 				// SHA-256 the probe checks: there is no wrapper to give a fault.
 				default -> throw new IllegalArgumentException("no faulty wrapper for " + mechanism + " yet: add one");
@@ -144,25 +146,38 @@ final class FaultySandboxes {
 		};
 	}
 
-	private static Path unshare(Path directory, Fault fault) throws IOException {
+	/**
+	 * The faults of util-linux unshare, whose PID 1 is the launcher's root (the unshare
+	 * mechanism) or a shell script that runs unshare again for its nested user namespaces
+	 * (the namespaces mechanism).
+	 */
+	private static Path unshare(Path directory, Fault fault, boolean root) throws IOException {
 		return switch (fault) {
-			// Past unshare's options and its setup script (sh -c SCRIPT NAME), which must
-			// never run on the host.
-			case NO_NAMESPACES -> RestrictedHost.script(directory, "unshare",
-					"while [ \"$1\" != \"--\" ]; do shift; done; shift 5; exec \"$@\"");
+			// Past unshare's options and PID 1 (the launcher's root with its options, or
+			// sh -c SCRIPT NAME), which must never run on the host: the launcher's exec
+			// runs in the host's namespaces.
+			case NO_NAMESPACES ->
+				RestrictedHost.script(directory, "unshare", "while [ \"$1\" != \"--\" ]; do shift; done; shift; "
+						+ (root ? "while [ \"$1\" != \"--\" ]; do shift; done; shift; " : "shift 4; ") + "exec \"$@\"");
 			case HOST_IPC_NAMESPACE ->
 				rewriting(directory, "unshare", "/usr/bin/unshare", "", "--ipc) continue ;;", "");
-			case HOST_DIRECTORIES_VISIBLE -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
-					"*'mount -n -t tmpfs'*) a=$(printf '%s\\n' \"$a\" | grep -v 'mount -n -t tmpfs') ;;");
-			// The nested user namespace maps the caller to root, who holds every
-			// capability there; the setpriv that would drop them for a root caller is
-			// skipped too.
+			// The launcher's root gets no hidden directory to mount a tmpfs over.
+			case HOST_DIRECTORIES_VISIBLE ->
+				rewriting(directory, "unshare", "/usr/bin/unshare", "", "", "--hide) s=1; continue ;;");
+			// The nested user namespace maps the command to root, who holds every
+			// capability there (the launcher's --map, or unshare's own --map-user).
 			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "",
-					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;", "");
-			// The setup script runs as root of the user namespace that owns the new
-			// network namespace.
-			case EXTRA_INTERFACE -> rewriting(directory, "unshare", "/usr/bin/unshare", "add='" + ADD_INTERFACE + "'",
-					"", "*/proc/self/uid_map*) a=\"$add\n$a\" ;;");
+					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;",
+					"--map) m=1 ;;\n*) if [ \"$m\" = 1 ]; then m=0; a=0:0; fi ;;");
+			// A shell as PID 1, root of the user namespace that owns the new network
+			// namespace, adds the interface and runs PID 1 in its place (not in a nested
+			// unshare's user namespace, which the namespaces mechanism's script makes
+			// without --kill-child).
+			case EXTRA_INTERFACE -> rewriting(directory, "unshare", "/usr/bin/unshare",
+					"add='" + ADD_INTERFACE + "\nexec \"$@\"'",
+					"--kill-child) k=1 ;;\n--) o=0; if [ \"$k\" = 1 ]; then set -- \"$@\" -- /bin/sh -c \"$add\" sh; "
+							+ "continue; fi ;;",
+					"");
 		};
 	}
 

@@ -1041,24 +1041,25 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a
-	 * loopback request, while unshare cannot: its verdict says so, a loopback request is
-	 * refused with a code, and requiring a loopback makes it unavailable. A mechanism
-	 * without a network namespace needs no {@code ip} and has no loopback to give either
-	 * way.
+	 * Without the {@code ip} binary, bwrap and the unshare mechanism's launcher still
+	 * bring {@code lo} up themselves and serve a loopback request, while the namespaces
+	 * mechanism cannot: its verdict says so, a loopback request is refused with a code,
+	 * and requiring a loopback makes it unavailable. A mechanism without a network
+	 * namespace needs no {@code ip} and has no loopback to give either way.
 	 */
 	@ForEachLinuxMechanism
-	void withoutTheIpBinaryOnlyBubblewrapProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
+	void withoutTheIpBinaryOnlyBubblewrapAndUnshareProvideALoopback(MechanismChoice mechanism,
+			@TempDir Path directory) {
 		SandboxSettings settings = settings(mechanism).ipPath(directory.resolve("no-ip")).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
-		boolean bwrap = mechanism == MechanismChoice.BWRAP;
+		boolean ownLoopback = mechanism == MechanismChoice.BWRAP || mechanism == MechanismChoice.UNSHARE;
 		boolean network = gives(mechanism, LinuxNamespace.NETWORK);
-		assertThat(capability.privateLoopback()).isEqualTo(bwrap);
+		assertThat(capability.privateLoopback()).isEqualTo(ownLoopback);
 		assertThat(capability.verified().stream().anyMatch((fact) -> fact.contains("no ip binary")))
-			.isEqualTo(network && !bwrap);
+			.isEqualTo(network && !ownLoopback);
 		ExecutionRequest request = ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build();
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
-			if (bwrap) {
+			if (ownLoopback) {
 				ExecutionResult result = executor.execute(request);
 				assertThat(result.exitCode()).as(result.stderrText()).isZero();
 				assertThat(result.stdoutText()).isEqualTo("served: private-hello\n");
@@ -1074,8 +1075,8 @@ class IsolationBoundaryTests {
 		IsolationCapability required = new NetworkIsolationProbe(
 				settings(mechanism).ipPath(directory.resolve("no-ip")).loopback(true).build())
 			.probe();
-		assertThat(required.available()).isEqualTo(bwrap);
-		assertThat(required.cause()).isEqualTo(bwrap ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+		assertThat(required.available()).isEqualTo(ownLoopback);
+		assertThat(required.cause()).isEqualTo(ownLoopback ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
 	}
 
 	/**

@@ -66,8 +66,8 @@ final class NobodyCommandLines {
 			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory), seccomp.filesystem());
 		}
 		UnshareMechanism unshare = (UnshareMechanism) verified;
-		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),
-				copy(unshare.launcher(), launcherDirectory), unshare.filesystem(), uid, uid, true);
+		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), copy(unshare.launcher(), launcherDirectory),
+				unshare.filesystem(), uid, uid, true);
 	}
 
 	private static Launcher copy(Launcher launcher, Path directory) throws IOException {

@@ -81,7 +81,8 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
 		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
-				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
+				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"),
+				List.of("/bin/sh", "-c", setupScript(loopback), "cave-sandbox"),
 				this.launcher.inside(LauncherContract.EXEC, loopback, check, true, this.filesystem, limits, argv),
 				List.of());
 	}

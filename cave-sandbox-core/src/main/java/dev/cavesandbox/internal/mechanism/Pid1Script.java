@@ -10,9 +10,10 @@ import dev.cavesandbox.internal.launcher.LauncherContract;
 import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
 
 /**
- * The parts of the {@code sh} script that is PID 1 of the PID namespace which util-linux
- * {@code unshare} creates, shared by the {@link UnshareMechanism} and the
- * {@link NamespacesMechanism}.
+ * The command line of the mechanisms built on util-linux {@code unshare}, shared by the
+ * {@link UnshareMechanism} (the launcher's {@value LauncherContract#ROOT} as PID 1) and
+ * the {@link NamespacesMechanism}, and the parts of the latter's {@code sh} script that
+ * is PID 1 of the PID namespace which {@code unshare} creates.
  */
 final class Pid1Script {
 
@@ -30,20 +31,21 @@ final class Pid1Script {
 	/**
 	 * Return the whole command line of a mechanism built on util-linux {@code unshare}:
 	 * {@link Launcher#outer(Path)}, {@code setpriv --pdeathsig KILL}, then
-	 * {@code unshare --user --map-root-user} with the mechanism's other options, the
-	 * script as PID 1, and the launcher's inside argv as the script's {@code "$@"}.
+	 * {@code unshare --user --map-root-user} with the mechanism's other options, PID 1's
+	 * argv, and the launcher's inside argv as its last arguments.
 	 * @param launcher the native launcher
 	 * @param workingDirectory the working directory
 	 * @param setpriv the {@code setpriv} binary
 	 * @param unshare the {@code unshare} binary
 	 * @param options the options of {@code unshare} after {@code --map-root-user}
-	 * @param script the script that PID 1 runs
+	 * @param pid1 PID 1's argv: a script's {@code sh -c SCRIPT NAME}, or the launcher's
+	 * {@value LauncherContract#ROOT} with its options
 	 * @param inside the launcher's argv inside the sandbox, with the command
-	 * @param listed the paths {@code outer} opens for the script's binds, in their order
+	 * @param listed the paths {@code outer} opens for PID 1's binds, in their order
 	 * @return the command line
 	 */
 	static List<String> commandLine(Launcher launcher, Path workingDirectory, Path setpriv, Path unshare,
-			List<String> options, String script, List<String> inside, List<Path> listed) {
+			List<String> options, List<String> pid1, List<String> inside, List<Path> listed) {
 		List<String> command = new ArrayList<>(launcher.outer(workingDirectory, true, listed));
 		command.addAll(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--", unshare.toString()));
 		if (!launcher.hasCommandUser()) {
@@ -51,7 +53,8 @@ final class Pid1Script {
 			command.addAll(List.of("--user", "--map-root-user"));
 		}
 		command.addAll(options);
-		command.addAll(List.of("--", "/bin/sh", "-c", script, "cave-sandbox"));
+		command.add("--");
+		command.addAll(pid1);
 		command.addAll(inside);
 		return command;
 	}

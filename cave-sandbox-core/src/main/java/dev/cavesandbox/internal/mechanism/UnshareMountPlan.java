@@ -53,7 +53,7 @@ public record UnshareMountPlan(FilesystemView view, Path workingDirectory, @Null
 	 * The uid and gid of PID 1 in its own user namespace (with {@code keepUid}): any id
 	 * but 0.
 	 */
-	public static final long PID1_UID = 65534;
+	public static final long PID1_UID = Pid1Script.PID1_UID;
 
 	public UnshareMountPlan {
 		Objects.requireNonNull(view, "view must not be null");

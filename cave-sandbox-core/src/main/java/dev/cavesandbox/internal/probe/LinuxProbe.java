@@ -165,7 +165,7 @@ public final class LinuxProbe {
 		Path ip = Files.isExecutable(linux.ipPath()) ? linux.ipPath() : null;
 		return switch (this.choice) {
 			case BWRAP -> new BubblewrapMechanism(linux.bwrapPath(), launcher, host.view());
-			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher, host.view(),
+			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), launcher, host.view(),
 					host.uid(), host.gid(), true);
 			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher,
 					host.view(), host.uid(), host.gid(), true);
@@ -348,8 +348,8 @@ public final class LinuxProbe {
 
 	private static @Nullable SandboxMechanism withoutUidMapping(SandboxMechanism mechanism) {
 		if (mechanism instanceof UnshareMechanism unshare) {
-			return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
-					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
+			return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.launcher(), unshare.filesystem(),
+					unshare.uid(), unshare.gid(), false);
 		}
 		if (mechanism instanceof NamespacesMechanism namespaces) {
 			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
