@@ -370,7 +370,7 @@ int new_root(int argc, char **argv)
 	int end = parse_root_options(argc, argv, &plan);
 	struct options options;
 	char **command = parse_options(argc - end - 1, &argv[end + 1], &options);
-	check_options("exec", &options, command != &argv[end + 4]);
+	check_options("exec", &options);
 	check_new_user_namespace();
 	build_view(&plan);
 	if (plan.pid1_user >= 0) {

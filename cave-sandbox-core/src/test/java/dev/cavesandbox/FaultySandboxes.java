@@ -81,7 +81,7 @@ final class FaultySandboxes {
 			return switch (mechanism) {
 				case BWRAP -> withBinary(mechanism, bwrap(directory, fault));
 				case UNSHARE -> {
-					SandboxSettings.Builder settings = withBinary(mechanism, unshare(directory, fault, true));
+					SandboxSettings.Builder settings = withBinary(mechanism, unshare(directory, fault));
 					yield (fault != Fault.CAPABILITIES_KEPT) ? settings
 							: settings.setprivPath(setprivKeepingCapabilities(directory));
 				}
@@ -89,11 +89,9 @@ final class FaultySandboxes {
 				// namespace: what stands in for the hidden directories is the launcher's
 				// --no-mount-namespace (socket(AF_UNIX) refused, Landlock), which the
 				// wrapper drops from the arguments.
-				case NAMESPACES ->
-					withBinary(mechanism,
-							(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault, false)
-									: rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
-											"--no-mount-namespace) continue ;;"));
+				case NAMESPACES -> withBinary(mechanism,
+						(fault != Fault.HOST_DIRECTORIES_VISIBLE) ? unshare(directory, fault) : rewriting(directory,
+								"unshare", "/usr/bin/unshare", "", "", "--no-mount-namespace) continue ;;"));
 				// The seccomp mechanism runs nothing but the launcher, whose
 				// SHA-256 the probe checks: there is no wrapper to give a fault.
 				default -> throw new IllegalArgumentException("no faulty wrapper for " + mechanism + " yet: add one");
@@ -146,38 +144,28 @@ final class FaultySandboxes {
 		};
 	}
 
-	/**
-	 * The faults of util-linux unshare, whose PID 1 is the launcher's root (the unshare
-	 * mechanism) or a shell script that runs unshare again for its nested user namespaces
-	 * (the namespaces mechanism).
-	 */
-	private static Path unshare(Path directory, Fault fault, boolean root) throws IOException {
+	/** The faults of util-linux unshare, whose PID 1 is the launcher's root. */
+	private static Path unshare(Path directory, Fault fault) throws IOException {
 		return switch (fault) {
-			// Past unshare's options and PID 1 (the launcher's root with its options, or
-			// sh -c SCRIPT NAME), which must never run on the host: the launcher's exec
-			// runs in the host's namespaces.
+			// Past unshare's options and the launcher's root with its options, which must
+			// never run on the host: the launcher's exec runs in the host's namespaces.
 			case NO_NAMESPACES ->
 				RestrictedHost.script(directory, "unshare", "while [ \"$1\" != \"--\" ]; do shift; done; shift; "
-						+ (root ? "while [ \"$1\" != \"--\" ]; do shift; done; shift; " : "shift 4; ") + "exec \"$@\"");
+						+ "while [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"");
 			case HOST_IPC_NAMESPACE ->
 				rewriting(directory, "unshare", "/usr/bin/unshare", "", "--ipc) continue ;;", "");
 			// The launcher's root gets no hidden directory to mount a tmpfs over.
 			case HOST_DIRECTORIES_VISIBLE ->
 				rewriting(directory, "unshare", "/usr/bin/unshare", "", "", "--hide) s=1; continue ;;");
 			// The nested user namespace maps the command to root, who holds every
-			// capability there (the launcher's --map, or unshare's own --map-user).
-			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "",
-					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;",
+			// capability there.
+			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
 					"--map) m=1 ;;\n*) if [ \"$m\" = 1 ]; then m=0; a=0:0; fi ;;");
 			// A shell as PID 1, root of the user namespace that owns the new network
-			// namespace, adds the interface and runs PID 1 in its place (not in a nested
-			// unshare's user namespace, which the namespaces mechanism's script makes
-			// without --kill-child).
-			case EXTRA_INTERFACE -> rewriting(directory, "unshare", "/usr/bin/unshare",
-					"add='" + ADD_INTERFACE + "\nexec \"$@\"'",
-					"--kill-child) k=1 ;;\n--) o=0; if [ \"$k\" = 1 ]; then set -- \"$@\" -- /bin/sh -c \"$add\" sh; "
-							+ "continue; fi ;;",
-					"");
+			// namespace, adds the interface and runs the launcher's root in its place.
+			case EXTRA_INTERFACE ->
+				rewriting(directory, "unshare", "/usr/bin/unshare", "add='" + ADD_INTERFACE + "\nexec \"$@\"'",
+						"--) o=0; set -- \"$@\" -- /bin/sh -c \"$add\" sh; continue ;;", "");
 		};
 	}
 

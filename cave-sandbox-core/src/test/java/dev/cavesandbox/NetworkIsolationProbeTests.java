@@ -37,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -188,7 +189,7 @@ public class NetworkIsolationProbeTests {
 		}
 		else if (mechanism instanceof NamespacesMechanism namespaces) {
 			Files.copy(namespaces.launcher().path(), launcherCopy);
-			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(), launcher,
+			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), launcher,
 					namespaces.filesystem(), 65534, 65534, true);
 		}
 		else if (mechanism instanceof SeccompMechanism seccomp) {
@@ -478,48 +479,24 @@ public class NetworkIsolationProbeTests {
 
 	/**
 	 * util-linux before 2.38 has no {@code --map-user}: simulated by a wrapper that
-	 * rejects it the way getopt does. The namespaces mechanism, whose nested user
-	 * namespaces {@code unshare(1)} makes, falls back to running the command as uid 0 of
-	 * the outer namespace, without capabilities. The wrapper lives outside the hidden
-	 * directories, since that mechanism runs it again inside.
+	 * rejects it the way getopt does. It does not matter any more: the launcher makes the
+	 * nested user namespaces itself, and the command still gets the caller's uid back.
 	 */
-	@Test
+	@ParameterizedTest
+	@EnumSource(value = MechanismChoice.class, names = { "UNSHARE", "NAMESPACES" })
 	@EnabledOnOs(OS.LINUX)
-	void olderUtilLinuxFallsBackToRootWithoutCapabilities() throws IOException {
-		// A root JVM's command user needs no --map-user: not that case.
+	void olderUtilLinuxStillKeepsTheCallersUid(MechanismChoice choice) throws IOException {
+		// A root JVM's command user needs no nested user namespace: not that case.
 		IsolationCapability capability = probe(SandboxSettings.builder()
-			.mechanism(MechanismChoice.NAMESPACES)
+			.mechanism(choice)
 			.commandUser(0)
 			.unsharePath(utilLinuxWithoutMapUser())
 			.build());
 		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(((NamespacesMechanism) capability.mechanism()).keepUid()).isFalse();
-		assertThat(capability.verified()).contains(NONE);
-		if ("root".equals(System.getProperty("user.name"))) {
-			assertThat(capability.verified()).contains("uid 0: the caller's");
-		}
-		else {
-			assertThat(capability.verified())
-				.anyMatch((fact) -> fact.endsWith("is mapped to root without capabilities"));
-		}
-	}
-
-	/**
-	 * The unshare mechanism's launcher makes the nested user namespaces itself: without
-	 * {@code --map-user} in util-linux the command still gets the caller's uid back.
-	 */
-	@Test
-	@EnabledOnOs(OS.LINUX)
-	void olderUtilLinuxStillKeepsTheCallersUidOnUnshare() throws IOException {
-		IsolationCapability capability = probe(SandboxSettings.builder()
-			.mechanism(MechanismChoice.UNSHARE)
-			.commandUser(0)
-			.unsharePath(utilLinuxWithoutMapUser())
-			.build());
-		assertThat(capability.available()).as("%s", capability).isTrue();
-		assertThat(((UnshareMechanism) capability.mechanism()).keepUid()).isTrue();
-		assertThat(capability.verified()).contains(NONE, "root filesystem: read-only")
-			.anyMatch((fact) -> fact.startsWith("hidden: /tmp"))
+		assertThat((choice == MechanismChoice.UNSHARE) ? ((UnshareMechanism) capability.mechanism()).keepUid()
+				: ((NamespacesMechanism) capability.mechanism()).keepUid())
+			.isTrue();
+		assertThat(capability.verified()).contains(NONE)
 			.noneMatch((fact) -> fact.endsWith("is mapped to root without capabilities"));
 	}
 

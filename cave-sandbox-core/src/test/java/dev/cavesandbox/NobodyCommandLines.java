@@ -59,7 +59,7 @@ final class NobodyCommandLines {
 					bwrap.filesystem());
 		}
 		if (verified instanceof NamespacesMechanism namespaces) {
-			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(),
 					copy(namespaces.launcher(), launcherDirectory), namespaces.filesystem(), uid, uid, true);
 		}
 		if (verified instanceof SeccompMechanism seccomp) {

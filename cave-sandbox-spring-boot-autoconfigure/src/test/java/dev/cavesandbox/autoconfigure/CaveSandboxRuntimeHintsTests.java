@@ -49,10 +49,8 @@ class CaveSandboxRuntimeHintsTests {
 	}
 
 	@Test
-	void shellScriptsOfTheProbeAndTheMechanisms() {
-		for (String script : List.of("probe.sh", "pid1-start.sh")) {
-			assertResource("dev/cavesandbox/scripts/" + script);
-		}
+	void shellScriptOfTheProbe() {
+		assertResource("dev/cavesandbox/scripts/probe.sh");
 	}
 
 	/**

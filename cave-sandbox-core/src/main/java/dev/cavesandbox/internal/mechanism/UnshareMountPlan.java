@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * host's root. After that: the kernel's key lists masked ({@code --key-list}), a root
  * caller's sysctls read-only ({@code --root-sysctls}), {@code lo} up for a private
  * loopback ({@code --loopback}), and where the command gets the caller's uid back
- * ({@code keepUid}), PID 1 in a user namespace of its own as uid {@value #PID1_UID}
+ * ({@code keepUid}), PID 1 in a user namespace of its own as uid 65534
  * ({@code --pid1-user}) and the command in one nested in it as the caller's uid and gid
  * ({@code --map UID:GID}).
  *
@@ -49,12 +49,6 @@ import org.jspecify.annotations.Nullable;
 public record UnshareMountPlan(FilesystemView view, Path workingDirectory, @Nullable Long tmpfsSize, boolean rootCaller,
 		boolean loopback, boolean keepUid, long uid, long gid) {
 
-	/**
-	 * The uid and gid of PID 1 in its own user namespace (with {@code keepUid}): any id
-	 * but 0.
-	 */
-	public static final long PID1_UID = Pid1Script.PID1_UID;
-
 	public UnshareMountPlan {
 		Objects.requireNonNull(view, "view must not be null");
 		Objects.requireNonNull(workingDirectory, "workingDirectory must not be null");
@@ -69,7 +63,7 @@ public record UnshareMountPlan(FilesystemView view, Path workingDirectory, @Null
 	 * @return the argv
 	 */
 	public List<String> commandLine() {
-		List<String> command = new ArrayList<>(List.of(LauncherContract.INSIDE, LauncherContract.ROOT));
+		List<String> command = new ArrayList<>();
 		if (this.view.isSystem()) {
 			add(command, "--new-root", newRoot(this.view));
 			this.view.systemDirectories().forEach((system) -> add(command, "--system", system));
@@ -96,14 +90,7 @@ public record UnshareMountPlan(FilesystemView view, Path workingDirectory, @Null
 		if (this.rootCaller) {
 			command.add("--root-sysctls");
 		}
-		if (this.loopback) {
-			command.add("--loopback");
-		}
-		if (this.keepUid) {
-			command.addAll(List.of("--pid1-user", String.valueOf(PID1_UID), "--map", this.uid + ":" + this.gid));
-		}
-		command.add("--");
-		return List.copyOf(command);
+		return Pid1Script.root(command, this.loopback, this.keepUid, this.uid, this.gid);
 	}
 
 	private static void add(List<String> command, String option, Path path) {
