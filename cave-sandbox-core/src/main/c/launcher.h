@@ -4,7 +4,7 @@
  *
  *   cave-sandbox-launcher --version
  *   cave-sandbox-launcher outer --workdir DIR [--listed PATH]... [--egress DIR] [--command-user UID] -- WRAPPER ARGS...
- *   cave-sandbox-launcher pid1 -- ARGS...
+ *   cave-sandbox-launcher root [ROOT OPTIONS] -- LAUNCHER exec [OPTIONS] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher init [--allow-inet [--egress-port PORT]] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [--egress-port PORT] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [--command-group GID] [LIMITS] -- CMD ARGS...
@@ -156,10 +156,41 @@
  * on a kernel without it is a set-up failure, but under --check, which reports
  * landlock=unavailable for the probe to judge.
  *
- * pid1 (PID 1 of unshare's PID namespace, exec'd by the mechanism's set-up script, in a user
- * namespace of its own that maps no root, so that its /proc files belong to the host's
- * root): forks ARGS in a session of its own, keeps no descriptor above 2, reaps orphans
- * and exits with ARGS's status (see pid1()).
+ * root (PID 1 of unshare's namespaces, exec'd by unshare --fork as root of its new user
+ * namespace, for the unshare and namespaces mechanisms; newroot.c, rootoptions.c,
+ * readonly.c): builds the unshare mechanism's view with mount(2) itself, as bubblewrap
+ * does (the namespaces mechanism has no mount namespace and passes no view option), then
+ * forks the command's launcher, which goes on into exec in-process (the argv after "--",
+ * whose options are parsed and checked before anything is mounted). It refuses to run
+ * unless /proc/self/uid_map maps one id (a wrapper that ran it in the host's namespaces)
+ * and it is PID 1. In order: a system view's new root (--new-root DIR: a tmpfs, mode
+ * 0755, nosuid, nodev; --system PATH bound recursively into it, --link LINK=TARGET, the
+ * host's /dev bound recursively, a new proc); each --hide PATH an empty tmpfs (mode
+ * 1777, nosuid, nodev, --tmpfs-size BYTES); each --bind-listed N:PATH:ro|rw, PATH bound
+ * recursively onto a mount point made where missing (by the type of descriptor N) from
+ * the path as opened in the new mount namespace before the first mount, whose device and
+ * inode, and the mount's after it, must be those of fstat(N), outer's descriptor (a
+ * component swapped for a link since: a set-up failure), read-only or nosuid,nodev; the
+ * working directory (".") bound onto --workdir PATH, nosuid and nodev, which exec checks
+ * (device:inode, the bind's flags); each --mask-file PATH the host's /dev/null, each
+ * --mask-dir PATH an empty read-only tmpfs; then pivot_root(".", ".") into the new root
+ * and the host's root detached (MNT_DETACH); with --read-only every writable mount of
+ * /proc/self/mountinfo read-only but /proc, /dev/pts, the pseudo file systems below
+ * /sys, the hidden directories, the working directory and what lies beneath them, the
+ * writable listed paths and the masked files (mount_setattr(2), AT_RECURSIVE for a
+ * system directory that holds none of those; before Linux 5.12 MS_REMOUNT | MS_BIND |
+ * MS_RDONLY with the mount's own statvfs flags); each --key-list PATH that exists the
+ * host's /dev/null; with --root-sysctls (a root caller, whose uid 0 is the host's)
+ * /proc/sys and /proc/sysrq-trigger read-only; with --loopback lo up (SIOCSIFFLAGS);
+ * then it enters the working directory by its path. With --pid1-user ID, PID 1 enters a
+ * user namespace of its own in which it is ID (setgroups denied, one-line maps) and
+ * executes itself again with --map only, so that its memory belongs to that namespace,
+ * which maps no root: its /proc files then belong to the host's root, not to the
+ * command's uid (proc(5)). PID 1 passes SIGTERM on to its namespace, forks the command's
+ * launcher in a session of its own, which with --map UID:GID enters a user namespace of
+ * its own nested in PID 1's as UID:GID, keeps no descriptor above 2, drops its
+ * capabilities (CAP_KILL kept for a command user's tree), reaps every orphan and exits
+ * with the command's status.
  *
  * Every mode but --version makes itself non-dumpable first (prctl(2) PR_SET_DUMPABLE), so
  * that the command, which may share its uid, never reads a descriptor, the working
@@ -249,13 +280,15 @@
  * hypervisor), and the launcher starts twice per execution.
  *
  * The files, one per concern: main.c (the modes' dispatch), options.c (the command
- * line), outer.c, init.c, pid1.c and contain.c (the modes), setup.c (the set-up that
- * init, exec and contain share, and exec itself), supervisor.c (the supervisor of unix
- * sockets), users.c (capabilities, the command user and its user namespace), limits.c
- * (rlimits), landlock.c, filter.c (loading the generated filters, the --check attempts),
- * refusals.h (the one list of refusals), bridge.c (the egress bridge), paths.c (opening
- * paths without following links), fail.c (the set-up failure, shared with the
- * generator), filter-generator.c (the build's generator).
+ * line), outer.c, init.c, contain.c and newroot.c (the modes; pid1.c: PID 1's fork and
+ * wait, shared by init and root; newroot.h, rootoptions.c and readonly.c: root's plan,
+ * its options and its read-only pass), setup.c (the set-up that init, exec and contain
+ * share, and exec itself), supervisor.c (the supervisor of unix sockets), users.c
+ * (capabilities, the command user and its user namespace), limits.c (rlimits),
+ * landlock.c, filter.c (loading the generated filters, the --check attempts), refusals.h
+ * (the one list of refusals), bridge.c (the egress bridge), paths.c (opening paths
+ * without following links), fail.c (the set-up failure, shared with the generator),
+ * filter-generator.c (the build's generator).
  */
 #ifndef CAVE_SANDBOX_LAUNCHER_H
 #define CAVE_SANDBOX_LAUNCHER_H
@@ -286,7 +319,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "15"
+#define LAUNCHER_VERSION "17"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
@@ -413,8 +446,9 @@ void fail(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)
 
 /* ---- options.c ------------------------------------------------------------------------ */
 
+int normalized_path(const char *path);
 char **parse_options(int argc, char **argv, struct options *options);
-void check_options(const char *mode, const struct options *options, int any_option);
+void check_options(const char *mode, const struct options *options);
 
 /* ---- paths.c -------------------------------------------------------------------------- */
 
@@ -472,14 +506,17 @@ int set_up(const struct options *options, int pid1);
 void execute(char **argv) __attribute__((noreturn));
 void exec_mode(const struct options *options, char **argv) __attribute__((noreturn));
 
-/* ---- the modes: outer.c, pid1.c, init.c, contain.c ------------------------------------ */
+/* ---- the modes: outer.c, pid1.c (PID 1's fork and wait), init.c, contain.c ------------- */
 
 int outer(const struct options *options, char **argv);
 int reap_until(pid_t command);
 pid_t fork_command(void);
 void pass_on_to_namespace(int signal);
-int pid1(char **argv);
 int init(const struct options *options, char **argv);
 int contain(const struct options *options, char **argv);
+
+/* ---- root: newroot.c, readonly.c (newroot.h) ------------------------------------------- */
+
+int new_root(int argc, char **argv);
 
 #endif

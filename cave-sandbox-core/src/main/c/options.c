@@ -3,7 +3,7 @@
 
 /* Whether a path is absolute and normalized: no empty, . or .. component, no trailing
  * slash (the masked paths are compared as strings). */
-static int normalized_path(const char *path)
+int normalized_path(const char *path)
 {
 	if (path[0] != '/') {
 		return 0;
@@ -146,7 +146,7 @@ char **parse_options(int argc, char **argv, struct options *options)
 {
 	if (argc < 2) {
 		fail("usage: cave-sandbox-launcher --version | outer --workdir DIR [--listed PATH]... -- WRAPPER ARGS... | "
-		     "pid1 -- ARGS... | "
+		     "root [ROOT OPTIONS] -- LAUNCHER exec ... | "
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
 		     "[--command-group GID (contain)] [--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
@@ -210,10 +210,10 @@ static void check_mode_options(const char *mode, const struct options *options)
 }
 
 /*
- * Check the options against the mode (any_option: whether any came before "--"), before
- * the mode does anything. An unknown mode is main's to refuse, after these checks.
+ * Check the options against the mode, before the mode does anything. An unknown mode is
+ * main's to refuse, after these checks.
  */
-void check_options(const char *mode, const struct options *options, int any_option)
+void check_options(const char *mode, const struct options *options)
 {
 	check_mode_options(mode, options);
 	if (strcmp(mode, "outer") == 0) {
@@ -222,9 +222,6 @@ void check_options(const char *mode, const struct options *options, int any_opti
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
-	}
-	if (strcmp(mode, "pid1") == 0 && any_option) {
-		fail("pid1 takes no options: its child, the launcher's exec, takes the command's");
 	}
 	if (strcmp(mode, "init") == 0 && options->no_mount_namespace) {
 		fail("init runs in bubblewrap's mount namespace: --no-mount-namespace is for exec and contain");

@@ -1,8 +1,8 @@
-/* pid1, PID 1 of unshare's PID namespace; and PID 1's fork, wait and SIGTERM, init's too. */
+/* PID 1's fork, wait and SIGTERM, of init and root. */
 #include "launcher.h"
 
 /*
- * PID 1's wait (init, pid1): reap every orphan of the namespace until the command ends,
+ * PID 1's wait (init, root): reap every orphan of the namespace until the command ends,
  * and return its status, 128 + n if it died of signal n.
  */
 int reap_until(pid_t command)
@@ -23,7 +23,7 @@ int reap_until(pid_t command)
 }
 
 /*
- * PID 1's fork of the command (init, pid1), into a session of its own. Returns the
+ * PID 1's fork of the command (init, root), into a session of its own. Returns the
  * command's pid in PID 1 and 0 in the command.
  */
 pid_t fork_command(void)
@@ -50,30 +50,4 @@ void pass_on_to_namespace(int signal)
 	int saved = errno;
 	kill(-1, signal);
 	errno = saved;
-}
-
-/*
- * PID 1 of the PID namespace that util-linux unshare creates (its set-up script ends by
- * exec'ing this): forks ARGS (the launcher's exec, behind a nested unshare where the
- * command gets the caller's uid back) in a session of its own, as bwrap --new-session
- * does, keeps no descriptor above 2 (the working directory, the launcher, the start pipe
- * and the egress directory stay with the child alone), reaps every orphan and exits with
- * the child's status, 128 + n if it died of signal n; the kernel then kills whatever is
- * left in the namespace (pid_namespaces(7)), where PID 1 ignores every signal it has no
- * handler for. A shell in its place held the egress directory, dumpable, until it got
- * to close it after starting the command.
- */
-int pid1(char **argv)
-{
-	if (getpid() != 1) {
-		fail("pid1 must run as PID 1 of a new PID namespace");
-	}
-	catch_terminate(pass_on_to_namespace);
-	pid_t command = fork_command();
-	if (command == 0) {
-		execvp(argv[0], argv);
-		fail("cannot execute %s: %s", argv[0], strerror(errno));
-	}
-	close_above_stderr();
-	return reap_until(command);
 }

@@ -16,7 +16,7 @@ import java.nio.file.Path;
  * Each wrapper passes its arguments through a loop that rewrites the options before the
  * first {@code --} (case arms on {@code $a}: {@code continue} drops it, {@code s=1} drops
  * the next one too, assigning {@code a} replaces it) and, after it, the arguments (the
- * unshare setup script is one).
+ * options of the launcher's root, for unshare).
  */
 final class FaultySandboxes {
 
@@ -144,25 +144,28 @@ final class FaultySandboxes {
 		};
 	}
 
+	/** The faults of util-linux unshare, whose PID 1 is the launcher's root. */
 	private static Path unshare(Path directory, Fault fault) throws IOException {
 		return switch (fault) {
-			// Past unshare's options and its setup script (sh -c SCRIPT NAME), which must
-			// never run on the host.
-			case NO_NAMESPACES -> RestrictedHost.script(directory, "unshare",
-					"while [ \"$1\" != \"--\" ]; do shift; done; shift 5; exec \"$@\"");
+			// Past unshare's options and the launcher's root with its options, which must
+			// never run on the host: the launcher's exec runs in the host's namespaces.
+			case NO_NAMESPACES ->
+				RestrictedHost.script(directory, "unshare", "while [ \"$1\" != \"--\" ]; do shift; done; shift; "
+						+ "while [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"");
 			case HOST_IPC_NAMESPACE ->
 				rewriting(directory, "unshare", "/usr/bin/unshare", "", "--ipc) continue ;;", "");
-			case HOST_DIRECTORIES_VISIBLE -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
-					"*'mount -n -t tmpfs'*) a=$(printf '%s\\n' \"$a\" | grep -v 'mount -n -t tmpfs') ;;");
-			// The nested user namespace maps the caller to root, who holds every
-			// capability there; the setpriv that would drop them for a root caller is
-			// skipped too.
-			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "",
-					"--map-user=*) a=--map-root-user ;;\n--map-group=*) continue ;;", "");
-			// The setup script runs as root of the user namespace that owns the new
-			// network namespace.
-			case EXTRA_INTERFACE -> rewriting(directory, "unshare", "/usr/bin/unshare", "add='" + ADD_INTERFACE + "'",
-					"", "*/proc/self/uid_map*) a=\"$add\n$a\" ;;");
+			// The launcher's root gets no hidden directory to mount a tmpfs over.
+			case HOST_DIRECTORIES_VISIBLE ->
+				rewriting(directory, "unshare", "/usr/bin/unshare", "", "", "--hide) s=1; continue ;;");
+			// The nested user namespace maps the command to root, who holds every
+			// capability there.
+			case CAPABILITIES_KEPT -> rewriting(directory, "unshare", "/usr/bin/unshare", "", "",
+					"--map) m=1 ;;\n*) if [ \"$m\" = 1 ]; then m=0; a=0:0; fi ;;");
+			// A shell as PID 1, root of the user namespace that owns the new network
+			// namespace, adds the interface and runs the launcher's root in its place.
+			case EXTRA_INTERFACE ->
+				rewriting(directory, "unshare", "/usr/bin/unshare", "add='" + ADD_INTERFACE + "\nexec \"$@\"'",
+						"--) o=0; set -- \"$@\" -- /bin/sh -c \"$add\" sh; continue ;;", "");
 		};
 	}
 

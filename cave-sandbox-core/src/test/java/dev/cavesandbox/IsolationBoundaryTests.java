@@ -1041,24 +1041,22 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Without the {@code ip} binary, bwrap still brings {@code lo} up itself and serves a
-	 * loopback request, while unshare cannot: its verdict says so, a loopback request is
-	 * refused with a code, and requiring a loopback makes it unavailable. A mechanism
-	 * without a network namespace needs no {@code ip} and has no loopback to give either
-	 * way.
+	 * Without the {@code ip} binary, every mechanism with a network namespace still
+	 * brings {@code lo} up itself (bwrap, and the launcher's root for unshare and
+	 * namespaces) and serves a loopback request. A mechanism without a network namespace
+	 * needs no {@code ip} and has no loopback to give either way: a loopback request is
+	 * refused with a code, and requiring a loopback makes it unavailable.
 	 */
 	@ForEachLinuxMechanism
-	void withoutTheIpBinaryOnlyBubblewrapProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
+	void withoutTheIpBinaryEveryNetworkNamespaceProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
 		SandboxSettings settings = settings(mechanism).ipPath(directory.resolve("no-ip")).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
-		boolean bwrap = mechanism == MechanismChoice.BWRAP;
 		boolean network = gives(mechanism, LinuxNamespace.NETWORK);
-		assertThat(capability.privateLoopback()).isEqualTo(bwrap);
-		assertThat(capability.verified().stream().anyMatch((fact) -> fact.contains("no ip binary")))
-			.isEqualTo(network && !bwrap);
+		assertThat(capability.privateLoopback()).isEqualTo(network);
+		assertThat(capability.verified()).noneMatch((fact) -> fact.contains("no ip binary"));
 		ExecutionRequest request = ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build();
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
-			if (bwrap) {
+			if (network) {
 				ExecutionResult result = executor.execute(request);
 				assertThat(result.exitCode()).as(result.stderrText()).isZero();
 				assertThat(result.stdoutText()).isEqualTo("served: private-hello\n");
@@ -1066,7 +1064,7 @@ class IsolationBoundaryTests {
 			else {
 				assertThatExceptionOfType(InvalidExecutionRequestException.class)
 					.isThrownBy(() -> executor.execute(request))
-					.withMessageContaining(network ? "iproute2" : "has no network namespace")
+					.withMessageContaining("has no network namespace")
 					.satisfies((ex) -> assertThat(ex.code()).isEqualTo("cave_sandbox_invalid_request"));
 			}
 			assertThat(executor.execute("true").exitCode()).isZero();
@@ -1074,8 +1072,8 @@ class IsolationBoundaryTests {
 		IsolationCapability required = new NetworkIsolationProbe(
 				settings(mechanism).ipPath(directory.resolve("no-ip")).loopback(true).build())
 			.probe();
-		assertThat(required.available()).isEqualTo(bwrap);
-		assertThat(required.cause()).isEqualTo(bwrap ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+		assertThat(required.available()).isEqualTo(network);
+		assertThat(required.cause()).isEqualTo(network ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
 	}
 
 	/**

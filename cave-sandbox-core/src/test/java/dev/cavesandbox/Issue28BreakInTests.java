@@ -321,7 +321,7 @@ class Issue28BreakInTests {
 		Launcher launcher = new Launcher(launcherCopy, false);
 		if (mechanism instanceof NamespacesMechanism namespaces) {
 			Files.copy(namespaces.launcher().path(), launcherCopy);
-			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(), launcher,
+			mechanism = new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), launcher,
 					namespaces.filesystem(), 65534, 65534, true);
 		}
 		else if (mechanism instanceof SeccompMechanism seccomp) {

@@ -100,9 +100,9 @@ class ListedPathsBreakInTests {
 	 * wrapper mounts it (a shell in front of the wrapper makes the swap there): bwrap
 	 * mounts the descriptor's file where it now lies ({@code /proc/self/fd/N} resolved)
 	 * and checks the mount's device and inode against the descriptor's, so the command
-	 * sees the directory {@code outer} opened; unshare's script binds the path, finds the
-	 * mount is not the descriptor's file and stops before the command runs. Either way
-	 * nothing of the vault is shown.
+	 * sees the directory {@code outer} opened; the launcher's root (unshare) binds the
+	 * path, finds the mount is not the descriptor's file and stops before the command
+	 * runs. Either way nothing of the vault is shown.
 	 */
 	@ParameterizedTest
 	@MethodSource("mechanisms")
@@ -132,7 +132,8 @@ class ListedPathsBreakInTests {
 			else {
 				assertThat(run.exitCode()).as(run.output()).isEqualTo(LauncherContract.SETUP_FAILED);
 				assertThat(run.output()).as(run.output())
-					.contains("cave-sandbox: the listed path " + data + " is not the one the launcher opened")
+					.contains(LauncherContract.MESSAGE_PREFIX + " the listed path " + data
+							+ " is not the one the launcher opened")
 					.contains(LauncherContract.NOT_SET_UP);
 			}
 		}
@@ -177,8 +178,8 @@ class ListedPathsBreakInTests {
 	/**
 	 * The command line as the wrapper ran it before the listed paths went through
 	 * descriptors: {@code outer} without {@code --listed}, bwrap's {@code --bind-fd N P}
-	 * back to {@code --bind P P}, the script's {@code bind} binding its source path
-	 * without any check.
+	 * back to {@code --bind P P}, the launcher root's {@code --bind-listed N:P:ro} to
+	 * {@code --system P}, which it binds by its path without any check.
 	 */
 	private static List<String> bindingByPath(SandboxMechanism mechanism, List<String> command) {
 		List<String> old = new ArrayList<>();
@@ -193,9 +194,11 @@ class ListedPathsBreakInTests {
 				old.addAll(List.of(argument.replace("-fd", ""), command.get(i + 2), command.get(i + 2)));
 				i += 2;
 			}
-			else if (mechanism instanceof UnshareMechanism && argument.contains("\nbind 10 ")) {
-				old.add(argument.replace("\nbind 10 ", "\nbind() { if [ ! -e \"$3\" ]; then mkdir -p \"$3\"; fi; "
-						+ "mount -n -c --rbind \"$2\" \"$3\"; flags \"$3\"; remount \"$3\" \"$f\" \"$4\"; }\nbind 10 "));
+			else if (mechanism instanceof UnshareMechanism && argument.equals("--bind-listed")) {
+				// The launcher's root binds a system directory by its path, unchecked.
+				String listed = command.get(i + 1);
+				old.addAll(List.of("--system", listed.substring(listed.indexOf(':') + 1, listed.length() - 3)));
+				i++;
 			}
 			else {
 				old.add(argument);

@@ -221,8 +221,7 @@ class MechanismsWithoutMountsSystemViewTests {
 
 	private static SandboxMechanism asRoot(SandboxMechanism verified, Launcher launcher, FilesystemView view) {
 		if (verified instanceof NamespacesMechanism namespaces) {
-			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(), launcher, view,
-					0, 0, true);
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), launcher, view, 0, 0, true);
 		}
 		return new SeccompMechanism(launcher, view);
 	}
@@ -279,8 +278,8 @@ class MechanismsWithoutMountsSystemViewTests {
 
 	private static SandboxMechanism withView(SandboxMechanism mechanism, FilesystemView view) {
 		if (mechanism instanceof NamespacesMechanism namespaces) {
-			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					namespaces.launcher(), view, namespaces.uid(), namespaces.gid(), namespaces.keepUid());
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.launcher(), view,
+					namespaces.uid(), namespaces.gid(), namespaces.keepUid());
 		}
 		// A root JVM's command on seccomp: uid 65534 (the first of its range is what the
 		// probe saw), to which these tests give their directories.

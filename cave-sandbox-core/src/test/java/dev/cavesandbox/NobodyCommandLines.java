@@ -59,15 +59,15 @@ final class NobodyCommandLines {
 					bwrap.filesystem());
 		}
 		if (verified instanceof NamespacesMechanism namespaces) {
-			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
+			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(),
 					copy(namespaces.launcher(), launcherDirectory), namespaces.filesystem(), uid, uid, true);
 		}
 		if (verified instanceof SeccompMechanism seccomp) {
 			return new SeccompMechanism(copy(seccomp.launcher(), launcherDirectory), seccomp.filesystem());
 		}
 		UnshareMechanism unshare = (UnshareMechanism) verified;
-		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(),
-				copy(unshare.launcher(), launcherDirectory), unshare.filesystem(), uid, uid, true);
+		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), copy(unshare.launcher(), launcherDirectory),
+				unshare.filesystem(), uid, uid, true);
 	}
 
 	private static Launcher copy(Launcher launcher, Path directory) throws IOException {

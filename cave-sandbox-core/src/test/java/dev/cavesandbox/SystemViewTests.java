@@ -201,8 +201,8 @@ class SystemViewTests {
 			return new BubblewrapMechanism(bwrap.bwrap(), bwrap.launcher(), view);
 		}
 		UnshareMechanism unshare = (UnshareMechanism) mechanism;
-		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(), view,
-				unshare.uid(), unshare.gid(), unshare.keepUid());
+		return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.launcher(), view, unshare.uid(),
+				unshare.gid(), unshare.keepUid());
 	}
 
 }

@@ -17,8 +17,7 @@ import org.springframework.boot.context.properties.bind.BindableRuntimeHintsRegi
  * ({@code libcave-shm.so}) and {@code launcher.properties} (their SHA-256 and the
  * launcher's interface version), for every platform the jar holds ({@code linux-x86_64},
  * {@code linux-aarch64});</li>
- * <li>{@code dev/cavesandbox/scripts/*.sh}: the {@code sh} scripts of the probe and the
- * mechanisms;</li>
+ * <li>{@code dev/cavesandbox/scripts/*.sh}: the {@code sh} script of the probe;</li>
  * <li>{@link CaveSandboxProperties} and its nested records, as
  * {@link BindableRuntimeHintsRegistrar} describes them.</li>
  * </ul>

@@ -31,11 +31,11 @@ public final class LauncherContract {
 	public static final String INSIDE = "/proc/self/fd/" + SELF_FD;
 
 	/**
-	 * The mode of PID 1 of unshare's PID namespace, which its set-up script execs: forks
-	 * the rest of its argv in a session of its own, keeps no descriptor above 2, reaps
-	 * orphans, passes on the status.
+	 * The mode of PID 1 of unshare's namespaces (the unshare and namespaces mechanisms),
+	 * which {@code unshare --fork} runs: makes the mounts of a view itself, forks the
+	 * command's {@value #EXEC} in-process, reaps orphans, passes on the status.
 	 */
-	public static final String PID1 = "pid1";
+	public static final String ROOT = "root";
 
 	/** The mode of bubblewrap's PID 1: forks the command and reaps orphans. */
 	public static final String INIT = "init";

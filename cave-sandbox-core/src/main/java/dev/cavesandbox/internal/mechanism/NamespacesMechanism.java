@@ -10,9 +10,6 @@ import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.internal.launcher.LandlockView;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
-import org.jspecify.annotations.Nullable;
-
-import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
 
 /**
  * Builds the command line of the mechanism for hosts that allow user namespaces but
@@ -25,10 +22,11 @@ import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
  * <li>{@code unshare --user --map-root-user --net --ipc --pid --fork --kill-child} behind
  * {@code setpriv --pdeathsig KILL}, as the {@link UnshareMechanism} does, without
  * {@code --mount} and {@code --mount-proc}: the network namespace has only {@code lo},
- * brought up only for a private loopback; a short {@code sh} script is PID 1 of the new
- * PID namespace, runs the command in a session of its own and takes the namespace down
- * when it exits (pid_namespaces(7)); a nested user namespace gives the command the
- * caller's uid back (util-linux 2.38+).</li>
+ * brought up (by the launcher) only for a private loopback; the launcher's
+ * {@value LauncherContract#ROOT}, without mounts, is PID 1 of the new PID namespace, runs
+ * the command in a session of its own and takes the namespace down when it exits
+ * (pid_namespaces(7)); a nested user namespace gives the command the caller's uid back
+ * ({@link Pid1Script#root}).</li>
  * <li>Without a mount namespace nothing can be hidden: the host's filesystem, its unix
  * sockets and its {@code /proc} (with the JVM's processes) stay where they are; in a
  * system view Landlock keeps everything but the view's paths from being read. The
@@ -45,8 +43,6 @@ import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
  *
  * @param setpriv the {@code setpriv} binary
  * @param unshare the {@code unshare} binary
- * @param ip the iproute2 {@code ip} binary that brings {@code lo} up for a private
- * loopback, or {@code null} where there is none (no private loopback then)
  * @param launcher the native launcher
  * @param filesystem what the command sees of the host's files: without a mount namespace
  * the launcher builds it with Landlock ({@link LandlockView#options(FilesystemView)}),
@@ -54,10 +50,10 @@ import static dev.cavesandbox.internal.mechanism.ShellQuoting.quote;
  * @param uid the caller's uid, which the command keeps
  * @param gid the caller's gid, which the command keeps
  * @param keepUid whether the command gets the caller's uid back through a nested user
- * namespace (util-linux 2.38+), rather than running as uid 0 without capabilities
+ * namespace, rather than running as uid 0 without capabilities
  */
-public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip, Launcher launcher,
-		FilesystemView filesystem, long uid, long gid, boolean keepUid) implements SandboxMechanism {
+public record NamespacesMechanism(Path setpriv, Path unshare, Launcher launcher, FilesystemView filesystem, long uid,
+		long gid, boolean keepUid) implements SandboxMechanism {
 
 	/** The name of this mechanism. */
 	public static final String NAME = "namespaces";
@@ -77,29 +73,12 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 	@Override
 	public List<String> commandLine(List<String> argv, Path workingDirectory, boolean loopback, boolean check,
 			ResourceLimits limits) {
-		if (loopback && this.ip == null) {
-			throw new IllegalArgumentException("a private loopback needs the ip binary (iproute2)");
-		}
 		return Pid1Script.commandLine(this.launcher, workingDirectory, this.setpriv, this.unshare,
-				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"), setupScript(loopback),
+				List.of("--net", "--ipc", "--pid", "--fork", "--kill-child"),
+				Pid1Script.root(List.of(), loopback, this.keepUid && !this.launcher.hasCommandUser(), this.uid,
+						this.gid),
 				this.launcher.inside(LauncherContract.EXEC, loopback, check, true, this.filesystem, limits, argv),
 				List.of());
-	}
-
-	/**
-	 * Return the script that PID 1 of the new namespaces runs: the command's argv follows
-	 * as {@code "$@"}.
-	 * @param loopback whether to bring {@code lo} up
-	 * @return the script
-	 */
-	String setupScript(boolean loopback) {
-		StringBuilder script = new StringBuilder(Pid1Script.start());
-		if (loopback) {
-			script.append(quote(this.ip.toString())).append(" link set lo up\n");
-		}
-		script.append(Pid1Script.runCommand(this.unshare, this.uid, this.gid,
-				this.keepUid && !this.launcher.hasCommandUser()));
-		return script.toString();
 	}
 
 	@Override
@@ -112,9 +91,14 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 		return List.of(this.launcher.path(), this.setpriv, this.unshare);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Always: the launcher brings {@code lo} up itself.
+	 */
 	@Override
 	public boolean supportsPrivateLoopback() {
-		return this.ip != null;
+		return true;
 	}
 
 	/**
@@ -130,15 +114,14 @@ public record NamespacesMechanism(Path setpriv, Path unshare, @Nullable Path ip,
 
 	@Override
 	public SandboxMechanism withEgress(Launcher.Egress egress) {
-		return new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher.withEgress(egress),
-				this.filesystem, this.uid, this.gid, this.keepUid);
+		return new NamespacesMechanism(this.setpriv, this.unshare, this.launcher.withEgress(egress), this.filesystem,
+				this.uid, this.gid, this.keepUid);
 	}
 
 	@Override
 	public SandboxMechanism withPaths(List<Path> readable, List<Path> writable) {
-		return (readable.isEmpty() && writable.isEmpty()) ? this
-				: new NamespacesMechanism(this.setpriv, this.unshare, this.ip, this.launcher,
-						this.filesystem.withPaths(readable, writable), this.uid, this.gid, this.keepUid);
+		return (readable.isEmpty() && writable.isEmpty()) ? this : new NamespacesMechanism(this.setpriv, this.unshare,
+				this.launcher, this.filesystem.withPaths(readable, writable), this.uid, this.gid, this.keepUid);
 	}
 
 }

@@ -7,11 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.stream.Collectors;
 
 /**
- * Loads the {@code sh} scripts of the probe and the mechanisms from the resources in
- * {@value #DIRECTORY} (where the build runs {@code shellcheck -s sh} over them). Lines
- * that are only a comment (blanks, then {@code #}) are left out, so that a script's text
- * carries no comment, shellcheck directive or shebang into the command line; no script
- * may therefore hold a here-document or a quoted string with such a line.
+ * Loads the {@code sh} scripts of the probe from the resources in {@value #DIRECTORY}
+ * (where the build runs {@code shellcheck -s sh} over them). Lines that are only a
+ * comment (blanks, then {@code #}) are left out, so that a script's text carries no
+ * comment, shellcheck directive or shebang into the command line; no script may therefore
+ * hold a here-document or a quoted string with such a line.
  */
 public final class ShellScripts {
 
@@ -41,23 +41,6 @@ public final class ShellScripts {
 		catch (IOException ex) {
 			throw new UncheckedIOException("the shell script " + DIRECTORY + name + " could not be read", ex);
 		}
-	}
-
-	/**
-	 * Return a script with its placeholder (a word such as {@code @KEPT_PATHS@}, which
-	 * shellcheck reads as a plain word) replaced by text built per call. The text is
-	 * shell code: every value in it must be quoted ({@link ShellQuoting}).
-	 * @param script the script
-	 * @param placeholder the placeholder, which the script holds
-	 * @param text what it stands for
-	 * @return the script with the text
-	 * @throws IllegalStateException if the script does not hold the placeholder
-	 */
-	static String fill(String script, String placeholder, String text) {
-		if (!script.contains(placeholder)) {
-			throw new IllegalStateException("the shell script has no " + placeholder);
-		}
-		return script.replace(placeholder, text);
 	}
 
 }

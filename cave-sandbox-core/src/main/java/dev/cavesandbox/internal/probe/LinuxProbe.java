@@ -28,10 +28,10 @@ import org.jspecify.annotations.Nullable;
  * Verifies one Linux mechanism (a mechanism of the ladder: bubblewrap, unshare,
  * namespaces or seccomp) by running its real command line, as an execution would, with
  * {@link ProbeScript}, which reports what the child sees; {@link LinuxVerdict} judges
- * that against the {@link HostFacts}. Where the host lacks a part of the mechanism
- * (util-linux without {@code --map-user}, a command user that cannot reach the work
- * directory) the probe runs it again without that part. When {@code lo} stays down, a
- * second run checks whether the mechanism can bring up a private loopback on request.
+ * that against the {@link HostFacts}. Where the host lacks a part of the mechanism (a
+ * command user that cannot reach the work directory) the probe runs it again without that
+ * part. When {@code lo} stays down, a second run checks whether the mechanism can bring
+ * up a private loopback on request.
  */
 public final class LinuxProbe {
 
@@ -162,13 +162,12 @@ public final class LinuxProbe {
 
 	private SandboxMechanism mechanism(Launcher launcher, HostFacts host) {
 		SandboxSettings.Linux linux = this.settings.linux();
-		Path ip = Files.isExecutable(linux.ipPath()) ? linux.ipPath() : null;
 		return switch (this.choice) {
 			case BWRAP -> new BubblewrapMechanism(linux.bwrapPath(), launcher, host.view());
-			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher, host.view(),
+			case UNSHARE -> new UnshareMechanism(linux.setprivPath(), linux.unsharePath(), launcher, host.view(),
 					host.uid(), host.gid(), true);
-			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), ip, launcher,
-					host.view(), host.uid(), host.gid(), true);
+			case NAMESPACES -> new NamespacesMechanism(linux.setprivPath(), linux.unsharePath(), launcher, host.view(),
+					host.uid(), host.gid(), true);
 			case SECCOMP -> new SeccompMechanism(launcher, host.view());
 			default -> throw new IllegalStateException("not a Linux mechanism: " + this.choice);
 		};
@@ -258,23 +257,15 @@ public final class LinuxProbe {
 
 	/**
 	 * Run the script with the mechanism, and again with what stands in where the host
-	 * lacks a part of it: without the uid mapping where util-linux before 2.38 lacks
-	 * {@code --map-user} (the command stays uid 0, without capabilities); without the
-	 * command user where the seccomp mechanism's command user, a uid of the host, cannot
-	 * reach a work directory that only root can pass through (its commands stay root, and
-	 * the facts say why the process limit does not hold).
+	 * lacks a part of it: without the command user where the seccomp mechanism's command
+	 * user, a uid of the host, cannot reach a work directory that only root can pass
+	 * through (its commands stay root, and the facts say why the process limit does not
+	 * hold).
 	 */
 	private Run run(ProbeSession session, SandboxMechanism candidate, List<String> argv)
 			throws IOException, InterruptedException {
 		SandboxMechanism mechanism = candidate;
 		ProcessRunner.Outcome outcome = script(session, mechanism, argv, false);
-		if (outcome.exitCode() != 0 && ProbeSession.text(outcome.stderr()).contains("--map-user")) {
-			SandboxMechanism withoutUid = withoutUidMapping(mechanism);
-			if (withoutUid != null) {
-				mechanism = withoutUid;
-				outcome = script(session, mechanism, argv, false);
-			}
-		}
 		if (mechanism instanceof SeccompMechanism seccomp && seccomp.launcher().hasCommandUser()
 				&& ProbeSession.text(outcome.stdout()).lines().anyMatch(PATH_UNREACHABLE::equals)) {
 			// Only the modes of the directories above the session's own, as the JVM reads
@@ -344,18 +335,6 @@ public final class LinuxProbe {
 					mechanism.name() + ": " + loopbackFact, session.took());
 		}
 		return IsolationCapability.available(mechanism, verified, privateLoopback, session.took());
-	}
-
-	private static @Nullable SandboxMechanism withoutUidMapping(SandboxMechanism mechanism) {
-		if (mechanism instanceof UnshareMechanism unshare) {
-			return new UnshareMechanism(unshare.setpriv(), unshare.unshare(), unshare.ip(), unshare.launcher(),
-					unshare.filesystem(), unshare.uid(), unshare.gid(), false);
-		}
-		if (mechanism instanceof NamespacesMechanism namespaces) {
-			return new NamespacesMechanism(namespaces.setpriv(), namespaces.unshare(), namespaces.ip(),
-					namespaces.launcher(), namespaces.filesystem(), namespaces.uid(), namespaces.gid(), false);
-		}
-		return null;
 	}
 
 	/**

@@ -87,8 +87,7 @@ class LauncherContractTests {
 
 	@Test
 	void everyModeOfTheJavaSideIsOneThatMainRuns() {
-		for (String mode : List.of("outer", LauncherContract.PID1, LauncherContract.INIT, LauncherContract.EXEC,
-				LauncherContract.CONTAIN)) {
+		for (String mode : List.of("outer", LauncherContract.INIT, LauncherContract.EXEC, LauncherContract.CONTAIN)) {
 			assertThat(file("main.c")).as("main runs mode %s", mode)
 				.contains("if (strcmp(mode, " + quoted(mode) + ") == 0) {");
 		}
@@ -136,6 +135,39 @@ class LauncherContractTests {
 		assertThat(javas).as("the options %s pass against those options.c and limits.c parse", builders)
 			.isNotEmpty()
 			.isEqualTo(launchers);
+	}
+
+	/**
+	 * The {@value LauncherContract#ROOT} mode parses its own options (rootoptions.c)
+	 * before main's parser: the ones {@code UnshareMountPlan} passes are those it parses.
+	 */
+	@Test
+	void rootModeAndItsOptionsAreTheLaunchers() throws IOException {
+		assertThat(file("main.c")).contains("strcmp(argv[1], " + quoted(LauncherContract.ROOT) + ") == 0");
+		Pattern option = Pattern.compile("\"(--[a-z][a-z0-9-]*)\"");
+		List<String> launchers = option.matcher(file("rootoptions.c"))
+			.results()
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		Path mechanisms = Path.of("src", "main", "java", "dev", "cavesandbox", "internal", "mechanism");
+		List<String> javas = option
+			.matcher(Files.readString(mechanisms.resolve("UnshareMountPlan.java"))
+					+ rootMethod(Files.readString(mechanisms.resolve("Pid1Script.java"))))
+			.results()
+			.map((found) -> found.group(1))
+			.distinct()
+			.sorted()
+			.toList();
+		assertThat(javas).as("the options UnshareMountPlan and Pid1Script pass against those rootoptions.c parses")
+			.isNotEmpty()
+			.isEqualTo(launchers);
+	}
+
+	/** Pid1Script's root method, without the options of unshare and setpriv before it. */
+	private static String rootMethod(String pid1Script) {
+		return pid1Script.substring(pid1Script.indexOf("static List<String> root("));
 	}
 
 	/**
