@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,12 +19,16 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
+import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,6 +49,13 @@ class HandoverTests {
 	private static final String RAN = "ran";
 
 	private static final byte[] READY = LauncherContract.HANDOVER_READY.getBytes(StandardCharsets.US_ASCII);
+
+	private static final Map<MechanismChoice, ProcessIsolatedExecutor> executors = new ConcurrentHashMap<>();
+
+	@AfterAll
+	static void closeExecutors() {
+		executors.values().forEach(ProcessIsolatedExecutor::close);
+	}
 
 	@ForEachLinuxMechanism
 	void argvArrivesExactly(MechanismChoice choice, @TempDir Path directory) throws Exception {
@@ -82,6 +94,34 @@ class HandoverTests {
 		assertThat(run.exitCode()).as(run.stderr()).isZero();
 		assertThat(Arrays.copyOfRange(run.bytes(), 0, READY.length)).isEqualTo(READY);
 		assertThat(Arrays.copyOfRange(run.bytes(), READY.length, run.bytes().length)).isEqualTo(input);
+	}
+
+	/**
+	 * Through the executor: the command sees its own environment, the shared-memory
+	 * library as {@code LD_PRELOAD} where the mechanism needs it (after the request's own
+	 * {@code LD_PRELOAD}, as before the hand-over), and none of the launcher's variables.
+	 */
+	@ForEachLinuxMechanism
+	void executorHandsOverTheEnvironmentAndThePreload(MechanismChoice choice) {
+		ProcessIsolatedExecutor executor = executor(choice);
+		ExecutionResult plain = executor.execute(ExecutionRequest.of("/usr/bin/env"));
+		ExecutionResult preloaded = executor
+			.execute(ExecutionRequest.builder("/usr/bin/env").environment("LD_PRELOAD", "/nonexistent.so").build());
+		assertThat(plain.exitCode()).as(plain.stderrText()).isZero();
+		assertThat(preloaded.exitCode()).as(preloaded.stderrText()).isZero();
+		assertThat(plain.stdoutText()).startsWith("PATH=" + SandboxSettings.BASELINE_PATH + "\n")
+			.doesNotContain("CAVE_SANDBOX_LAUNCH_TOKEN", "CAVE_SANDBOX_WORKDIR", SharedMemoryPreload.LAUNCHER_VARIABLE);
+		boolean shared = SharedMemoryPreload.neededBy(mechanism(choice));
+		if (shared) {
+			assertThat(plain.stdoutText()).containsPattern("(?m)^LD_PRELOAD=/\\S+/libcave-shm\\.so$")
+				.containsPattern("(?m)^" + SharedMemoryPreload.DIRECTORY_VARIABLE + "=/");
+			assertThat(preloaded.stdoutText())
+				.containsPattern("(?m)^LD_PRELOAD=/nonexistent\\.so:/\\S+/libcave-shm\\.so$");
+		}
+		else {
+			assertThat(plain.stdoutText()).doesNotContain("LD_PRELOAD", SharedMemoryPreload.DIRECTORY_VARIABLE);
+			assertThat(preloaded.stdoutText()).containsPattern("(?m)^LD_PRELOAD=/nonexistent\\.so$");
+		}
 	}
 
 	@ForEachLinuxMechanism
@@ -181,6 +221,11 @@ class HandoverTests {
 			.mechanism();
 		assertThat(mechanism).isNotNull();
 		return mechanism;
+	}
+
+	private static ProcessIsolatedExecutor executor(MechanismChoice choice) {
+		return executors.computeIfAbsent(choice,
+				(key) -> LinuxMechanisms.isolated(key, (settings) -> settings.timeout(Duration.ofSeconds(60))));
 	}
 
 	private static byte[] readAll(InputStream in) {

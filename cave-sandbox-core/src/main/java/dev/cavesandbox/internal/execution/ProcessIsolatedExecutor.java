@@ -152,7 +152,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	public ExecutionResult execute(ExecutionRequest request) {
 		EffectiveRequest effective = EffectiveRequest.of(request, this.settings, this.settingsAllowList, false);
 		try (PreparedLaunch launch = this.preparation.prepare(effective)) {
-			ProcessRunner.Outcome outcome = this.runner.run(launch.spec());
+			ProcessRunner.Outcome outcome = this.runner.run(launch.spec(), launch.frame());
 			if (!outcome.survivors().isEmpty()) {
 				throw new ProcessTreeSurvivedException(outcome.survivors());
 			}
@@ -208,7 +208,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		PreparedLaunch launch = this.preparation.prepare(effective);
 		AtomicReference<@Nullable OutputFiles> outputFiles = new AtomicReference<>(OutputFiles.NONE);
 		try {
-			WatchedProcess started = this.runner.start(launch.spec(),
+			WatchedProcess started = this.runner.start(launch.spec(), launch.frame(),
 					(ended) -> tearDown(launch, effective, ended, outputFiles));
 			return new StartedProcess(started, this.isolation, launch.egress(), outputFiles::get);
 		}
