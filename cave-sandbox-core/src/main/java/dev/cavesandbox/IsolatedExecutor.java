@@ -89,6 +89,15 @@ public interface IsolatedExecutor extends AutoCloseable {
 	Isolation isolation();
 
 	/**
+	 * Return the state of this executor's pool of warm sandboxes
+	 * ({@code cave.sandbox.warm.size}, {@link SandboxSettings#warm()}).
+	 * @return a snapshot; {@link WarmPoolState#OFF} where the executor has no pool
+	 */
+	default WarmPoolState warmPool() {
+		return WarmPoolState.OFF;
+	}
+
+	/**
 	 * Kill every running execution and release the executor's threads. Executions started
 	 * afterwards throw {@link ExecutionCancelledException}.
 	 */

@@ -57,11 +57,15 @@ import org.jspecify.annotations.Nullable;
  * @param maxOutputFileBytes the default cap of an execution's output files, all together,
  * in bytes (default {@value #DEFAULT_MAX_OUTPUT_FILE_BYTES}, 16 MiB;
  * {@link ExecutionRequest.Builder#maxOutputFileBytes(long)})
+ * @param warm the pool of warm sandboxes (default {@link WarmPoolSettings#OFF}); its size
+ * is at most {@code maxConcurrent}, and the command user range holds
+ * {@code maxConcurrent} plus its size (a waiting sandbox on seccomp holds a uid of its
+ * own)
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
 		MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories, Macos macos,
-		ResourceLimits limits, Filesystem filesystem, Egress egress, long maxOutputFileBytes) {
+		ResourceLimits limits, Filesystem filesystem, Egress egress, long maxOutputFileBytes, WarmPoolSettings warm) {
 
 	/** The default cap of an execution's output files, all together: 16 MiB. */
 	public static final long DEFAULT_MAX_OUTPUT_FILE_BYTES = 16 * 1024 * 1024;
@@ -89,11 +93,20 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(workDirectory, "workDirectory must not be null");
 		Objects.requireNonNull(env, "env must not be null");
 		Objects.requireNonNull(linux, "linux must not be null");
+		Objects.requireNonNull(warm, "warm must not be null");
+		if (warm.size() > maxConcurrent) {
+			throw new IllegalArgumentException(
+					"warm.size (" + warm.size() + ") must not exceed maxConcurrent (" + maxConcurrent + ")");
+		}
 		CommandUserRange range = linux.commandUserRange();
-		if (range.size() < maxConcurrent) {
+		if (range.size() < (long) maxConcurrent + warm.size()) {
+			String needed = (warm.size() == 0) ? "maxConcurrent (" + maxConcurrent + ")"
+					: "maxConcurrent (" + maxConcurrent + ") plus warm.size (" + warm.size() + ")";
 			throw new IllegalArgumentException("commandUserRange " + range + " holds " + range.size()
-					+ " uids, fewer than maxConcurrent (" + maxConcurrent + "): each execution of a root JVM on the "
-					+ "seccomp mechanism runs as a uid of its own; widen the range or lower maxConcurrent");
+					+ " uids, fewer than " + needed + ": each execution "
+					+ ((warm.size() == 0) ? "" : "and each warm sandbox ")
+					+ "of a root JVM on the seccomp mechanism runs as a uid of its own; widen the range or lower "
+					+ ((warm.size() == 0) ? "maxConcurrent" : "maxConcurrent or warm.size"));
 		}
 		Objects.requireNonNull(mechanism, "mechanism must not be null");
 		if (mechanism == MechanismChoice.NONE && mode != SandboxMode.FALLBACK) {
@@ -106,6 +119,20 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Objects.requireNonNull(filesystem, "filesystem must not be null");
 		Objects.requireNonNull(egress, "egress must not be null");
 		PositiveAmounts.require("maxOutputFileBytes", maxOutputFileBytes, IllegalArgumentException::new);
+	}
+
+	/**
+	 * Create the settings without a pool of warm sandboxes
+	 * ({@link WarmPoolSettings#OFF}); the parameters are the components of the same
+	 * names.
+	 */
+	public SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
+			Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
+			MechanismChoice mechanism, boolean loopback, boolean readOnlyRoot, List<Path> hiddenDirectories,
+			Macos macos, ResourceLimits limits, Filesystem filesystem, Egress egress, long maxOutputFileBytes) {
+		this(mode, timeout, maxOutputBytes, killGracePeriod, probeTimeout, maxConcurrent, queueTimeout, workDirectory,
+				env, linux, mechanism, loopback, readOnlyRoot, hiddenDirectories, macos, limits, filesystem, egress,
+				maxOutputFileBytes, WarmPoolSettings.OFF);
 	}
 
 	/**
@@ -535,6 +562,14 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Builder allowPrivateDestinations(boolean allow);
 
 		Builder maxOutputFileBytes(long maxOutputFileBytes);
+
+		/**
+		 * Set the pool of warm sandboxes.
+		 * @param warm the pool's size and the longest wait of a sandbox (default
+		 * {@link WarmPoolSettings#OFF})
+		 * @return this builder
+		 */
+		Builder warm(WarmPoolSettings warm);
 
 		/**
 		 * Build the settings.

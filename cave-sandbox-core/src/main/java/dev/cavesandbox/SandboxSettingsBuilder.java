@@ -79,6 +79,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 
 	private long maxOutputFileBytes = SandboxSettings.DEFAULT_MAX_OUTPUT_FILE_BYTES;
 
+	private WarmPoolSettings warm = WarmPoolSettings.OFF;
+
 	SandboxSettingsBuilder() {
 	}
 
@@ -267,6 +269,12 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 	}
 
 	@Override
+	public SandboxSettings.Builder warm(WarmPoolSettings warm) {
+		this.warm = warm;
+		return this;
+	}
+
+	@Override
 	public SandboxSettings build() {
 		return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 				this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
@@ -276,7 +284,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 				this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 				new SandboxSettings.Macos(this.sandboxExecPath), this.limits,
 				new SandboxSettings.Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),
-				new SandboxSettings.Egress(this.allowedHosts, this.allowPrivateDestinations), this.maxOutputFileBytes);
+				new SandboxSettings.Egress(this.allowedHosts, this.allowPrivateDestinations), this.maxOutputFileBytes,
+				this.warm);
 	}
 
 }

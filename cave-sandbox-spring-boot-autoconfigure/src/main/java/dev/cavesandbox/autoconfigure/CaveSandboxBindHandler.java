@@ -40,6 +40,12 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 	 */
 	private int maxConcurrent = SandboxSettings.defaults().maxConcurrent();
 
+	/**
+	 * The uids of the command user range bound so far; the record binds {@code linux}
+	 * before {@code warm}, so it is known at {@code warm.size}.
+	 */
+	private long commandUsers = SandboxSettings.CommandUserRange.DEFAULT.size();
+
 	CaveSandboxBindHandler(BindHandler parent) {
 		super(parent);
 	}
@@ -64,7 +70,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 				yield null;
 			}
 			case "mechanism" -> mechanismViolation((MechanismChoice) value);
-			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time" ->
+			case "timeout", "kill-grace-period", "probe-timeout", "queue-timeout", "limits.cpu-time", "warm.max-age" ->
 				positive(!((Duration) value).isZero() && !((Duration) value).isNegative());
 			case "max-output", "output-files.max-size", "limits.memory", "limits.file-size", "limits.tmpfs-size" ->
 				positive(((DataSize) value).toBytes() > 0);
@@ -74,6 +80,7 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 			}
 			case "limits.processes", "limits.open-files" -> positive(((Integer) value) > 0);
 			case "linux.command-user-range" -> commandUserRangeViolation((String) value);
+			case "warm.size" -> warmSizeViolation((Integer) value);
 			case "linux.command-user" ->
 				(((Integer) value) < 0) ? "must be a uid (0 keeps a root JVM's commands root)" : null;
 			// Strings, not Paths: Boot would resolve "/" against the class path.
@@ -106,10 +113,25 @@ final class CaveSandboxBindHandler extends AbstractBindHandler {
 		catch (IllegalArgumentException ex) {
 			return ex.getMessage();
 		}
+		this.commandUsers = range.size();
 		return (range.size() < this.maxConcurrent) ? "holds " + range.size()
 				+ " uids, fewer than cave.sandbox.max-concurrent (" + this.maxConcurrent + "): each execution of "
 				+ "a root JVM on the seccomp mechanism runs as a uid of its own; widen the range or lower "
 				+ "cave.sandbox.max-concurrent" : null;
+	}
+
+	private @Nullable String warmSizeViolation(int size) {
+		if (size < 0) {
+			return "must not be negative (0 turns the pool of warm sandboxes off)";
+		}
+		if (size > this.maxConcurrent) {
+			return "must not exceed cave.sandbox.max-concurrent (" + this.maxConcurrent + ")";
+		}
+		return (this.commandUsers < (long) this.maxConcurrent + size) ? "and cave.sandbox.max-concurrent ("
+				+ this.maxConcurrent + ") need " + ((long) this.maxConcurrent + size)
+				+ " uids, more than cave.sandbox.linux.command-user-range holds (" + this.commandUsers
+				+ "): each execution and each warm sandbox of a root JVM on the seccomp mechanism runs as a uid "
+				+ "of its own; widen the range or lower cave.sandbox.warm.size" : null;
 	}
 
 	private static @Nullable String pathsViolation(List<?> paths) {

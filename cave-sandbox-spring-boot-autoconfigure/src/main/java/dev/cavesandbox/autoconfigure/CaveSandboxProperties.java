@@ -9,6 +9,7 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -60,6 +61,7 @@ import org.springframework.util.unit.DataSize;
  * with a network namespace: bwrap, unshare, namespaces).
  * @param outputFiles The files that executions read back from their private working
  * directory (ExecutionRequest.Builder#outputFile).
+ * @param warm The pool of warm sandboxes, set up ahead of their executions.
  */
 @ConfigurationProperties("cave.sandbox")
 public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @DefaultValue("true") boolean failFast,
@@ -70,7 +72,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 		@DefaultValue("false") boolean loopback, @DefaultValue("true") boolean readOnlyRoot, @DefaultValue( {
 				"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm" }) List<String> hiddenDirectories,
 		@DefaultValue Macos macos, @DefaultValue Limits limits, @DefaultValue Filesystem filesystem,
-		@DefaultValue Egress egress, @DefaultValue OutputFiles outputFiles){
+		@DefaultValue Egress egress, @DefaultValue OutputFiles outputFiles, @DefaultValue Warm warm){
 
 	/**
 	 * Return the core settings that these properties describe.
@@ -115,7 +117,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.writablePaths(this.filesystem.writablePaths().stream().map(Path::of).toList())
 			.allowedHosts(this.egress.allowedHosts())
 			.allowPrivateDestinations(this.egress.allowPrivateDestinations())
-			.maxOutputFileBytes(this.outputFiles.maxSize().toBytes());
+			.maxOutputFileBytes(this.outputFiles.maxSize().toBytes())
+			.warm(new WarmPoolSettings(this.warm.size(), this.warm.maxAge()));
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -292,6 +295,20 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * as omitted and reports truncation. A request may override it (maxOutputFileBytes).
 	 */
 	public record OutputFiles(@DefaultValue("16MB") DataSize maxSize) {
+
+	}
+
+	/**
+	 * The pool of warm sandboxes: sandboxes set up ahead on the verified mechanism, each
+	 * waiting for one execution whose request has no listed paths, no egress, and the
+	 * settings' loopback and limits; other requests, and any while the pool is empty,
+	 * take the cold path at once. Each warm sandbox serves one execution.
+	 *
+	 * @param size How many sandboxes wait ready, at most max-concurrent; 0 turns the pool
+	 * off.
+	 * @param maxAge How long a sandbox may wait before it is discarded and replaced.
+	 */
+	public record Warm(@DefaultValue("0") int size, @DefaultValue("60s") Duration maxAge) {
 
 	}
 

@@ -62,6 +62,8 @@ final class PropertyFixes {
 		properties.put("limits.fileSize", "cave.sandbox.limits.file-size");
 		properties.put("limits.openFiles", "cave.sandbox.limits.open-files");
 		properties.put("limits.tmpfsSize", "cave.sandbox.limits.tmpfs-size");
+		properties.put("warm.size", "cave.sandbox.warm.size");
+		properties.put("warm.maxAge", "cave.sandbox.warm.max-age");
 		return Map.copyOf(properties);
 	}
 

@@ -11,6 +11,7 @@ import dev.cavesandbox.Isolation;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxMode;
+import dev.cavesandbox.WarmPoolState;
 
 import org.springframework.boot.convert.DurationStyle;
 
@@ -49,8 +50,11 @@ public final class SandboxFacts {
 	/**
 	 * Read the facts now.
 	 * @return the state and, in a stable order, {@code mode}, {@code isolated},
-	 * {@code mechanism}, {@code error} (only when executions are refused) and
-	 * {@code probe}
+	 * {@code mechanism}, {@code error} (only when executions are refused), {@code probe}
+	 * and, where the executor has a pool of warm sandboxes, {@code warm} ({@code size},
+	 * {@code ready}, {@code preparing}, {@code hits}, {@code misses}, {@code suspended}
+	 * while suspended); the pool never changes the state (cold executions go on without
+	 * it)
 	 */
 	public Snapshot read() {
 		Map<String, Object> details = new LinkedHashMap<>();
@@ -70,6 +74,10 @@ public final class SandboxFacts {
 			state = State.UNAVAILABLE;
 		}
 		details.put("probe", probe());
+		WarmPoolState pool = this.executor.warmPool();
+		if (pool.size() > 0) {
+			details.put("warm", warm(pool));
+		}
 		return new Snapshot(state, Collections.unmodifiableMap(details));
 	}
 
@@ -90,6 +98,19 @@ public final class SandboxFacts {
 		}
 		probe.put("time", DurationStyle.SIMPLE.print(this.capability.probeTime(), ChronoUnit.MILLIS));
 		return Collections.unmodifiableMap(probe);
+	}
+
+	private static Map<String, Object> warm(WarmPoolState pool) {
+		Map<String, Object> warm = new LinkedHashMap<>();
+		warm.put("size", pool.size());
+		warm.put("ready", pool.ready());
+		warm.put("preparing", pool.preparing());
+		warm.put("hits", pool.hits());
+		warm.put("misses", pool.missCount());
+		if (pool.suspended() != null) {
+			warm.put("suspended", pool.suspended());
+		}
+		return Collections.unmodifiableMap(warm);
 	}
 
 	/**

@@ -9,6 +9,7 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -126,7 +127,8 @@ class CaveSandboxPropertiesTests {
 			"cave.sandbox.queue-timeout=-5s", "cave.sandbox.probe-timeout=0s", "cave.sandbox.limits.memory=0B",
 			"cave.sandbox.limits.processes=0", "cave.sandbox.limits.cpu-time=0s", "cave.sandbox.limits.cpu-time=-1s",
 			"cave.sandbox.limits.file-size=0B", "cave.sandbox.limits.open-files=-1",
-			"cave.sandbox.limits.tmpfs-size=-1MB", "cave.sandbox.output-files.max-size=0B" })
+			"cave.sandbox.limits.tmpfs-size=-1MB", "cave.sandbox.output-files.max-size=0B",
+			"cave.sandbox.warm.max-age=0s" })
 	void nonPositiveValuesFailWithTheirName(String property) {
 		String name = property.substring(0, property.indexOf('='));
 		this.startup.withPropertyValues(property).run((context) -> {
@@ -159,6 +161,32 @@ class CaveSandboxPropertiesTests {
 				.hasStackTraceContaining("Failed to bind properties under '" + name + "'")
 				.hasStackTraceContaining("must list absolute paths other than /");
 		});
+	}
+
+	@Test
+	void warmPoolIsOffByDefaultAndBindsItsSizeAndAge() {
+		this.runner.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm())
+			.isEqualTo(WarmPoolSettings.OFF));
+		this.runner.withPropertyValues("cave.sandbox.warm.size=2", "cave.sandbox.warm.max-age=15s")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm())
+				.isEqualTo(new WarmPoolSettings(2, Duration.ofSeconds(15))));
+	}
+
+	@ParameterizedTest
+	@CsvSource(delimiter = ';', textBlock = """
+			-1; 1000-2000; must not be negative
+			17; 1000-2000; must not exceed cave.sandbox.max-concurrent (16)
+			2;  70000-70016; more than cave.sandbox.linux.command-user-range holds (17)
+			""")
+	void warmPoolSizeFailsWithItsNameAndTheRule(String size, String range, String rule) {
+		this.startup
+			.withPropertyValues("cave.sandbox.warm.size=" + size, "cave.sandbox.linux.command-user-range=" + range)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure())
+					.hasStackTraceContaining("Failed to bind properties under 'cave.sandbox.warm.size'")
+					.hasStackTraceContaining(rule);
+			});
 	}
 
 	@Test

@@ -16,6 +16,7 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -174,7 +175,7 @@ class PropertyFixesTests {
 
 	private static boolean isGroup(RecordComponent component) {
 		return component.getType().isRecord() && (component.getType().getEnclosingClass() == SandboxSettings.class
-				|| component.getType() == ResourceLimits.class);
+				|| component.getType() == ResourceLimits.class || component.getType() == WarmPoolSettings.class);
 	}
 
 	private static List<String> documentedProperties() throws IOException {

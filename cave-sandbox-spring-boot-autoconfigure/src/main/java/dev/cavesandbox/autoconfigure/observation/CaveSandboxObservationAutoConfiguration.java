@@ -31,6 +31,9 @@ import org.springframework.context.annotation.Configuration;
  * (Boot binds it to every {@link io.micrometer.core.instrument.MeterRegistry}).</li>
  * <li>the counter {@code cave.sandbox.egress}: the egress proxy's decisions, counted by
  * the observed executor ({@link EgressMetrics}).</li>
+ * <li>the pool of warm sandboxes' gauges, counters and timer
+ * ({@code cave.sandbox.warm.*}, {@link WarmPoolMeterBinder}) when the executor has a
+ * pool.</li>
  * </ul>
  */
 @AutoConfiguration(after = CaveSandboxAutoConfiguration.class)
@@ -55,6 +58,12 @@ public final class CaveSandboxObservationAutoConfiguration {
 		SandboxMeterBinder caveSandboxMeterBinder(IsolatedExecutor executor, IsolationCapability capability,
 				CaveSandboxProperties properties) {
 			return new SandboxMeterBinder(new SandboxFacts(executor, capability, properties.mode()));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "caveSandboxWarmPoolMeterBinder")
+		WarmPoolMeterBinder caveSandboxWarmPoolMeterBinder(IsolatedExecutor executor) {
+			return new WarmPoolMeterBinder(executor);
 		}
 
 		@Bean

@@ -10,6 +10,7 @@ import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.Isolation;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.WarmPoolState;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
@@ -147,6 +148,11 @@ final class ObservedIsolatedExecutor implements IsolatedExecutor {
 	@Override
 	public Isolation isolation() {
 		return this.delegate.isolation();
+	}
+
+	@Override
+	public WarmPoolState warmPool() {
+		return this.delegate.warmPool();
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package dev.cavesandbox.autoconfigure.health;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -8,8 +9,10 @@ import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.NetworkIsolationUnavailableException;
 import dev.cavesandbox.SandboxMode;
 import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.WarmPoolState;
 import dev.cavesandbox.autoconfigure.HostSandboxes;
 import dev.cavesandbox.autoconfigure.SandboxFacts;
+import dev.cavesandbox.autoconfigure.WarmPoolReporting;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import org.junit.jupiter.api.AfterAll;
@@ -141,6 +144,22 @@ class SandboxHealthIndicatorTests {
 				"probe");
 		assertThat(List.copyOf(probe(health).keySet())).containsExactly("available", "cause", "description", "fix",
 				"detail", "time");
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void aPoolOfWarmSandboxesIsShownButNeverChangesTheStatus() {
+		WarmPoolState state = new WarmPoolState(2, 0, 1, 4, Map.of(WarmPoolState.Miss.EMPTY, 3L), Map.of(), 6,
+				Duration.ofMillis(60), "3 preparations failed in a row: launcher exit 125");
+		Health health = health(new WarmPoolReporting(unisolated, () -> state), unavailable, SandboxMode.FALLBACK);
+		assertThat(health.getStatus()).isEqualTo(SandboxHealthIndicator.UNISOLATED);
+		assertThat(List.copyOf(health.getDetails().keySet())).containsExactly("mode", "isolated", "mechanism", "probe",
+				"warm");
+		assertThat((Map<String, Object>) health.getDetails().get("warm")).containsExactly(Map.entry("size", 2),
+				Map.entry("ready", 0), Map.entry("preparing", 1), Map.entry("hits", 4L), Map.entry("misses", 3L),
+				Map.entry("suspended", "3 preparations failed in a row: launcher exit 125"));
+		Health without = health(unisolated, unavailable, SandboxMode.FALLBACK);
+		assertThat(without.getDetails()).doesNotContainKey("warm");
 	}
 
 	private static Health health(IsolatedExecutor executor, IsolationCapability capability, SandboxMode mode) {

@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -104,6 +105,18 @@ class CaveSandboxObservationAutoConfigurationTests {
 	}
 
 	@Test
+	void warmPoolMetersAreBoundForTheExecutorInUse() {
+		this.runner.withInitializer(HostSandboxes.withoutIsolation())
+			.withPropertyValues("cave.sandbox.mode=fallback")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(WarmPoolMeterBinder.class);
+				SimpleMeterRegistry registry = new SimpleMeterRegistry();
+				context.getBean(WarmPoolMeterBinder.class).bindTo(registry);
+				assertThat(registry.find(WarmPoolMeterBinder.SIZE).gauge()).as("no pool: no meters").isNull();
+			});
+	}
+
+	@Test
 	void executorIsLeftAloneWithoutAnObservationRegistry() {
 		this.runner.withInitializer(HostSandboxes.withoutIsolation())
 			.withPropertyValues("cave.sandbox.mode=fallback")
@@ -129,7 +142,8 @@ class CaveSandboxObservationAutoConfigurationTests {
 			.withUserConfiguration(TestRegistryConfiguration.class)
 			.withClassLoader(new FilteredClassLoader(MeterBinder.class))
 			.run((context) -> {
-				assertThat(context).doesNotHaveBean(SandboxMeterBinder.class);
+				assertThat(context).doesNotHaveBean(SandboxMeterBinder.class)
+					.doesNotHaveBean(WarmPoolMeterBinder.class);
 				assertThat(context.getBean(IsolatedExecutor.class)).isInstanceOf(ObservedIsolatedExecutor.class);
 			});
 	}

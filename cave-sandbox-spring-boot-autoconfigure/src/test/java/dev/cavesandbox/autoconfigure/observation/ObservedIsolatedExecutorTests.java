@@ -2,6 +2,7 @@ package dev.cavesandbox.autoconfigure.observation;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 
@@ -17,7 +18,9 @@ import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.WarmPoolState;
 import dev.cavesandbox.autoconfigure.HostSandboxes;
+import dev.cavesandbox.autoconfigure.WarmPoolReporting;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.execution.UnavailableIsolatedExecutor;
 import io.micrometer.common.KeyValue;
@@ -302,6 +305,16 @@ class ObservedIsolatedExecutorTests {
 		assertThat(executor.isolation()).isEqualTo(new Isolation(capability.mechanismName(), true));
 		executor.close();
 		assertThatExceptionOfType(ExecutionCancelledException.class).isThrownBy(() -> own.execute("true"));
+	}
+
+	@Test
+	void warmPoolStateIsTheDelegates() {
+		WarmPoolState state = new WarmPoolState(2, 1, 1, 7, Map.of(), Map.of(), 8, Duration.ofMillis(80), null);
+		ProcessIsolatedExecutor own = ProcessIsolatedExecutor.isolated(settings, capability);
+		IsolatedExecutor delegate = new WarmPoolReporting(own, () -> state);
+		try (IsolatedExecutor executor = observed(delegate)) {
+			assertThat(executor.warmPool()).isSameAs(state);
+		}
 	}
 
 	private IsolatedExecutor observed(IsolatedExecutor delegate) {
