@@ -116,22 +116,22 @@ final class LaunchPreparation {
 
 	/**
 	 * Claim a launch of {@link #prepareSandbox(EffectiveRequest)} for a request of its
-	 * shape: its slot, then the request's part.
+	 * shape: its slot, then the request's part. On a failure the caller ends the waiting
+	 * sandbox first, then closes the launch (whose command user must not be given back
+	 * while the sandbox lives).
 	 * @param launch the prepared sandbox
 	 * @param request the request
-	 * @throws SandboxLaunchException if the request could not be prepared; the launch is
-	 * closed then
+	 * @throws SandboxLaunchException if the request could not be prepared
 	 */
 	void claim(PreparedLaunch launch, EffectiveRequest request) {
-		try {
-			takeSlot();
-		}
-		catch (RuntimeException ex) {
-			launch.closeQuietly();
-			throw ex;
-		}
+		takeSlot();
 		launch.holdSlot();
-		guarded(launch, request, () -> prepareRequest(launch, request));
+		try {
+			prepareRequest(launch, request);
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not start " + request.command() + ": " + ex.getMessage(), ex);
+		}
 	}
 
 	private PreparedLaunch guarded(PreparedLaunch launch, EffectiveRequest request, Phases phases) {

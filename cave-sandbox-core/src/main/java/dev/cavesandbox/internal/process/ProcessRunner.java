@@ -149,14 +149,15 @@ public final class ProcessRunner implements AutoCloseable {
 	}
 
 	/**
-	 * Kill a process of {@link #spawnPrepared} that is not claimed (SIGKILL to the
-	 * wrapper ends the sandbox on every mechanism: the parent-death signal, or PID 1's
-	 * end), reap it and forget it.
+	 * Kill a process of {@link #spawnPrepared} that is not claimed: SIGKILL to the
+	 * wrapper and to what is left of its sandbox ({@link TreeTeardown#killAll}, as
+	 * {@link #close()} does), reap it and forget it.
 	 * @param process the waiting process
 	 */
 	public void discard(Process process) {
 		try {
-			process.toHandle().destroyForcibly();
+			this.trees.killAll(Map.of(process, true),
+					(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
 			TreeTeardown.reap(process);
 		}
 		finally {
