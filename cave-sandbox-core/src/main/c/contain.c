@@ -169,8 +169,7 @@ int contain(const struct options *options, char **argv)
 		}
 		/* No user namespace: RLIMIT_NPROC counts the uid's other tasks too. */
 		set_limits(options, 1);
-		signal_start(start);
-		execute(argv);
+		start_command(options, start, argv);
 	}
 	/* Only the command writes the start byte; this process needs no descriptor above 2
 	 * but the supervisor's of the command's unix sockets (supervisor.c). */

@@ -24,8 +24,7 @@ int init(const struct options *options, char **argv)
 		/* The limits are the command's, not PID 1's: its reaping must not fail. A failure
 		 * here ends PID 1 too, before the start byte. */
 		set_limits(options, 0);
-		signal_start(start);
-		execute(argv);
+		start_command(options, start, argv);
 	}
 	if (start >= 0) {
 		close(start);

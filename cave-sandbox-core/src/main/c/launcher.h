@@ -8,6 +8,7 @@
  *   cave-sandbox-launcher init [--allow-inet [--egress-port PORT]] [--allow-userns] [--check] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher exec [OPTIONS] [--egress-port PORT] [LIMITS] -- CMD ARGS...
  *   cave-sandbox-launcher contain [OPTIONS] [--command-group GID] [LIMITS] -- CMD ARGS...
+ *   cave-sandbox-launcher init|exec|contain [OPTIONS] ... --handover [--]
  *   OPTIONS: --allow-inet --allow-userns --check --no-mount-namespace --command-user UID
  *   VIEW (exec and contain with --no-mount-namespace): --read PATH --mask PATH --write PATH
  *   LIMITS: --limit-memory BYTES --limit-processes N --limit-cpu SECONDS
@@ -260,6 +261,21 @@
  * else (a positive decimal that fits), and set before the start byte: a value the kernel
  * refuses is a set-up failure.
  *
+ * --handover (init, exec, contain; no command after "--"): the command comes after the
+ * set-up, in a frame on stdin (handover.c). The process that will run the command does the
+ * whole set-up (filter, Landlock, command user, limits, --check), then writes the ready
+ * marker HANDOVER_READY on stdout, then reads exactly one frame from fd 0: HANDOVER_MAGIC,
+ * uint32 version (HANDOVER_VERSION), uint32 length of the body (at most HANDOVER_MAX), and
+ * the body: uint32 argc, uint32 envc, then argc + envc NUL-terminated strings (the
+ * arguments, then the NAME=VALUE variables), nothing after them; native byte order. Only
+ * the JVM holds the pipe's write end, and read(2) on a pipe never returns more than asked,
+ * so the command's stdin follows the frame untouched. Any mismatch (magic, version,
+ * length, counts, a string without its NUL, argc 0, a variable without '=', an end of
+ * file) is a set-up failure before the start byte: the command never runs. The command
+ * then gets the frame's environment and nothing of the wrappers' (PRELOAD_VARIABLE, if
+ * the frame has it, still becomes LD_PRELOAD). The executor spawns every isolated command
+ * this way, cold or prepared ahead (a warm sandbox waits in the read).
+ *
  * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
  * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
  * be executed, 127 when it does not exist (the shell's convention, sh(1) and bash(1)).
@@ -285,10 +301,11 @@
  * its options and its read-only pass), setup.c (the set-up that init, exec and contain
  * share, and exec itself), supervisor.c (the supervisor of unix sockets), users.c
  * (capabilities, the command user and its user namespace), limits.c (rlimits),
- * landlock.c, filter.c (loading the generated filters, the --check attempts), refusals.h
- * (the one list of refusals), bridge.c (the egress bridge), paths.c (opening paths
- * without following links), fail.c (the set-up failure, shared with the generator),
- * filter-generator.c (the build's generator).
+ * handover.c (the command's frame under --handover), landlock.c, filter.c (loading the
+ * generated filters, the --check attempts), refusals.h (the one list of refusals),
+ * bridge.c (the egress bridge), paths.c (opening paths without following links), fail.c
+ * (the set-up failure, shared with the generator), filter-generator.c (the build's
+ * generator).
  */
 #ifndef CAVE_SANDBOX_LAUNCHER_H
 #define CAVE_SANDBOX_LAUNCHER_H
@@ -319,7 +336,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "17"
+#define LAUNCHER_VERSION "18"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
@@ -341,6 +358,15 @@
 #define EXIT_SETUP 125
 #define EXIT_NOT_EXECUTABLE 126
 #define EXIT_NOT_FOUND 127
+
+/* ---- Hand-over (handover.c; LauncherContract mirrors each, LauncherContractTests compares) */
+/* The ready marker on stdout: the set-up is done, the launcher waits for its frame. */
+#define HANDOVER_READY "CAVE-RDY"
+/* The first 8 bytes of a frame. */
+#define HANDOVER_MAGIC "CAVEWARM"
+#define HANDOVER_VERSION 1
+/* The largest body of a frame: 2 MiB + 64 KiB, above ARG_MAX (execve(2)'s 2 MiB). */
+#define HANDOVER_MAX 2162688
 
 /* Kernel interfaces (uapi), spelled out: musl's headers do not carry linux/. The others
  * are with the code that uses them. */
@@ -417,6 +443,8 @@ struct options {
 	/* contain: no PID namespace, so the command's process group is what ends its tree:
 	 * the filter keeps every process of the tree in it (setsid and setpgid refused). */
 	int no_pid_namespace;
+	/* --handover: the command comes in a frame on stdin after the set-up (handover.c). */
+	int handover;
 };
 
 /* ---- the shape of REFUSALS (refusals.h) ------------------------------------------------ */
@@ -449,6 +477,10 @@ void fail(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)
 int normalized_path(const char *path);
 char **parse_options(int argc, char **argv, struct options *options);
 void check_options(const char *mode, const struct options *options);
+
+/* ---- handover.c ----------------------------------------------------------------------- */
+
+char **await_handover(char ***environment);
 
 /* ---- paths.c -------------------------------------------------------------------------- */
 
@@ -504,6 +536,7 @@ void catch_signal(int signal, void (*handler)(int));
 void catch_terminate(void (*handler)(int));
 int set_up(const struct options *options, int pid1);
 void execute(char **argv) __attribute__((noreturn));
+void start_command(const struct options *options, int start, char **argv) __attribute__((noreturn));
 void exec_mode(const struct options *options, char **argv) __attribute__((noreturn));
 
 /* ---- the modes: outer.c, pid1.c (PID 1's fork and wait), init.c, contain.c ------------- */

@@ -60,6 +60,9 @@ static int parse_flag(const char *argument, struct options *options)
 	else if (strcmp(argument, "--no-mount-namespace") == 0) {
 		options->no_mount_namespace = 1;
 	}
+	else if (strcmp(argument, "--handover") == 0) {
+		options->handover = 1;
+	}
 	else {
 		return 0;
 	}
@@ -150,7 +153,7 @@ char **parse_options(int argc, char **argv, struct options *options)
 		     "init|exec|contain [--allow-inet] [--allow-userns] [--check] [--no-mount-namespace] [--command-user UID] "
 		     "[--command-group GID (contain)] [--read|--mask|--write PATH]... "
 		     "[--limit-memory|--limit-processes|--limit-cpu|--limit-file-size|--limit-open-files N]... "
-		     "-- CMD ARGS...");
+		     "-- CMD ARGS... | init|exec|contain [OPTIONS]... --handover");
 	}
 	*options = (struct options) { .command_user = -1, .command_group = -1 };
 	/* At most one path per two arguments: room for every --read, --mask and --write. */
@@ -172,6 +175,13 @@ char **parse_options(int argc, char **argv, struct options *options)
 		}
 		parse_valued(argv[i], argv[i + 1], options);
 		i++;
+	}
+	/* Hand-over: the command comes in a frame after the set-up (handover.c). */
+	if (options->handover) {
+		if (i + 1 < argc) {
+			fail("--handover takes the command from its frame on stdin: nothing may follow --");
+		}
+		return &argv[argc];
 	}
 	if (i + 1 >= argc) {
 		fail("no command after --");
@@ -222,6 +232,10 @@ void check_options(const char *mode, const struct options *options)
 				fail("%s is for init, exec and contain: the limits are the command's", LIMIT_OPTIONS[limit].option);
 			}
 		}
+	}
+	if (options->handover && strcmp(mode, "init") != 0 && strcmp(mode, "exec") != 0
+	    && strcmp(mode, "contain") != 0) {
+		fail("--handover is for init, exec and contain: they run the command");
 	}
 	if (strcmp(mode, "init") == 0 && options->no_mount_namespace) {
 		fail("init runs in bubblewrap's mount namespace: --no-mount-namespace is for exec and contain");

@@ -179,10 +179,10 @@ int set_up(const struct options *options, int pid1)
 }
 
 /* PRELOAD_VARIABLE (launcher.h): the executor's shared-memory library (libcave-shm.so),
- * handed over under a name that no wrapper reads, becomes LD_PRELOAD only here, for the
- * command: a dynamic wrapper (unshare, setpriv) never loads it, and the command needs no
- * env(1) step, which would change its exit codes. A request's own LD_PRELOAD reaches the
- * command through env(1) after this, and the executor then names the library there. */
+ * handed over under a name that no wrapper reads (in the frame's environment under
+ * --handover), becomes LD_PRELOAD only here, for the command: a dynamic wrapper (unshare,
+ * setpriv) never loads it. Where the request has an LD_PRELOAD of its own, the executor
+ * names the library there instead, and the frame carries it to the command alone. */
 static void hand_over_preload(void)
 {
 	const char *library = getenv(PRELOAD_VARIABLE);
@@ -195,10 +195,27 @@ static void hand_over_preload(void)
 	unsetenv(PRELOAD_VARIABLE);
 }
 
+/*
+ * Run the command of the process that the set-up made for it: argv, or with --handover the
+ * frame's argv and environment (handover.c), which replaces the wrappers' whole
+ * environment. The preload becomes LD_PRELOAD, outer gets the start byte, then the
+ * command runs (execute).
+ */
+void start_command(const struct options *options, int start, char **argv)
+{
+	if (options->handover) {
+		char **environment;
+		argv = await_handover(&environment);
+		environ = environment;
+	}
+	hand_over_preload();
+	signal_start(start);
+	execute(argv);
+}
+
 void execute(char **argv)
 {
 	reset_signals();
-	hand_over_preload();
 	execvp(argv[0], argv);
 	int error = errno;
 	/* stat(2), not access(2): access checks with the real uid and, for a uid other than 0,
@@ -249,6 +266,5 @@ void exec_mode(const struct options *options, char **argv)
 	}
 	int start = set_up(options, 0);
 	set_limits(options, 0);
-	signal_start(start);
-	execute(argv);
+	start_command(options, start, argv);
 }

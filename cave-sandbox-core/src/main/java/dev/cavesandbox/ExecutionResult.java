@@ -35,14 +35,38 @@ import org.jspecify.annotations.Nullable;
  * @param outputFiles the files the request asked back
  * ({@link ExecutionRequest.Builder#outputFile}), read after the process tree had ended
  * (also after a timeout); {@link OutputFiles#NONE} when it asked for none
+ * @param warm whether the command ran in a warm sandbox, set up before the request came
+ * ({@code cave.sandbox.warm.size}); {@code false} for the cold path
  */
 public record ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
 		boolean stderrTruncated, boolean timedOut, Duration wallTime, Isolation isolation,
-		@Nullable ResourceLimit limitExceeded, List<EgressDecision> egressDecisions, OutputFiles outputFiles) {
+		@Nullable ResourceLimit limitExceeded, List<EgressDecision> egressDecisions, OutputFiles outputFiles,
+		boolean warm) {
 
 	public ExecutionResult {
 		egressDecisions = List.copyOf(egressDecisions);
 		Objects.requireNonNull(outputFiles, "outputFiles must not be null");
+	}
+
+	/**
+	 * Create a result of the cold path.
+	 * @param exitCode the exit code
+	 * @param stdout the captured stdout
+	 * @param stderr the captured stderr
+	 * @param stdoutTruncated whether stdout was truncated
+	 * @param stderrTruncated whether stderr was truncated
+	 * @param timedOut whether the timeout ended the execution
+	 * @param wallTime the wall-clock time
+	 * @param isolation the isolation that was applied
+	 * @param limitExceeded the resource limit that ended the command, or {@code null}
+	 * @param egressDecisions the egress proxy's decisions
+	 * @param outputFiles the files the request asked back
+	 */
+	public ExecutionResult(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
+			boolean timedOut, Duration wallTime, Isolation isolation, @Nullable ResourceLimit limitExceeded,
+			List<EgressDecision> egressDecisions, OutputFiles outputFiles) {
+		this(exitCode, stdout, stderr, stdoutTruncated, stderrTruncated, timedOut, wallTime, isolation, limitExceeded,
+				egressDecisions, outputFiles, false);
 	}
 
 	/**

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Semaphore;
@@ -24,6 +23,7 @@ import dev.cavesandbox.egress.EgressPolicy;
 import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.internal.egress.EgressSession;
 import dev.cavesandbox.internal.launcher.CommandUsers;
+import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
@@ -35,19 +35,23 @@ import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.InputFiles;
 import dev.cavesandbox.internal.workspace.OutputDirectory;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
-import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Prepares one execution's launch in named phases, each taking what the next needs:
- * {@link #takeSlot slot}, {@link #openOutputDirectory output directory},
- * {@link #takeCommandUser command user}, {@link #workingDirectory working directory},
- * {@link #mechanism mechanism}, {@link #startEgress egress}, {@link #environment
- * environment}, {@link SharedMemoryDirectory shared memory} (the mechanisms without a
- * mount namespace), {@link #checkCommand command}, {@link #spec command line},
- * {@link #checkLauncherUnchanged launcher}, {@link #grantToCommandUser grant}. What was
- * taken is in the {@link PreparedLaunch}, which gives it back in reverse order; a phase
- * that fails closes it at once.
+ * Prepares one execution's launch in two parts, each in named phases that take what the
+ * next needs. {@link #prepareSandbox(PreparedLaunch, EffectiveRequest) The sandbox},
+ * which may be made ahead of its request: {@link #takeCommandUser command user},
+ * {@link #workingDirectory working directory} (a private one empty), {@link #mechanism
+ * mechanism}, {@link #startEgress egress}, {@link SharedMemoryDirectory shared memory}
+ * (the mechanisms without a mount namespace), the launcher's command line with
+ * {@code --handover} ({@link LaunchCommandLine#sandbox}), {@link #checkLauncherUnchanged
+ * launcher}, {@link SandboxPaths#grantToCommandUser grant}. {@link #prepareRequest The
+ * request}, at its claim: {@link #openOutputDirectory output directory}, input files,
+ * {@link #environment environment}, {@link #checkCommand command},
+ * {@link LaunchCommandLine#spec command line} and its {@link HandoverFrame frame}.
+ * {@link #prepare} does both at once, after the {@link #takeSlot slot}. What was taken is
+ * in the {@link PreparedLaunch}, which gives it back in reverse order; a phase that fails
+ * closes it at once.
  */
 final class LaunchPreparation {
 
@@ -81,8 +85,8 @@ final class LaunchPreparation {
 	}
 
 	/**
-	 * Take everything one execution needs before its spawn. Whatever fails gives back
-	 * what was already taken.
+	 * Take everything one execution needs before its spawn (a cold launch). Whatever
+	 * fails gives back what was already taken.
 	 * @param request the request merged over the settings
 	 * @return the prepared launch, which the caller closes
 	 * @throws SandboxLaunchException if the sandbox could not be prepared
@@ -90,21 +94,49 @@ final class LaunchPreparation {
 	PreparedLaunch prepare(EffectiveRequest request) {
 		takeSlot();
 		PreparedLaunch launch = new PreparedLaunch(this.slots, this.privateDirectories, this.commandUsers);
+		launch.holdSlot();
+		return guarded(launch, request, () -> {
+			prepareSandbox(launch, request);
+			prepareRequest(launch, request);
+		});
+	}
+
+	/**
+	 * Prepare a sandbox ahead of its request, without a slot: the parts of the shape's
+	 * request that make the sandbox (its working directory, listed paths, egress,
+	 * loopback and limits; a warm sandbox's are the settings').
+	 * @param shape the request whose sandbox is prepared
+	 * @return the launch, whose sandbox waits for its request
+	 * @throws SandboxLaunchException if the sandbox could not be prepared
+	 */
+	PreparedLaunch prepareSandbox(EffectiveRequest shape) {
+		PreparedLaunch launch = new PreparedLaunch(this.slots, this.privateDirectories, this.commandUsers);
+		return guarded(launch, shape, () -> prepareSandbox(launch, shape));
+	}
+
+	/**
+	 * Claim a launch of {@link #prepareSandbox(EffectiveRequest)} for a request of its
+	 * shape: its slot, then the request's part. On a failure the caller ends the waiting
+	 * sandbox first, then closes the launch (whose command user must not be given back
+	 * while the sandbox lives).
+	 * @param launch the prepared sandbox
+	 * @param request the request
+	 * @throws SandboxLaunchException if the request could not be prepared
+	 */
+	void claim(PreparedLaunch launch, EffectiveRequest request) {
+		takeSlot();
+		launch.holdSlot();
 		try {
-			openOutputDirectory(launch, request.request());
-			takeCommandUser(launch);
-			WorkingDirectory directory = workingDirectory(launch, request.request());
-			@Nullable SandboxMechanism mechanism = mechanism(launch, request.request());
-			mechanism = startEgress(launch, request, mechanism);
-			Map<String, String> environment = environment(launch, request, directory.path());
-			if (mechanism != null) {
-				mechanism = SharedMemoryDirectory.prepare(launch, this.privateDirectories,
-						this.settings.workDirectory(), mechanism, environment);
-			}
-			checkCommand(mechanism, request, directory, environment);
-			launch.spec(spec(launch, request, mechanism, directory, environment));
-			checkLauncherUnchanged();
-			launch.grant(grantToCommandUser(directory.real()));
+			prepareRequest(launch, request);
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not start " + request.command() + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	private PreparedLaunch guarded(PreparedLaunch launch, EffectiveRequest request, Phases phases) {
+		try {
+			phases.run();
 			return launch;
 		}
 		catch (IOException ex) {
@@ -115,6 +147,48 @@ final class LaunchPreparation {
 			launch.closeQuietly();
 			throw ex;
 		}
+	}
+
+	/** The sandbox's phases. */
+	private void prepareSandbox(PreparedLaunch launch, EffectiveRequest request) throws IOException {
+		takeCommandUser(launch);
+		WorkingDirectory directory = workingDirectory(launch, request.request());
+		@Nullable SandboxMechanism mechanism = mechanism(launch, request.request());
+		mechanism = startEgress(launch, request, mechanism);
+		if (mechanism != null) {
+			mechanism = SharedMemoryDirectory.prepare(launch, this.privateDirectories, this.settings.workDirectory(),
+					mechanism);
+		}
+		launch.sandbox(LaunchCommandLine.sandbox(this.capability, launch, request, mechanism, directory.path(),
+				directory.real()));
+		checkLauncherUnchanged();
+		launch.grant(SandboxPaths.grantToCommandUser(directory.real(),
+				ProcessIsolatedExecutor.commandGroup(this.capability)));
+	}
+
+	/** The request's phases, once its sandbox is there. */
+	private void prepareRequest(PreparedLaunch launch, EffectiveRequest request) throws IOException {
+		PreparedLaunch.Sandbox sandbox = launch.sandbox();
+		openOutputDirectory(launch, request.request());
+		if (launch.privateDirectory() != null) {
+			InputFiles.write(sandbox.directory(), request.request().inputFiles(),
+					ProcessIsolatedExecutor.commandGroup(this.capability));
+		}
+		Map<String, String> environment = environment(launch, request, sandbox.directory());
+		SharedMemoryDirectory.environment(launch, environment);
+		checkCommand(sandbox.mechanism(), request, sandbox, environment);
+		launch.spec(LaunchCommandLine.spec(this.capability, request, sandbox, environment));
+		if (sandbox.handover()) {
+			launch.frame(HandoverFrame.encode(request.request().argv(), environment));
+		}
+	}
+
+	/** Phases that may throw. */
+	@FunctionalInterface
+	private interface Phases {
+
+		void run() throws IOException;
+
 	}
 
 	/**
@@ -160,15 +234,14 @@ final class LaunchPreparation {
 	}
 
 	/**
-	 * A private working directory with the request's input files, or the request's own,
-	 * checked.
+	 * A private working directory, empty (the request's input files come at its claim),
+	 * or the request's own, checked.
 	 */
 	private WorkingDirectory workingDirectory(PreparedLaunch launch, ExecutionRequest request) throws IOException {
 		Path directory = request.workingDirectory();
 		if (directory == null) {
 			Path created = this.privateDirectories.create();
 			launch.privateDirectory(created);
-			InputFiles.write(created, request.inputFiles(), ProcessIsolatedExecutor.commandGroup(this.capability));
 			return new WorkingDirectory(created, created.toRealPath());
 		}
 		if (!Files.isDirectory(directory)) {
@@ -231,43 +304,11 @@ final class LaunchPreparation {
 	 * sandbox.
 	 */
 	private static void checkCommand(@Nullable SandboxMechanism mechanism, EffectiveRequest request,
-			WorkingDirectory directory, Map<String, String> environment) throws IOException {
-		Path command = CommandResolver.check(request.command(), directory.path(), environment.get("PATH"));
+			PreparedLaunch.Sandbox directory, Map<String, String> environment) throws IOException {
+		Path command = CommandResolver.check(request.command(), directory.directory(), environment.get("PATH"));
 		if (mechanism != null) {
 			SandboxPaths.checkVisible(mechanism, command, directory.real());
 		}
-	}
-
-	/**
-	 * What is spawned: the argv unisolated, else the mechanism's command line around it,
-	 * with the wrappers' environment (the launch token added, the variables that steer
-	 * them moved inside).
-	 */
-	private ProcessRunner.Spec spec(PreparedLaunch launch, EffectiveRequest request,
-			@Nullable SandboxMechanism mechanism, WorkingDirectory directory, Map<String, String> environment) {
-		Map<String, String> wrapperEnvironment = new LinkedHashMap<>(environment);
-		List<String> commandLine = request.request().argv();
-		if (this.capability != null && mechanism != null) {
-			wrapperEnvironment.put(LauncherContract.TOKEN_VARIABLE, launch.token);
-			List<String> argv = ChildEnvironment.moveInside(commandLine, wrapperEnvironment);
-			// The egress bridge listens on the private loopback, whatever the request
-			// says.
-			boolean loopback = launch.egress() != null || request.loopback();
-			String refusal = loopback ? this.capability.loopbackRefusal() : null;
-			if (refusal != null) {
-				throw new InvalidExecutionRequestException(
-						"loopback was requested, but " + refusal + "; leave loopback unset or false");
-			}
-			commandLine = mechanism.commandLine(argv, directory.real(), loopback, false, request.limits());
-		}
-		ExecutionRequest original = request.request();
-		boolean isolated = this.capability != null;
-		return request.started()
-				? new ProcessRunner.Spec(commandLine, directory.path(), wrapperEnvironment, null, request.timeout(), 0,
-						null, null, isolated)
-				: new ProcessRunner.Spec(commandLine, directory.path(), wrapperEnvironment, original.stdin(),
-						request.timeout(), request.maxOutputBytes(), original.stdoutSink(), original.stderrSink(),
-						isolated);
 	}
 
 	/**
@@ -284,36 +325,6 @@ final class LaunchPreparation {
 		}
 		catch (LauncherInstallation.UnavailableException ex) {
 			throw new SandboxLaunchException(ex.getMessage(), ex);
-		}
-	}
-
-	/**
-	 * Hand the working directory's group to the command user where the command runs as a
-	 * uid of the host without capabilities (the seccomp mechanism with a command user),
-	 * which could not write it otherwise; see {@link WorkingDirectoryGrant}. Executions
-	 * that overlap in one directory share the grant.
-	 * @return the grant, or {@code null} where none is needed
-	 */
-	private @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory) {
-		long group = ProcessIsolatedExecutor.commandGroup(this.capability);
-		if (group < 0) {
-			return null;
-		}
-		try {
-			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(realDirectory, group);
-			if (unpassable != null) {
-				throw new InvalidExecutionRequestException("working directory " + realDirectory
-						+ " cannot be reached by the command user " + group + ": it may not pass through " + unpassable
-						+ " (the seccomp mechanism runs a root JVM's commands as that uid of the host, which reaches its "
-						+ "directory by its path); give others search permission (chmod o+x) on " + unpassable
-						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
-						+ "process limit then does not hold)");
-			}
-			return WorkingDirectoryGrant.grant(realDirectory, group);
-		}
-		catch (IOException ex) {
-			throw new SandboxLaunchException("could not give the working directory " + realDirectory
-					+ " to the command user's group " + group + ", the command did not run: " + ex.getMessage(), ex);
 		}
 	}
 

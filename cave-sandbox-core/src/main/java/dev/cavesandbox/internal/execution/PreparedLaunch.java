@@ -3,6 +3,7 @@ package dev.cavesandbox.internal.execution;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
@@ -15,6 +16,7 @@ import dev.cavesandbox.internal.egress.EgressSession;
 import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.workspace.OutputDirectory;
 import dev.cavesandbox.internal.workspace.OutputFileReader;
@@ -47,6 +49,20 @@ final class PreparedLaunch implements AutoCloseable {
 
 	private ProcessRunner.@Nullable Spec spec;
 
+	private @Nullable Sandbox sandbox;
+
+	private byte @Nullable [] frame;
+
+	/**
+	 * Whether this launch holds a slot (from its claim on), which its close gives back.
+	 */
+	private boolean holdsSlot;
+
+	/** The shared-memory library and directory, for the command's environment. */
+	private @Nullable Path sharedMemoryLibrary;
+
+	private @Nullable Path sharedMemoryReal;
+
 	private @Nullable Path privateDirectory;
 
 	/** The directory of the shared-memory objects ({@link SharedMemoryDirectory}). */
@@ -65,7 +81,7 @@ final class PreparedLaunch implements AutoCloseable {
 	private long commandUser = Launcher.CALLER;
 
 	/**
-	 * A launch that holds a slot already taken.
+	 * A launch, which holds a slot once {@link #holdSlot()} says so.
 	 * @param slots where the slot goes back
 	 * @param privateDirectories where private working directories go back
 	 * @param commandUsers where the command user goes back, if any
@@ -74,6 +90,11 @@ final class PreparedLaunch implements AutoCloseable {
 		this.slots = slots;
 		this.privateDirectories = privateDirectories;
 		this.commandUsers = commandUsers;
+	}
+
+	/** From now on this launch holds a slot already taken. */
+	void holdSlot() {
+		this.holdsSlot = true;
 	}
 
 	void commandUser(long uid) {
@@ -88,8 +109,49 @@ final class PreparedLaunch implements AutoCloseable {
 		this.privateDirectory = directory;
 	}
 
+	@Nullable Path privateDirectory() {
+		return this.privateDirectory;
+	}
+
 	void sharedMemoryDirectory(Path directory) {
 		this.sharedMemoryDirectory = directory;
+	}
+
+	/**
+	 * Record the shared-memory library and the real path of the directory, which the
+	 * command's environment names.
+	 */
+	void sharedMemory(Path library, Path real) {
+		this.sharedMemoryLibrary = library;
+		this.sharedMemoryReal = real;
+	}
+
+	@Nullable Path sharedMemoryLibrary() {
+		return this.sharedMemoryLibrary;
+	}
+
+	@Nullable Path sharedMemoryReal() {
+		return this.sharedMemoryReal;
+	}
+
+	void sandbox(Sandbox prepared) {
+		this.sandbox = prepared;
+	}
+
+	Sandbox sandbox() {
+		return Objects.requireNonNull(this.sandbox, "no sandbox prepared");
+	}
+
+	void frame(byte[] encoded) {
+		this.frame = encoded;
+	}
+
+	/**
+	 * Return the command's hand-over frame.
+	 * @return the frame, or {@code null} where the command line holds the command
+	 */
+	byte @Nullable [] frame() {
+		return this.frame;
 	}
 
 	void outputDirectory(OutputDirectory directory) {
@@ -195,10 +257,35 @@ final class PreparedLaunch implements AutoCloseable {
 					if (this.commandUsers != null && this.commandUser != Launcher.CALLER) {
 						this.commandUsers.release(this.commandUser);
 					}
-					this.slots.release();
+					if (this.holdsSlot) {
+						this.slots.release();
+					}
 				}
 			}
 		}
+	}
+
+	/**
+	 * The sandbox of a launch, made before its request's part.
+	 *
+	 * @param mechanism the mechanism with the launch's listed paths, egress and command
+	 * user; {@code null} unisolated
+	 * @param directory the working directory as the command sees it
+	 * @param real its real path, which the mechanism binds (the path that was checked,
+	 * not resolved again: a component swapped for a symbolic link in between would
+	 * otherwise be followed)
+	 * @param commandLine the launcher's command line of {@code --handover}; {@code null}
+	 * without a launcher (unisolated, macOS), where the request's argv makes it
+	 * @param wrappers the environment of that command line: a baseline {@code PATH} and
+	 * the launch token
+	 */
+	record Sandbox(@Nullable SandboxMechanism mechanism, Path directory, Path real, @Nullable List<String> commandLine,
+			Map<String, String> wrappers) {
+
+		boolean handover() {
+			return this.commandLine != null;
+		}
+
 	}
 
 	/**

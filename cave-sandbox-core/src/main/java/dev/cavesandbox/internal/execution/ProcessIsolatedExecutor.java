@@ -1,8 +1,10 @@
 package dev.cavesandbox.internal.execution;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -29,6 +31,7 @@ import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
+import dev.cavesandbox.WarmPoolState;
 import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.HostResolver;
@@ -41,6 +44,7 @@ import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.StartedProcess;
 import dev.cavesandbox.internal.process.WatchedProcess;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
+import dev.cavesandbox.internal.workspace.ViewFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +71,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private static final Logger logger = LoggerFactory.getLogger(ProcessIsolatedExecutor.class);
 
+	/** How long {@link #close()} waits for the warm pool's thread. */
+	private static final Duration POOL_END_WAIT = Duration.ofSeconds(10);
+
 	private final @Nullable IsolationCapability capability;
 
 	private final Isolation isolation;
@@ -87,6 +94,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final ExecutorService async;
 
+	/** The pool of warm sandboxes ({@code cave.sandbox.warm.size}), or {@code null}. */
+	private final @Nullable WarmPool pool;
+
+	private final @Nullable WarmSandboxes warmSandboxes;
+
 	private ProcessIsolatedExecutor(SandboxSettings settings, @Nullable IsolationCapability capability,
 			Isolation isolation) {
 		this.capability = capability;
@@ -103,6 +115,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				? new CommandUsers(settings.linux().commandUserRange(), this.privateDirectories::runOnCleaner) : null;
 		this.preparation = new LaunchPreparation(settings, capability, this.privateDirectories, commandUsers,
 				() -> this.resolver);
+		WarmShape shape = (capability != null && capability.mechanism().launcher() != null
+				&& settings.warm().size() > 0) ? WarmShape.of(settings, this.settingsAllowList) : null;
+		this.warmSandboxes = (shape != null) ? new WarmSandboxes(this.preparation, this.runner, shape,
+				ViewFingerprint.paths(settings), settings.probeTimeout()) : null;
+		this.pool = (shape != null && this.warmSandboxes != null) ? new WarmPool(settings.warm().size(),
+				settings.warm().maxAge(), shape, this.warmSandboxes, this.warmSandboxes::fingerprint) : null;
 		AtomicInteger count = new AtomicInteger();
 		this.async = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(),
 				(runnable) -> {
@@ -153,8 +171,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	@Override
 	public ExecutionResult execute(ExecutionRequest request) {
 		EffectiveRequest effective = EffectiveRequest.of(request, this.settings, this.settingsAllowList, false);
-		try (PreparedLaunch launch = this.preparation.prepare(effective)) {
-			ProcessRunner.Outcome outcome = this.runner.run(launch.spec());
+		WarmLaunch warm = (this.pool != null) ? this.pool.take(effective) : null;
+		try (PreparedLaunch launch = (warm != null) ? claim(warm, effective) : this.preparation.prepare(effective)) {
+			ProcessRunner.Outcome outcome = (warm != null)
+					? this.runner.runPrepared(warm.process(), launch.spec(), Objects.requireNonNull(launch.frame()))
+					: this.runner.run(launch.spec(), launch.frame());
 			if (!outcome.survivors().isEmpty()) {
 				throw new ProcessTreeSurvivedException(outcome.survivors());
 			}
@@ -168,7 +189,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			return new ExecutionResult(outcome.exitCode(), outcome.stdout(), outcome.stderr(),
 					outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
 					this.isolation, ResourceLimit.exceeded(outcome.exitCode(), outcome.timedOut(), applied), decisions,
-					outputFiles);
+					outputFiles, warm != null);
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("could not start " + effective.command() + ": " + ex.getMessage(), ex);
@@ -178,6 +199,26 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new ExecutionCancelledException("the calling thread was interrupted; the process tree was killed",
 					ex);
 		}
+	}
+
+	/**
+	 * Claim a warm sandbox for the request; one whose claim fails is ended before its
+	 * launch is closed.
+	 */
+	private PreparedLaunch claim(WarmLaunch warm, EffectiveRequest effective) {
+		try {
+			this.preparation.claim(warm.launch(), effective);
+			return warm.launch();
+		}
+		catch (RuntimeException | Error ex) {
+			Objects.requireNonNull(this.warmSandboxes).discard(warm);
+			throw ex;
+		}
+	}
+
+	@Override
+	public WarmPoolState warmPool() {
+		return (this.pool != null) ? this.pool.state() : WarmPoolState.OFF;
 	}
 
 	/**
@@ -210,7 +251,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		PreparedLaunch launch = this.preparation.prepare(effective);
 		AtomicReference<@Nullable OutputFiles> outputFiles = new AtomicReference<>(OutputFiles.NONE);
 		try {
-			WatchedProcess started = this.runner.start(launch.spec(),
+			WatchedProcess started = this.runner.start(launch.spec(), launch.frame(),
 					(ended) -> tearDown(launch, effective, ended, outputFiles));
 			return new StartedProcess(started, this.isolation, launch.egress(), outputFiles::get);
 		}
@@ -362,9 +403,16 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	@Override
 	public void close() {
+		if (this.pool != null) {
+			this.pool.close();
+		}
 		this.privateDirectories.close();
 		this.async.shutdownNow();
 		this.runner.close();
+		if (this.pool != null) {
+			// What it was preparing ended with the runner's close.
+			this.pool.awaitEnd(POOL_END_WAIT);
+		}
 	}
 
 	@Override

@@ -8,10 +8,12 @@ import java.util.List;
 import dev.cavesandbox.CommandNotFoundException;
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.InvalidExecutionRequestException;
+import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.workspace.PrivateHome;
 import dev.cavesandbox.internal.workspace.ViewResolver;
+import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -181,6 +183,37 @@ final class SandboxPaths {
 		catch (IOException ex) {
 			// Not on this host: nothing there to protect.
 			return null;
+		}
+	}
+
+	/**
+	 * Hand the working directory's group to the command user where the command runs as a
+	 * uid of the host without capabilities (the seccomp mechanism with a command user),
+	 * which could not write it otherwise; see {@link WorkingDirectoryGrant}. Executions
+	 * that overlap in one directory share the grant.
+	 * @param realDirectory the working directory's real path
+	 * @param group the command user's gid, or {@code Launcher.CALLER}
+	 * @return the grant, or {@code null} where none is needed
+	 */
+	static @Nullable WorkingDirectoryGrant grantToCommandUser(Path realDirectory, long group) {
+		if (group < 0) {
+			return null;
+		}
+		try {
+			Path unpassable = WorkingDirectoryGrant.unpassableAncestor(realDirectory, group);
+			if (unpassable != null) {
+				throw new InvalidExecutionRequestException("working directory " + realDirectory
+						+ " cannot be reached by the command user " + group + ": it may not pass through " + unpassable
+						+ " (the seccomp mechanism runs a root JVM's commands as that uid of the host, which reaches its "
+						+ "directory by its path); give others search permission (chmod o+x) on " + unpassable
+						+ ", use a directory below one it can pass, or set cave.sandbox.linux.command-user=0 (the "
+						+ "process limit then does not hold)");
+			}
+			return WorkingDirectoryGrant.grant(realDirectory, group);
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not give the working directory " + realDirectory
+					+ " to the command user's group " + group + ", the command did not run: " + ex.getMessage(), ex);
 		}
 	}
 

@@ -38,18 +38,18 @@ final class SharedMemoryDirectory {
 
 	/**
 	 * Give the execution its directory of objects and the preload library, where the
-	 * mechanism has no mount namespace.
+	 * mechanism has no mount namespace; the command's environment names them at the
+	 * request's claim ({@link #environment}).
 	 * @param launch the launch, which releases the directory
 	 * @param privateDirectories where the directory comes from
 	 * @param workDirectory the work directory, where the library is extracted
-	 * @param mechanism the execution's mechanism, {@code null} unisolated
-	 * @param environment the command's environment, changed in place
+	 * @param mechanism the execution's mechanism
 	 * @return the mechanism with the directory writable and the library readable
 	 * @throws SandboxLaunchException if the library cannot be installed or the directory
 	 * cannot be handed to the command user
 	 */
 	static SandboxMechanism prepare(PreparedLaunch launch, PrivateDirectories privateDirectories, Path workDirectory,
-			SandboxMechanism mechanism, Map<String, String> environment) {
+			SandboxMechanism mechanism) {
 		if (!SharedMemoryPreload.neededBy(mechanism)) {
 			return mechanism;
 		}
@@ -77,16 +77,32 @@ final class SharedMemoryDirectory {
 			throw new SandboxLaunchException("could not give the shared-memory directory " + created
 					+ " to the command user " + launch.commandUser() + ": " + ex.getMessage(), ex);
 		}
+		launch.sharedMemory(library, directory);
+		return mechanism.withPaths(List.of(library), List.of(directory));
+	}
+
+	/**
+	 * Name the launch's library and directory, if it has them, in the command's
+	 * environment: the library after the request's own {@code LD_PRELOAD}, or, without
+	 * one, in {@value SharedMemoryPreload#LAUNCHER_VARIABLE}, which the launcher makes
+	 * {@code LD_PRELOAD} for the command alone.
+	 * @param launch the launch
+	 * @param environment the command's environment, changed in place
+	 */
+	static void environment(PreparedLaunch launch, Map<String, String> environment) {
+		Path library = launch.sharedMemoryLibrary();
+		Path directory = launch.sharedMemoryReal();
+		if (library == null || directory == null) {
+			return;
+		}
 		String preload = environment.get("LD_PRELOAD");
 		if (preload == null || preload.isBlank()) {
-			// The launcher makes it LD_PRELOAD for the command alone (no env(1) step).
 			environment.put(SharedMemoryPreload.LAUNCHER_VARIABLE, library.toString());
 		}
 		else {
 			environment.put("LD_PRELOAD", preload + ":" + library);
 		}
 		environment.put(SharedMemoryPreload.DIRECTORY_VARIABLE, directory.toString());
-		return mechanism.withPaths(List.of(library), List.of(directory));
 	}
 
 }

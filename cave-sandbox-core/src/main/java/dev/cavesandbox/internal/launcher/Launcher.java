@@ -51,6 +51,17 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 */
 	public static final List<String> KEY_LISTS = List.of("/proc/keys", "/proc/key-users");
 
+	/**
+	 * The argv of {@link #inside} that hands the command over after the set-up
+	 * ({@code --handover}, no command after {@code --}): the launcher writes
+	 * {@value LauncherContract#HANDOVER_READY} on stdout and reads the command's argv and
+	 * environment from a {@link HandoverFrame} on stdin. The same empty list given to a
+	 * mechanism's command line.
+	 */
+	public static final List<String> HANDOVER = List.of();
+
+	private static final String HANDOVER_OPTION = "--handover";
+
 	private static final String COMMAND_USER = "--command-user";
 
 	private static final String COMMAND_GROUP = "--command-group";
@@ -303,7 +314,8 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 	 * @param view the filesystem view that Landlock builds, or {@code null} for the
 	 * host's
 	 * @param limits the limits; {@link ResourceLimits#NONE} for none
-	 * @param argv the command
+	 * @param argv the command, or {@link #HANDOVER} (empty) for {@code --handover} in its
+	 * place
 	 * @return the argv, starting with {@value LauncherContract#INSIDE}
 	 */
 	public List<String> inside(String mode, boolean loopback, boolean check, boolean noMountNamespace,
@@ -336,6 +348,10 @@ public record Launcher(Path path, boolean userNamespaces, long commandUser, @Nul
 		addLimit(command, "--limit-cpu", limits.cpuSeconds());
 		addLimit(command, "--limit-file-size", limits.fileSize());
 		addLimit(command, "--limit-open-files", limits.openFiles());
+		if (argv.isEmpty()) {
+			command.add(HANDOVER_OPTION);
+			return command;
+		}
 		command.add("--");
 		command.addAll(argv);
 		return command;

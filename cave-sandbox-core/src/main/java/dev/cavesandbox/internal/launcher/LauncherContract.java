@@ -75,6 +75,24 @@ public final class LauncherContract {
 	/** The name of the egress proxy's unix socket in the egress directory. */
 	public static final String EGRESS_SOCKET = "egress.sock";
 
+	/**
+	 * The 8 bytes the launcher of {@code --handover} ({@link Launcher#HANDOVER}) writes
+	 * on stdout once the set-up is done, before it reads the frame: nothing else writes
+	 * stdout before them but {@code --check}'s lines.
+	 */
+	public static final String HANDOVER_READY = "CAVE-RDY";
+
+	/** The first 8 bytes of a frame ({@link HandoverFrame}). */
+	public static final String HANDOVER_MAGIC = "CAVEWARM";
+
+	/** The version of the frame, after its magic. */
+	public static final int HANDOVER_VERSION = 1;
+
+	/**
+	 * The largest body of a frame, in bytes: 2 MiB + 64 KiB, above {@code ARG_MAX}.
+	 */
+	public static final int HANDOVER_MAX = 2 * 1024 * 1024 + 64 * 1024;
+
 	private LauncherContract() {
 	}
 

@@ -11,7 +11,8 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,7 +21,9 @@ import java.util.stream.Stream;
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -237,8 +240,9 @@ public final class ProbeSession implements AutoCloseable {
 	 */
 	ProcessRunner.Outcome run(SandboxMechanism mechanism, List<String> argv, boolean loopback, boolean check)
 			throws IOException, InterruptedException {
-		Map<String, String> environment = new HashMap<>(Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
-				String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()));
+		Map<String, String> environment = new LinkedHashMap<>(
+				Map.of("PATH", SandboxSettings.BASELINE_PATH, JVM_VARIABLE,
+						String.valueOf(ProcessHandle.current().pid()), DIRECTORY_VARIABLE, this.directory.toString()));
 		Path sharedMemory = sharedMemory(mechanism);
 		SandboxMechanism effective = mechanism;
 		if (sharedMemory != null && this.preload != null) {
@@ -246,9 +250,14 @@ public final class ProbeSession implements AutoCloseable {
 			environment.put(SharedMemoryPreload.DIRECTORY_VARIABLE, sharedMemory.toString());
 			effective = mechanism.withPaths(List.of(this.preload), List.of(sharedMemory));
 		}
+		// As an execution's: a launcher gets the command in its hand-over frame.
+		boolean handover = mechanism.launcher() != null;
 		ProcessRunner.Spec spec = new ProcessRunner.Spec(
-				effective.commandLine(argv, this.directory, loopback, check, this.settings.limits()), this.directory,
-				environment, null, this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
+				effective.commandLine(handover ? Launcher.HANDOVER : argv, this.directory, loopback, check,
+						this.settings.limits()),
+				this.directory, handover ? Map.of("PATH", SandboxSettings.BASELINE_PATH) : environment, null,
+				this.settings.probeTimeout(), OUTPUT_LIMIT, null, null, true);
+		byte[] frame = handover ? HandoverFrame.encode(argv, environment) : null;
 		// What an earlier run wrote may be another uid's (a command user's), which a
 		// later run without capabilities could not write again.
 		Files.deleteIfExists(this.own.through().resolve(WORKING_DIRECTORY).resolve(WRITE_FILE));
@@ -256,14 +265,14 @@ public final class ProbeSession implements AutoCloseable {
 		this.own.checkName();
 		ProcessRunner.Outcome outcome;
 		if (group < 0) {
-			outcome = runChecked(spec);
+			outcome = runChecked(spec, frame);
 		}
 		else {
 			// As an execution's: the command user of this mechanism has no capability.
 			CommandUserGrant.grant(this.own, ((SeccompMechanism) mechanism).launcher().commandUser(),
 					sharedMemory != null);
 			try {
-				outcome = runChecked(spec);
+				outcome = runChecked(spec, frame);
 			}
 			finally {
 				CommandUserGrant.handBack(this.own, sharedMemory != null);
@@ -283,9 +292,10 @@ public final class ProbeSession implements AutoCloseable {
 	 * check that the session's directory still has its name, so that a directory renamed
 	 * away meanwhile is named as such, not as a launcher missing.
 	 */
-	private ProcessRunner.Outcome runChecked(ProcessRunner.Spec spec) throws IOException, InterruptedException {
+	private ProcessRunner.Outcome runChecked(ProcessRunner.Spec spec, byte @Nullable [] frame)
+			throws IOException, InterruptedException {
 		try {
-			return this.runner.run(spec);
+			return withoutReadyMarker(this.runner.run(spec, frame));
 		}
 		catch (IOException ex) {
 			this.own.checkName();
@@ -299,6 +309,28 @@ public final class ProbeSession implements AutoCloseable {
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * The outcome without the launcher's ready marker where {@code --check}'s lines come
+	 * before it (the runner drops it only at the front): the first
+	 * {@value LauncherContract#HANDOVER_READY} at the start of a line.
+	 */
+	static ProcessRunner.Outcome withoutReadyMarker(ProcessRunner.Outcome outcome) {
+		byte[] stdout = outcome.stdout();
+		byte[] marker = LauncherContract.HANDOVER_READY.getBytes(StandardCharsets.US_ASCII);
+		for (int at = 0; at + marker.length <= stdout.length; at++) {
+			if ((at == 0 || stdout[at - 1] == '\n')
+					&& Arrays.equals(stdout, at, at + marker.length, marker, 0, marker.length)) {
+				byte[] without = new byte[stdout.length - marker.length];
+				System.arraycopy(stdout, 0, without, 0, at);
+				System.arraycopy(stdout, at + marker.length, without, at, stdout.length - at - marker.length);
+				return new ProcessRunner.Outcome(outcome.exitCode(), without, outcome.stderr(),
+						outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
+						outcome.survivors());
+			}
+		}
+		return outcome;
 	}
 
 	/**

@@ -38,36 +38,79 @@ final class ChildStreams {
 	 * @param spec its stdin, sinks and cap
 	 */
 	ChildStreams(ExecutorService io, Process process, ProcessRunner.Spec spec) {
+		this(io, process, spec, null, false);
+	}
+
+	/**
+	 * Start feeding and draining the streams of a launcher of {@code --handover}.
+	 * @param io the pool whose tasks feed and drain
+	 * @param process the child
+	 * @param spec its stdin, sinks and cap
+	 * @param frame the command's frame, written before the spec's stdin; {@code null} for
+	 * none
+	 * @param dropMarker whether the ready marker is still at the front of stdout (a cold
+	 * launch; a warm one's was read by its preparation)
+	 */
+	ChildStreams(ExecutorService io, Process process, ProcessRunner.Spec spec, byte @Nullable [] frame,
+			boolean dropMarker) {
 		this.process = process;
 		BoundedOutput stdout = new BoundedOutput(spec.maxOutputBytes(), spec.stdoutSink());
 		BoundedOutput stderr = new BoundedOutput(spec.maxOutputBytes(), spec.stderrSink());
 		this.stdout = stdout;
 		this.stderr = stderr;
-		this.drains = List.of(io.submit(() -> stdout.drain(process.getInputStream())),
+		InputStream fromChild = dropMarker ? ReadyMarker.dropped(process.getInputStream()) : process.getInputStream();
+		this.drains = List.of(io.submit(() -> stdout.drain(fromChild)),
 				io.submit(() -> stderr.drain(process.getErrorStream())));
-		this.feeder = feed(io, process, spec.stdin());
+		this.feeder = feed(io, process, frame, spec.stdin());
 	}
 
-	private static @Nullable Future<?> feed(ExecutorService io, Process process,
+	private static @Nullable Future<?> feed(ExecutorService io, Process process, byte @Nullable [] frame,
 			@Nullable Supplier<InputStream> stdin) {
 		OutputStream toChild = process.getOutputStream();
-		if (stdin == null) {
+		if (stdin == null && frame == null) {
 			closeQuietly(toChild);
 			return null;
 		}
+		// On a task of its own even for the frame alone: a frame larger than the pipe
+		// waits for the launcher's set-up, which the caller's timeout must bound.
 		return io.submit(() -> {
 			// The child's stdin is closed whatever the supplier does: throw, or return
 			// null.
-			try (toChild; InputStream in = stdin.get()) {
-				if (in != null) {
-					in.transferTo(toChild);
+			try (toChild) {
+				if (frame != null) {
+					toChild.write(frame);
+					toChild.flush();
+				}
+				if (stdin != null) {
+					try (InputStream in = stdin.get()) {
+						if (in != null) {
+							in.transferTo(toChild);
+						}
+					}
 				}
 			}
 			catch (IOException ex) {
 				// The child closed its stdin or exited before reading it all: that is its
-				// choice.
+				// choice (or its set-up failed before it read the frame: it says so).
 			}
 		});
+	}
+
+	/**
+	 * Write a frame on the child's stdin and flush it, from the calling thread; the
+	 * stream stays open. A child that ended before it read it (its set-up failed) is left
+	 * to report so.
+	 * @param process the child
+	 * @param frame the frame
+	 */
+	static void writeFrame(Process process, byte[] frame) {
+		try {
+			process.getOutputStream().write(frame);
+			process.getOutputStream().flush();
+		}
+		catch (IOException ex) {
+			// its exit code and stderr say why
+		}
 	}
 
 	/**

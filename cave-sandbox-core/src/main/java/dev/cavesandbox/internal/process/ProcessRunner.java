@@ -84,10 +84,81 @@ public final class ProcessRunner implements AutoCloseable {
 	 * killed
 	 */
 	public Outcome run(Spec spec) throws IOException, InterruptedException {
+		return run(spec, null);
+	}
+
+	/**
+	 * Run one command line and wait for its whole process tree to end; with a frame, the
+	 * command line is a launcher's of {@code --handover} (a cold launch: prepared and
+	 * claimed at once): the frame is written on its stdin before the spec's stdin, and
+	 * the ready marker is dropped from the front of its stdout ({@link ReadyMarker}).
+	 * @param spec what to run
+	 * @param frame the {@code HandoverFrame} of the command, or {@code null} where the
+	 * command line holds the command
+	 * @return what it produced
+	 * @throws IOException if the process could not be started
+	 * @throws InterruptedException if the calling thread was interrupted; the tree was
+	 * killed
+	 */
+	public Outcome run(Spec spec, byte @Nullable [] frame) throws IOException, InterruptedException {
 		long start = System.nanoTime();
 		Process process = spawn(spec);
 		try {
-			return await(process, spec, start);
+			return await(process, spec, new ChildStreams(this.io, process, spec, frame, frame != null), start);
+		}
+		finally {
+			this.running.remove(process);
+		}
+	}
+
+	/**
+	 * Spawn a launcher of {@code --handover} ahead of its command (a warm sandbox) and
+	 * count it as running: {@link #close()} kills it like any other. The caller reads its
+	 * ready marker ({@link ReadyMarker#await}) and then either claims it
+	 * ({@link #runPrepared}) or {@linkplain #discard discards} it.
+	 * @param spec the command line; its stdin, sinks, cap and timeout are the claim's
+	 * @return the process, waiting for its frame
+	 * @throws IOException if the process could not be started
+	 * @throws InterruptedException if the calling thread was interrupted; nothing was
+	 * left running
+	 */
+	public Process spawnPrepared(Spec spec) throws IOException, InterruptedException {
+		return spawn(spec);
+	}
+
+	/**
+	 * Claim a process of {@link #spawnPrepared} whose ready marker was read: write the
+	 * frame, then the spec's stdin, and wait for the whole tree to end. The timeout and
+	 * the wall time start now.
+	 * @param process the waiting process
+	 * @param spec the claim's stdin, sinks, cap and timeout (its command line is the
+	 * process's)
+	 * @param frame the command's {@code HandoverFrame}
+	 * @return what it produced
+	 * @throws InterruptedException if the calling thread was interrupted; the tree was
+	 * killed
+	 */
+	public Outcome runPrepared(Process process, Spec spec, byte[] frame) throws InterruptedException {
+		long start = System.nanoTime();
+		try {
+			return await(process, spec, new ChildStreams(this.io, process, spec, frame, false), start);
+		}
+		finally {
+			this.running.remove(process);
+		}
+	}
+
+	/**
+	 * Kill a process of {@link #spawnPrepared} that is not claimed: SIGKILL to the
+	 * wrapper and to what is left of its sandbox ({@link TreeTeardown#killAll}, as
+	 * {@link #close()} does), reap it and forget it.
+	 * @param process the waiting process
+	 */
+	public void discard(Process process) {
+		try {
+			this.trees.killAll(Map.of(process, true),
+					(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
+			TreeTeardown.reap(process);
 		}
 		finally {
 			this.running.remove(process);
@@ -111,8 +182,30 @@ public final class ProcessRunner implements AutoCloseable {
 	 * left running
 	 */
 	public WatchedProcess start(Spec spec, Consumer<WatchedProcess> teardown) throws IOException, InterruptedException {
+		return start(spec, null, teardown);
+	}
+
+	/**
+	 * Start one command line as {@link #start(Spec, Consumer)} does; with a frame, the
+	 * command line is a launcher's of {@code --handover}: the frame is written on its
+	 * stdin before this returns, and the process's stdout starts after the ready marker.
+	 * @param spec what to run; its timeout may be {@code null} (none)
+	 * @param frame the command's {@code HandoverFrame}, or {@code null}
+	 * @param teardown what to release once the tree has ended
+	 * @return the started process
+	 * @throws IOException if the process could not be started
+	 * @throws InterruptedException if the calling thread was interrupted; nothing was
+	 * left running
+	 */
+	public WatchedProcess start(Spec spec, byte @Nullable [] frame, Consumer<WatchedProcess> teardown)
+			throws IOException, InterruptedException {
 		Process process = spawn(spec);
-		WatchedProcess started = new WatchedProcess(process, spec.sandboxed(), this.trees);
+		InputStream stdout = process.getInputStream();
+		if (frame != null) {
+			ChildStreams.writeFrame(process, frame);
+			stdout = ReadyMarker.dropped(stdout);
+		}
+		WatchedProcess started = new WatchedProcess(process, stdout, spec.sandboxed(), this.trees);
 		this.started.add(started);
 		try {
 			this.io.execute(() -> started.watch(spec.timeout(), () -> teardown.accept(started),
@@ -148,8 +241,7 @@ public final class ProcessRunner implements AutoCloseable {
 		return process;
 	}
 
-	private Outcome await(Process process, Spec spec, long start) throws InterruptedException {
-		ChildStreams streams = new ChildStreams(this.io, process, spec);
+	private Outcome await(Process process, Spec spec, ChildStreams streams, long start) throws InterruptedException {
 		boolean timedOut = false;
 		List<Long> survivors = List.of();
 		Duration timeout = Objects.requireNonNull(spec.timeout(), "run() needs a timeout");

@@ -58,7 +58,7 @@ public final class StartedProcess implements SandboxedProcess {
 
 	@Override
 	public InputStream stdout() {
-		return this.started.process().getInputStream();
+		return this.started.stdout();
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package dev.cavesandbox.internal.process;
 
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,9 @@ public final class WatchedProcess {
 
 	private final Process process;
 
+	/** The process's stdout as the caller reads it (after a ready marker). */
+	private final InputStream stdout;
+
 	private final boolean sandboxed;
 
 	private final TreeTeardown trees;
@@ -40,14 +44,19 @@ public final class WatchedProcess {
 
 	private volatile List<Long> survivors = List.of();
 
-	WatchedProcess(Process process, boolean sandboxed, TreeTeardown trees) {
+	WatchedProcess(Process process, InputStream stdout, boolean sandboxed, TreeTeardown trees) {
 		this.process = process;
+		this.stdout = stdout;
 		this.sandboxed = sandboxed;
 		this.trees = trees;
 	}
 
 	Process process() {
 		return this.process;
+	}
+
+	InputStream stdout() {
+		return this.stdout;
 	}
 
 	/**

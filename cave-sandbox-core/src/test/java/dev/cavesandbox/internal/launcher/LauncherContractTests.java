@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link Launcher} and {@link LandlockView} pass, {@link Refusals}) and the native
  * launcher, read from the C sources themselves ({@code src/main/c}) and from the module's
  * {@code pom.xml}: descriptor numbers, names, the set-up exit code and the version
- * ({@code launcher.h}, defined once in all of the sources), the failure prefix
- * ({@code fail.c}), the Landlock line ({@code landlock.c}), the mode names
+ * ({@code launcher.h}, defined once in all of the sources), the hand-over's marker,
+ * magic, version and largest frame ({@code launcher.h}, section "Hand-over"), the failure
+ * prefix ({@code fail.c}), the Landlock line ({@code landlock.c}), the mode names
  * ({@code main.c}), the refusals with their order ({@code refusals.h}) and the option
  * names ({@code options.c}, {@code limits.c}). One side changed alone fails here, without
  * a launcher being built or run.
@@ -75,6 +76,15 @@ class LauncherContractTests {
 		assertThat(define("EXIT_SETUP")).isEqualTo(String.valueOf(LauncherContract.SETUP_FAILED));
 		assertThat(file("fail.c")).contains("fputs(" + quoted(LauncherContract.MESSAGE_PREFIX + " ") + ", stderr)");
 		assertThat(file("landlock.c")).contains("printf(\"" + LauncherContract.LANDLOCK_PREFIX);
+	}
+
+	@Test
+	void handOverConstantsAreTheLaunchers() {
+		assertThat(define("HANDOVER_READY")).isEqualTo(quoted(LauncherContract.HANDOVER_READY));
+		assertThat(define("HANDOVER_MAGIC")).isEqualTo(quoted(LauncherContract.HANDOVER_MAGIC));
+		assertThat(define("HANDOVER_VERSION")).isEqualTo(String.valueOf(LauncherContract.HANDOVER_VERSION));
+		assertThat(define("HANDOVER_MAX")).isEqualTo(String.valueOf(LauncherContract.HANDOVER_MAX));
+		assertThat(file("options.c")).contains("options->handover = 1;");
 	}
 
 	@Test

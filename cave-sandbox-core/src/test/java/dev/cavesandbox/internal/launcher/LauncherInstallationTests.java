@@ -63,7 +63,7 @@ class LauncherInstallationTests {
 		try (var entries = Files.list(launcher.getParent())) {
 			assertThat(entries).containsExactly(launcher);
 		}
-		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 17\n");
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 18\n");
 	}
 
 	@Test

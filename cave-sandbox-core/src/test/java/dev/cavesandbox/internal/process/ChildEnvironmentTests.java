@@ -1,25 +1,21 @@
 package dev.cavesandbox.internal.process;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 import dev.cavesandbox.ExecutionRequest;
-import dev.cavesandbox.InvalidExecutionRequestException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutorTests;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.entry;
 
 /**
  * The child's environment: the baseline, the named parent variables, the set ones, and
- * the variables that steer the sandbox wrappers moved inside through env(1). The whole
- * path through a real sandbox is tested in {@link ProcessIsolatedExecutorTests}.
+ * the wrappers' own environment, which holds none of them. The whole path through a real
+ * sandbox is tested in {@link ProcessIsolatedExecutorTests}.
  */
 class ChildEnvironmentTests {
 
@@ -54,30 +50,9 @@ class ChildEnvironmentTests {
 	}
 
 	@Test
-	void variablesThatSteerTheWrappersMoveInsideThroughEnv() {
-		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", "/work/private/bin", "LD_PRELOAD",
-				"/work/private/evil.so", "BASH_ENV", "/work/private/rc", "HOME", "/work/private"));
-		List<String> command = ChildEnvironment.moveInside(List.of("sh", "-c", "true"), environment);
-		assertThat(environment).containsOnly(entry("PATH", SandboxSettings.BASELINE_PATH),
-				entry("HOME", "/work/private"));
-		assertThat(command).startsWith("/usr/bin/env").endsWith("sh", "-c", "true");
-		assertThat(command.subList(1, 4)).containsExactlyInAnyOrder("PATH=/work/private/bin",
-				"LD_PRELOAD=/work/private/evil.so", "BASH_ENV=/work/private/rc");
-	}
-
-	@Test
-	void baselinePathAloneLeavesTheCommandAsItIs() {
-		Map<String, String> environment = new LinkedHashMap<>(Map.of("PATH", SandboxSettings.BASELINE_PATH));
-		List<String> argv = List.of("true");
-		assertThat(ChildEnvironment.moveInside(argv, environment)).isSameAs(argv);
-	}
-
-	@Test
-	void commandWithAnEqualsSignIsRefusedWhenVariablesMoveInside() {
-		Map<String, String> environment = new LinkedHashMap<>(Map.of("LD_LIBRARY_PATH", "/work/private/lib"));
-		assertThatExceptionOfType(InvalidExecutionRequestException.class)
-			.isThrownBy(() -> ChildEnvironment.moveInside(List.of("a=b"), environment))
-			.withMessageContaining("./a=b");
+	void wrappersGetTheBaselinePathAndTheTokenAlone() {
+		assertThat(ChildEnvironment.ofWrappers("TOKEN", "t-1"))
+			.containsExactly(entry("PATH", SandboxSettings.BASELINE_PATH), entry("TOKEN", "t-1"));
 	}
 
 }

@@ -1,0 +1,133 @@
+package dev.cavesandbox.internal.execution;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.ReadyMarker;
+import dev.cavesandbox.internal.workspace.ViewFingerprint;
+
+/**
+ * How an executor's warm sandboxes are made and ended, for its {@link WarmPool}: the
+ * sandbox part of a launch ({@link LaunchPreparation#prepareSandbox(EffectiveRequest)}),
+ * its launcher of {@code --handover} spawned from the runner's spawn threads (the
+ * parent-death signal ties it to the JVM) and counted as running, its ready marker read
+ * within the probe timeout; ended by SIGKILL to the wrapper, the tree awaited, then the
+ * launch closed (directories renewed, command user and slot given back).
+ */
+final class WarmSandboxes {
+
+	private final LaunchPreparation preparation;
+
+	private final ProcessRunner runner;
+
+	private final WarmShape shape;
+
+	private final List<Path> viewPaths;
+
+	private final Duration readyTimeout;
+
+	/**
+	 * Create the sandboxes of one executor.
+	 * @param preparation the executor's preparation
+	 * @param runner the executor's runner
+	 * @param shape the pool's shape
+	 * @param viewPaths the paths of the view's fingerprint
+	 * @param readyTimeout how long a sandbox may take to report ready (the probe timeout)
+	 */
+	WarmSandboxes(LaunchPreparation preparation, ProcessRunner runner, WarmShape shape, List<Path> viewPaths,
+			Duration readyTimeout) {
+		this.preparation = preparation;
+		this.runner = runner;
+		this.shape = shape;
+		this.viewPaths = viewPaths;
+		this.readyTimeout = readyTimeout;
+	}
+
+	ViewFingerprint fingerprint() {
+		return ViewFingerprint.of(this.viewPaths);
+	}
+
+	/**
+	 * Prepare one sandbox and wait for its ready marker.
+	 * @return the sandbox
+	 * @throws Exception if it could not be prepared ({@link NotReadyException} where it
+	 * did not report ready in time); nothing of it is left then
+	 */
+	WarmLaunch prepare() throws Exception {
+		PreparedLaunch launch = this.preparation.prepareSandbox(this.shape.request());
+		Process process = null;
+		try {
+			// Before the spawn: a change after it shows at the claim.
+			ViewFingerprint fingerprint = fingerprint();
+			PreparedLaunch.Sandbox sandbox = launch.sandbox();
+			List<String> commandLine = sandbox.commandLine();
+			if (commandLine == null) {
+				throw new IllegalStateException("a warm sandbox needs the launcher's hand-over");
+			}
+			process = this.runner.spawnPrepared(new ProcessRunner.Spec(commandLine, sandbox.directory(),
+					sandbox.wrappers(), null, null, 0, null, null, true));
+			if (!awaitReady(process)) {
+				throw new NotReadyException("the sandbox did not report ready within " + this.readyTimeout.toMillis()
+						+ " ms (cave.sandbox.probe-timeout), or ended before: exit "
+						+ (process.isAlive() ? "none" : String.valueOf(process.exitValue())));
+			}
+			return new WarmLaunch(launch, process, System.nanoTime(), fingerprint);
+		}
+		catch (Exception | Error ex) {
+			if (process != null) {
+				this.runner.discard(process);
+			}
+			launch.closeQuietly();
+			throw ex;
+		}
+	}
+
+	/** Read the marker; a sandbox that has not written it by the deadline is killed. */
+	private boolean awaitReady(Process process) throws IOException {
+		AtomicBoolean read = new AtomicBoolean();
+		CompletableFuture.runAsync(() -> {
+			if (!read.get()) {
+				process.toHandle().destroyForcibly();
+			}
+		}, CompletableFuture.delayedExecutor(this.readyTimeout.toNanos(), TimeUnit.NANOSECONDS));
+		InputStream stdout = process.getInputStream();
+		boolean ready = ReadyMarker.await(stdout);
+		read.set(true);
+		return ready && process.isAlive();
+	}
+
+	/**
+	 * Kill a sandbox that will not serve, wait for its tree's end, and give back what it
+	 * took. Never throws.
+	 * @param launch the sandbox
+	 */
+	void discard(WarmLaunch launch) {
+		try {
+			this.runner.discard(launch.process());
+		}
+		finally {
+			launch.launch().closeQuietly();
+		}
+	}
+
+	/**
+	 * A sandbox that did not report ready within the probe timeout.
+	 */
+	static final class NotReadyException extends Exception {
+
+		private static final long serialVersionUID = 1L;
+
+		NotReadyException(String message) {
+			super(message);
+		}
+
+	}
+
+}
