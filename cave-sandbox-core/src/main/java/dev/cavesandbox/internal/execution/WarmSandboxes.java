@@ -1,13 +1,13 @@
 package dev.cavesandbox.internal.execution;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.ReadyMarker;
@@ -32,6 +32,13 @@ final class WarmSandboxes {
 	private final List<Path> viewPaths;
 
 	private final Duration readyTimeout;
+
+	/** The thread that kills sandboxes not ready by their deadline. */
+	private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor((task) -> {
+		Thread thread = new Thread(task, "cave-sandbox-warm-deadline");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	/**
 	 * Create the sandboxes of one executor.
@@ -89,18 +96,25 @@ final class WarmSandboxes {
 		}
 	}
 
-	/** Read the marker; a sandbox that has not written it by the deadline is killed. */
+	/**
+	 * Read the marker; a sandbox that has not written it by the deadline is killed (on a
+	 * thread of this class's own: a shared pool such as the common fork-join pool, one
+	 * thread on two cores, may run the kill late or never), and one whose marker came
+	 * after the deadline does not count as ready.
+	 */
 	private boolean awaitReady(Process process) throws IOException {
-		AtomicBoolean read = new AtomicBoolean();
-		CompletableFuture.runAsync(() -> {
-			if (!read.get()) {
-				process.toHandle().destroyForcibly();
-			}
-		}, CompletableFuture.delayedExecutor(this.readyTimeout.toNanos(), TimeUnit.NANOSECONDS));
-		InputStream stdout = process.getInputStream();
-		boolean ready = ReadyMarker.await(stdout);
-		read.set(true);
-		return ready && process.isAlive();
+		long start = System.nanoTime();
+		ScheduledFuture<?> kill = DEADLINES.schedule(() -> process.toHandle().destroyForcibly(),
+				this.readyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+		boolean ready;
+		try {
+			ready = ReadyMarker.await(process.getInputStream());
+		}
+		finally {
+			kill.cancel(false);
+		}
+		boolean inTime = System.nanoTime() - start < this.readyTimeout.toNanos();
+		return ready && inTime && process.isAlive();
 	}
 
 	/**
