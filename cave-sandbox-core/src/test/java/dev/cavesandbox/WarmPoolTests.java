@@ -140,7 +140,7 @@ class WarmPoolTests {
 	/**
 	 * A listed file renamed over while a sandbox waits (as {@code passwd} renames over
 	 * {@code /etc/shadow}): the sandbox, whose view holds the old file, is discarded, and
-	 * the execution runs cold with the new one.
+	 * the execution sees the new one.
 	 */
 	@Test
 	void sandboxWhoseViewChangedIsDiscardedAndTheExecutionRunsColdWithTheNewView(@TempDir Path work,
@@ -153,8 +153,9 @@ class WarmPoolTests {
 			Files.move(replacement, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
 			ExecutionResult result = executor.execute("cat", file.toString());
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
+			// Cold, or a sandbox the pool prepared after the rename while the stale one was
+			// being discarded (the claim wakes the preparer): either sees the new file.
 			assertThat(result.stdoutText()).isEqualTo("new\n");
-			assertThat(result.warm()).isFalse();
 			assertThat(executor.warmPool().discards()).containsEntry(WarmPoolState.Discard.VIEW_CHANGED, 1L);
 		}
 	}
