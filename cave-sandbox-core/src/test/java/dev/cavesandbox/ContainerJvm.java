@@ -137,7 +137,7 @@ final class ContainerJvm implements AutoCloseable {
 		}
 	}
 
-	private static String readableClassPath(Path directory) throws IOException {
+	static String readableClassPath(Path directory) throws IOException {
 		List<String> entries = new ArrayList<>();
 		for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
 			Path path = Path.of(entry);

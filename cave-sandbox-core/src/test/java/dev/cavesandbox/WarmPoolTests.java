@@ -207,7 +207,7 @@ class WarmPoolTests {
 	 * directory; the probe verifies the settings without the pool (and with the
 	 * customizer's probe timeout left at its default).
 	 */
-	private static ProcessIsolatedExecutor pooled(MechanismChoice choice, Path work, int size,
+	static ProcessIsolatedExecutor pooled(MechanismChoice choice, Path work, int size,
 			UnaryOperator<SandboxSettings.Builder> customizer) {
 		SandboxSettings settings = customizer
 			.apply(SandboxSettings.builder()
@@ -225,14 +225,14 @@ class WarmPoolTests {
 		return ProcessIsolatedExecutor.isolated(settings, LinuxMechanisms.verified(probed));
 	}
 
-	private static void awaitReady(ProcessIsolatedExecutor executor, int ready) {
+	static void awaitReady(ProcessIsolatedExecutor executor, int ready) {
 		await().atMost(PATIENCE).until(() -> executor.warmPool().ready() == ready);
 	}
 
 	/**
 	 * The JVM's children that are the {@code outer} of a sandbox in the work directory.
 	 */
-	private static List<ProcessHandle> waitingSandboxes(Path work) {
+	static List<ProcessHandle> waitingSandboxes(Path work) {
 		long jvm = ProcessHandle.current().pid();
 		return processesNaming(work).stream()
 			.filter((process) -> process.parent().map(ProcessHandle::pid).orElse(0L) == jvm)
@@ -240,7 +240,7 @@ class WarmPoolTests {
 	}
 
 	/** Every running process whose command line names the work directory, from /proc. */
-	private static List<ProcessHandle> processesNaming(Path work) {
+	static List<ProcessHandle> processesNaming(Path work) {
 		byte[] name = work.toString().getBytes(StandardCharsets.UTF_8);
 		try (Stream<Path> entries = Files.list(Path.of("/proc"))) {
 			return entries.filter((entry) -> entry.getFileName().toString().matches("[0-9]+"))
@@ -258,7 +258,7 @@ class WarmPoolTests {
 	/**
 	 * Whether the process exists and is not a zombie that its new parent has not reaped.
 	 */
-	private static boolean running(ProcessHandle process) {
+	static boolean running(ProcessHandle process) {
 		String stat = new String(read(Path.of("/proc", String.valueOf(process.pid()), "stat")), StandardCharsets.UTF_8);
 		int end = stat.lastIndexOf(')');
 		return end > 0 && stat.length() > end + 2 && stat.charAt(end + 2) != 'Z' && stat.charAt(end + 2) != 'X';
@@ -271,7 +271,7 @@ class WarmPoolTests {
 			.collect(Collectors.joining("\n"));
 	}
 
-	private static byte[] read(Path file) {
+	static byte[] read(Path file) {
 		try {
 			return Files.readAllBytes(file);
 		}
