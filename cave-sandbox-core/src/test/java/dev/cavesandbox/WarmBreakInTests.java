@@ -196,7 +196,7 @@ class WarmBreakInTests {
 	 * pointers) is claimed and fails in the sandbox's execve(2) with exit 126, where a
 	 * spawn before the hand-over was refused with {@code E2BIG} before anything ran.
 	 */
-	@Disabled("finding: argv over ARG_MAX by count (1,000,000 one-byte arguments, 2 MB of frame) is claimed by a warm sandbox and returns exit 126 Argument list too long as a command result, not refused before the claim")
+
 	@Test
 	void argvOverArgMaxByCountIsRefusedBeforeTheClaim(@TempDir Path work) {
 		try (ProcessIsolatedExecutor executor = WarmPoolTests.pooled(MechanismChoice.BWRAP, work, 1, longLived(1))) {

@@ -153,7 +153,8 @@ class WarmPoolTests {
 			Files.move(replacement, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
 			ExecutionResult result = executor.execute("cat", file.toString());
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
-			// Cold, or a sandbox the pool prepared after the rename while the stale one was
+			// Cold, or a sandbox the pool prepared after the rename while the stale one
+			// was
 			// being discarded (the claim wakes the preparer): either sees the new file.
 			assertThat(result.stdoutText()).isEqualTo("new\n");
 			assertThat(executor.warmPool().discards()).containsEntry(WarmPoolState.Discard.VIEW_CHANGED, 1L);

@@ -36,6 +36,7 @@ import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressDecision;
 import dev.cavesandbox.egress.HostResolver;
 import dev.cavesandbox.internal.launcher.CommandUsers;
+import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.LauncherFailure;
@@ -163,6 +164,16 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		return new ProcessIsolatedExecutor(settings, null, Isolation.NONE);
 	}
 
+	/** Refuse what execve(2) would refuse before a warm sandbox is taken for it. */
+	private static void checkArguments(EffectiveRequest effective) {
+		try {
+			HandoverFrame.checkArguments(effective.request().argv());
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("could not start " + effective.command() + ": " + ex.getMessage(), ex);
+		}
+	}
+
 	@Override
 	public Isolation isolation() {
 		return this.isolation;
@@ -171,6 +182,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	@Override
 	public ExecutionResult execute(ExecutionRequest request) {
 		EffectiveRequest effective = EffectiveRequest.of(request, this.settings, this.settingsAllowList, false);
+		checkArguments(effective);
 		WarmLaunch warm = (this.pool != null) ? this.pool.take(effective) : null;
 		try (PreparedLaunch launch = (warm != null) ? claim(warm, effective) : this.preparation.prepare(effective)) {
 			ProcessRunner.Outcome outcome = (warm != null)

@@ -29,11 +29,21 @@ public final class HandoverFrame {
 	/** magic, version, length. */
 	private static final int HEADER = 16;
 
+	/** What {@code execve(2)} counts for each string's pointer on a 64-bit host. */
+	private static final int POINTER = 8;
+
 	/**
 	 * The longest string, with its NUL, that {@code execve(2)} takes: the kernel's
 	 * {@code MAX_ARG_STRLEN}, 32 pages of 4 KiB.
 	 */
 	static final int MAX_STRING = 32 * 4096;
+
+	/**
+	 * What {@code execve(2)} takes of strings and their pointers together: a quarter of
+	 * the default 8 MiB stack limit ({@code bprm_stack_limits} in {@code fs/exec.c}),
+	 * less a page for the program's path, which the kernel copies too.
+	 */
+	static final long KERNEL_ARGUMENTS = 8L * 1024 * 1024 / 4 - 4096;
 
 	private static final Charset ENCODING = encoding();
 
@@ -49,9 +59,10 @@ public final class HandoverFrame {
 	 * name is empty or holds {@code =}
 	 * @throws IOException what the spawn of the command would have thrown where the
 	 * kernel's {@code execve(2)} refuses it ({@code E2BIG}, as {@link ProcessBuilder}
-	 * reports it): a string longer than {@value #MAX_STRING} bytes with its NUL, or a
-	 * body above {@value LauncherContract#HANDOVER_MAX} bytes (about {@code ARG_MAX});
-	 * the launcher is then never spawned
+	 * reports it): a string longer than {@value #MAX_STRING} bytes with its NUL, strings
+	 * and their pointers above {@value #KERNEL_ARGUMENTS} bytes, or a body above
+	 * {@value LauncherContract#HANDOVER_MAX} bytes (about {@code ARG_MAX}); the launcher
+	 * is then never spawned
 	 */
 	public static byte[] encode(List<String> argv, Map<String, String> environment) throws IOException {
 		if (argv.isEmpty()) {
@@ -74,6 +85,7 @@ public final class HandoverFrame {
 			throw tooLong(argv, "its arguments and environment take " + length + " bytes, more than the "
 					+ LauncherContract.HANDOVER_MAX + " a sandbox takes (about ARG_MAX)");
 		}
+		checkKernel(argv, length - 8 + (long) POINTER * strings.size());
 		for (byte[] string : strings) {
 			if (string.length + 1 > MAX_STRING) {
 				throw tooLong(argv, "an argument or variable takes " + (string.length + 1) + " bytes, more than the "
@@ -89,6 +101,28 @@ public final class HandoverFrame {
 			frame.write(0);
 		}
 		return frame.toByteArray();
+	}
+
+	/**
+	 * Check that the kernel's {@code execve(2)} would take these arguments with an empty
+	 * environment, before anything is spawned or claimed (the environment is checked by
+	 * {@link #encode}).
+	 * @param argv the command and its arguments
+	 * @throws IOException as {@link #encode} does for {@code E2BIG}
+	 */
+	public static void checkArguments(List<String> argv) throws IOException {
+		long bytes = 0;
+		for (String argument : argv) {
+			bytes += argument.getBytes(ENCODING).length + 1 + POINTER;
+		}
+		checkKernel(argv, bytes);
+	}
+
+	private static void checkKernel(List<String> argv, long bytes) throws IOException {
+		if (bytes > KERNEL_ARGUMENTS) {
+			throw tooLong(argv, "execve(2) would count " + bytes + " bytes of strings and their pointers, more than "
+					+ "the " + KERNEL_ARGUMENTS + " it takes (ARG_MAX, a quarter of the 8 MiB stack)");
+		}
 	}
 
 	/**

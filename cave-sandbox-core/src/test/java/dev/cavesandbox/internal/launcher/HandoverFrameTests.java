@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +58,26 @@ class HandoverFrameTests {
 		assertThatExceptionOfType(InvalidExecutionRequestException.class)
 			.isThrownBy(() -> HandoverFrame.encode(List.of("true"), Map.of("A=B", "c")))
 			.withMessageContaining("'A=B'");
+	}
+
+	/**
+	 * Many short strings: 300,000 one-byte arguments are 600 KB of strings but 2.4 MB of
+	 * pointers, which execve(2) counts too (red team of the warm pool: such an argv was
+	 * claimed and ended in the sandbox's execve with 126).
+	 */
+	@Test
+	void stringsWithTheirPointersAboveWhatExecveTakesAreRefusedBeforeAnySpawn() throws IOException {
+		List<String> argv = new ArrayList<>(List.of("/bin/true"));
+		argv.addAll(Collections.nCopies(300_000, "a"));
+		assertThatExceptionOfType(IOException.class).isThrownBy(() -> HandoverFrame.checkArguments(argv))
+			.withMessageStartingWith("Cannot run program \"/bin/true\": error=7, Argument list too long (execve(2) "
+					+ "would count 3000018 bytes of strings and their pointers");
+		assertThatExceptionOfType(IOException.class).isThrownBy(() -> HandoverFrame.encode(argv, Map.of()))
+			.withMessageContaining("Argument list too long (execve(2) would count");
+		List<String> fits = new ArrayList<>(List.of("/bin/true"));
+		fits.addAll(Collections.nCopies(200_000, "a"));
+		HandoverFrame.checkArguments(fits);
+		assertThat(HandoverFrame.encode(fits, Map.of("A", "1"))).isNotEmpty();
 	}
 
 	@Test
