@@ -8,10 +8,8 @@ import java.util.List;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
-import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
-import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
@@ -81,34 +79,7 @@ public final class LinuxProbe {
 					ProbeSession.since(start));
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden());
-		boolean commandUser = commandUserApplies(host);
-		if (!commandUser || this.choice != MechanismChoice.SECCOMP) {
-			return probe(start, launcher, host, commandUser, null);
-		}
-		// The probe's child runs as a uid of the range that no execution of this JVM
-		// holds
-		// meanwhile: a command of the same uid could reach the probe's dumpable child.
-		CommandUsers commandUsers = new CommandUsers(this.settings.linux().commandUserRange());
-		long uid;
-		try {
-			uid = commandUsers.acquire();
-		}
-		catch (SandboxLaunchException ex) {
-			return IsolationCapability.unavailable(UnavailabilityCause.NOT_VERIFIED,
-					"no uid of the command user range is free for the probe: " + ex.getMessage(),
-					ProbeSession.since(start));
-		}
-		try {
-			return probe(start, launcher, host, true, uid);
-		}
-		finally {
-			commandUsers.release(uid);
-		}
-	}
-
-	private IsolationCapability probe(long start, Launcher launcher, HostFacts host, boolean commandUser,
-			@Nullable Long seccompUid) throws InterruptedException {
-		SandboxMechanism mechanism = mechanism(commandUser ? withCommandUser(launcher, seccompUid) : launcher, host);
+		SandboxMechanism mechanism = mechanism(withCommandUser(launcher, host), host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
 			return missing;
@@ -177,21 +148,16 @@ public final class LinuxProbe {
 	 * kernel exempts the host's root from RLIMIT_NPROC, so a root JVM's commands run as
 	 * the command user, in a user namespace that the launcher prepares; on the seccomp
 	 * mechanism, which has none, each execution runs as a uid of the host of its own from
-	 * the range, with the command user's gid (the probe verifies a uid of the range that
-	 * it takes from the executors' pool of this JVM, {@code seccompUid}).
+	 * the range, with the command user's gid (the probe verifies the range's first uid).
 	 */
-	private Launcher withCommandUser(Launcher launcher, @Nullable Long seccompUid) {
-		Launcher withCommandUser = new Launcher(launcher.path(), launcher.userNamespaces(),
-				this.settings.linux().commandUser());
-		return (seccompUid != null) ? withCommandUser.withCommandUser(seccompUid) : withCommandUser;
-	}
-
-	/**
-	 * Whether commands run as the command user: a root JVM of the host that may map ids.
-	 */
-	private boolean commandUserApplies(HostFacts host) {
+	private Launcher withCommandUser(Launcher launcher, HostFacts host) {
 		int commandUser = this.settings.linux().commandUser();
-		return host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds();
+		if (host.uid() != 0 || !initialUserNamespace() || commandUser == 0 || !mayMapIds()) {
+			return launcher;
+		}
+		Launcher withCommandUser = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
+		return (this.choice == MechanismChoice.SECCOMP)
+				? withCommandUser.withCommandUser(this.settings.linux().commandUserRange().first()) : withCommandUser;
 	}
 
 	private SandboxMechanism mechanism(Launcher launcher, HostFacts host) {
