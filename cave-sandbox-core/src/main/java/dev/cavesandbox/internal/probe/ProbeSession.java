@@ -11,7 +11,6 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,11 +22,11 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
-import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
+import dev.cavesandbox.internal.process.ReadyMarker;
 import dev.cavesandbox.internal.process.WrapperFailureClassifier;
 import dev.cavesandbox.internal.workspace.WorkDirectoryCheck;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
@@ -312,25 +311,14 @@ public final class ProbeSession implements AutoCloseable {
 	}
 
 	/**
-	 * The outcome without the launcher's ready marker where {@code --check}'s lines come
-	 * before it (the runner drops it only at the front): the first
-	 * {@value LauncherContract#HANDOVER_READY} at the start of a line.
+	 * The outcome without the launcher's ready marker, which comes after
+	 * {@code --check}'s lines (the runner drops it only at the front).
 	 */
 	static ProcessRunner.Outcome withoutReadyMarker(ProcessRunner.Outcome outcome) {
-		byte[] stdout = outcome.stdout();
-		byte[] marker = LauncherContract.HANDOVER_READY.getBytes(StandardCharsets.US_ASCII);
-		for (int at = 0; at + marker.length <= stdout.length; at++) {
-			if ((at == 0 || stdout[at - 1] == '\n')
-					&& Arrays.equals(stdout, at, at + marker.length, marker, 0, marker.length)) {
-				byte[] without = new byte[stdout.length - marker.length];
-				System.arraycopy(stdout, 0, without, 0, at);
-				System.arraycopy(stdout, at + marker.length, without, at, stdout.length - at - marker.length);
-				return new ProcessRunner.Outcome(outcome.exitCode(), without, outcome.stderr(),
-						outcome.stdoutTruncated(), outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(),
-						outcome.survivors());
-			}
-		}
-		return outcome;
+		byte[] stdout = ReadyMarker.removedFromALine(outcome.stdout());
+		return (stdout == outcome.stdout()) ? outcome
+				: new ProcessRunner.Outcome(outcome.exitCode(), stdout, outcome.stderr(), outcome.stdoutTruncated(),
+						outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(), outcome.survivors());
 	}
 
 	/**

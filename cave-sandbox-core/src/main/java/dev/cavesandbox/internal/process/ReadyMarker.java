@@ -34,6 +34,25 @@ public final class ReadyMarker {
 	}
 
 	/**
+	 * Remove the first marker that starts a line (after {@code --check}'s lines, the
+	 * probe's case).
+	 * @param stdout what the launcher wrote
+	 * @return the bytes without it, or {@code stdout} itself where there is none
+	 */
+	public static byte[] removedFromALine(byte[] stdout) {
+		for (int at = 0; at + MARKER.length <= stdout.length; at++) {
+			if ((at == 0 || stdout[at - 1] == '\n')
+					&& Arrays.equals(stdout, at, at + MARKER.length, MARKER, 0, MARKER.length)) {
+				byte[] without = new byte[stdout.length - MARKER.length];
+				System.arraycopy(stdout, 0, without, 0, at);
+				System.arraycopy(stdout, at + MARKER.length, without, at, stdout.length - at - MARKER.length);
+				return without;
+			}
+		}
+		return stdout;
+	}
+
+	/**
 	 * Return the stream without the marker at its front: on the first read, up to 8 bytes
 	 * are read; if they are the marker they are dropped, else (a launch that failed
 	 * before it, which writes nothing there) they are what the stream gives first.

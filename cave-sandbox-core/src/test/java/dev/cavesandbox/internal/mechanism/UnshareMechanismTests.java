@@ -14,14 +14,9 @@ import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 class UnshareMechanismTests {
 
-	private static final FilesystemView HIDE_TMP_AND_RUN = FilesystemView.of(List.of(Path.of("/tmp"), Path.of("/run")),
-			true);
+	private static final FilesystemView HIDE_TMP_AND_RUN = TestViews.HIDE_TMP_AND_RUN;
 
-	private static final FilesystemView SYSTEM = new FilesystemView(FilesystemView.Kind.SYSTEM,
-			List.of(Path.of("/tmp"), Path.of("/dev/shm")), true, List.of(Path.of("/usr"), Path.of("/etc")),
-			Map.of(Path.of("/lib"), Path.of("usr/lib"), Path.of("/bin"), Path.of("usr/bin")),
-			List.of(Path.of("/etc/shadow")), List.of(Path.of("/etc/ssl/private")), List.of(Path.of("/srv/data")),
-			List.of(Path.of("/srv/out")));
+	private static final FilesystemView SYSTEM = TestViews.SYSTEM;
 
 	private static final Launcher LAUNCHER = new Launcher(Path.of("/opt/cave/cave-sandbox-launcher"), false);
 
