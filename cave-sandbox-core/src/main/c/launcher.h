@@ -336,7 +336,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "18"
+#define LAUNCHER_VERSION "19"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
@@ -362,6 +362,8 @@
 /* ---- Hand-over (handover.c; LauncherContract mirrors each, LauncherContractTests compares) */
 /* The ready marker on stdout: the set-up is done, the launcher waits for its frame. */
 #define HANDOVER_READY "CAVE-RDY"
+/* The started marker on stdout: the frame was read and checked, only execve(2) is left. */
+#define HANDOVER_STARTED "CAVE-RUN"
 /* The first 8 bytes of a frame. */
 #define HANDOVER_MAGIC "CAVEWARM"
 #define HANDOVER_VERSION 1
@@ -481,6 +483,7 @@ void check_options(const char *mode, const struct options *options);
 /* ---- handover.c ----------------------------------------------------------------------- */
 
 char **await_handover(char ***environment);
+void write_started(void);
 
 /* ---- paths.c -------------------------------------------------------------------------- */
 

@@ -27,7 +27,6 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -139,15 +138,15 @@ class WarmBreakInTests {
 	}
 
 	/**
-	 * A execution that writes the ready marker and a whole frame on its stdout, and a
-	 * frame and the marker into its own stdin (reopened for writing through /proc), warm
-	 * and cold: its result is exactly what it wrote, and the next warm sandbox runs its
-	 * own request.
+	 * A execution that writes the started marker, the ready marker and a whole frame on
+	 * its stdout, and a frame and the marker into its own stdin (reopened for writing
+	 * through /proc), warm and cold: its result is exactly what it wrote, and the next
+	 * warm sandbox runs its own request.
 	 */
 	@ForEachLinuxMechanism
 	void forgedMarkerAndFrameOnItsOwnStreamsAreJustOutput(MechanismChoice choice, @TempDir Path work,
 			@TempDir Path own) {
-		String script = "printf 'CAVE-RDYCAVEWARM'; printf 'CAVEWARMxxxxxxxxCAVE-RDY' > /proc/self/fd/0 2>/dev/null; "
+		String script = "printf 'CAVE-RUNCAVE-RDYCAVEWARM'; printf 'CAVEWARMxxxxxxxxCAVE-RDY' > /proc/self/fd/0 2>/dev/null; "
 				+ "echo \" $?\"; head -c 24 <&0; echo";
 		try (ProcessIsolatedExecutor executor = WarmPoolTests.pooled(choice, work, 1, longLived(1))) {
 			WarmPoolTests.awaitReady(executor, 1);
@@ -160,7 +159,7 @@ class WarmBreakInTests {
 				.build());
 			for (ExecutionResult result : List.of(warm, cold)) {
 				assertThat(result.exitCode()).as(result.stderrText()).isZero();
-				assertThat(result.stdoutText()).startsWith("CAVE-RDYCAVEWARM ").contains("CAVE-RDY");
+				assertThat(result.stdoutText()).startsWith("CAVE-RUNCAVE-RDYCAVEWARM ").contains("CAVE-RDY");
 			}
 			assertThat(warm.warm()).isTrue();
 			assertThat(cold.warm()).isFalse();
@@ -218,7 +217,6 @@ class WarmBreakInTests {
 	 * large input file first): the request must fail with the launch exception or run
 	 * cold, never report a command result the command did not produce.
 	 */
-	@Disabled("finding: the wrapper (outer) of a warm sandbox SIGKILLed between take() and the frame: the request returns exit 137 as the command result on every rung, no SandboxLaunchException, nothing ran")
 	@ForEachLinuxMechanism
 	void waitingWrapperKilledAroundTheClaimNeverGivesAResult(MechanismChoice choice, @TempDir Path work)
 			throws Exception {
