@@ -240,6 +240,7 @@ class WarmBreakInTests {
 			assertThat(outers).hasSize(1);
 			await().atMost(PATIENCE).until(() -> outers.get(0).descendants().count() > 0);
 			ProcessHandle victim = wrapper ? outers.get(0) : deepestNow(outers.get(0));
+			List<ProcessHandle> sandbox = Stream.concat(Stream.of(outers.get(0)), outers.get(0).descendants()).toList();
 			AtomicReference<Boolean> killed = new AtomicReference<>(false);
 			Thread killer = new Thread(() -> {
 				long deadline = System.nanoTime() + PATIENCE.toNanos();
@@ -264,10 +265,16 @@ class WarmBreakInTests {
 			assertThat(killed.get()).as("the killer fired").isTrue();
 			if (failure != null) {
 				assertThat(failure).isInstanceOf(SandboxLaunchException.class);
+				if (wrapper) {
+					assertThat(failure).hasMessageContaining("before the command started");
+				}
 			}
+			// Nothing of the killed sandbox is left running.
+			await().atMost(PATIENCE).until(() -> sandbox.stream().noneMatch(WarmPoolTests::running));
 			ExecutionResult after = executor.execute("/bin/sh", "-c", "echo after");
 			assertThat(after.stdoutText()).isEqualTo("after\n");
 		}
+		assertThat(WarmPoolTests.processesNaming(work)).isEmpty();
 	}
 
 	/**
