@@ -1,6 +1,8 @@
 package dev.cavesandbox;
 
 import java.io.IOException;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +14,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -60,24 +64,53 @@ class WarmPoolTests {
 	}
 
 	/**
-	 * One execution per sandbox: two executions, two working directories (other inodes);
-	 * on the seccomp mechanism of a root JVM, two command users.
+	 * One execution per sandbox: the second execution's working directory does not hold
+	 * what the first left in its own (an inode number may come back once the first
+	 * directory is deleted, so it proves nothing); on the seccomp mechanism of a root
+	 * JVM, two command users.
 	 */
 	@ForEachLinuxMechanism
 	void eachWarmSandboxServesOneExecution(MechanismChoice choice, @TempDir Path work) {
 		try (ProcessIsolatedExecutor executor = pooled(choice, work, 1, (settings) -> settings)) {
 			awaitReady(executor, 1);
-			ExecutionResult first = executor.execute("/bin/sh", "-c", "stat -c %i .; id -u");
+			ExecutionResult first = executor.execute("/bin/sh", "-c", "echo left > left.txt && ls && id -u");
 			awaitReady(executor, 1);
-			ExecutionResult second = executor.execute("/bin/sh", "-c", "stat -c %i .; id -u");
+			ExecutionResult second = executor.execute("/bin/sh", "-c", "ls; echo end; id -u");
 			assertThat(first.warm()).isTrue();
 			assertThat(second.warm()).isTrue();
 			List<String> one = first.stdoutText().lines().toList();
 			List<String> two = second.stdoutText().lines().toList();
-			assertThat(one.get(0)).as("the working directory's inode").isNotEqualTo(two.get(0));
+			assertThat(one).as(first.stderrText()).first().isEqualTo("left.txt");
+			assertThat(two).as("the second working directory is empty: %s", second.stderrText())
+				.first()
+				.isEqualTo("end");
 			if (choice == MechanismChoice.SECCOMP && "root".equals(System.getProperty("user.name"))) {
 				assertThat(one.get(1)).as("the command user").isNotEqualTo(two.get(1));
 			}
+		}
+	}
+
+	/**
+	 * The replacement of a sandbox taken waits for its execution's end at most a short
+	 * delay: while a command still waits for its stdin, the pool is full again, and the
+	 * command then ends as it would have.
+	 */
+	@Test
+	void aLongExecutionDoesNotKeepItsReplacementWaiting(@TempDir Path work) throws Exception {
+		try (ProcessIsolatedExecutor executor = pooled(MechanismChoice.BWRAP, work, 1, (settings) -> settings);
+				PipedOutputStream feed = new PipedOutputStream()) {
+			awaitReady(executor, 1);
+			PipedInputStream stdin = new PipedInputStream(feed);
+			CompletableFuture<ExecutionResult> running = CompletableFuture.supplyAsync(() -> executor.execute(
+					ExecutionRequest.builder("/bin/sh", "-c", "read line; echo \"$line\"").stdin(() -> stdin).build()));
+			await().atMost(PATIENCE).until(() -> executor.warmPool().hits() == 1);
+			awaitReady(executor, 1);
+			assertThat(running).as("the command still waits for its stdin").isNotDone();
+			feed.write("fed\n".getBytes(StandardCharsets.UTF_8));
+			feed.close();
+			ExecutionResult result = running.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			assertThat(result.warm()).isTrue();
+			assertThat(result.stdoutText()).as(result.stderrText()).isEqualTo("fed\n");
 		}
 	}
 

@@ -29,8 +29,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * median and the median of its per-round ratios to {@code plain} of the same workload and
  * round, so that a change of load weighs on both sides of a ratio alike. The variants are
  * {@link PeerVariants}'s: {@code plain}, {@code bwrap-by-hand}, {@code bwrap-equivalent},
- * {@code firejail}, {@code srt} and the executor on every rung the probe verifies here;
- * the workloads are {@link PeerWorkload}'s: {@code /bin/true},
+ * {@code firejail}, {@code srt} and the executor on every rung the probe verifies here,
+ * cold and with a pool of one warm sandbox (the pools full before each timed run); the
+ * workloads are {@link PeerWorkload}'s: {@code /bin/true},
  * {@code python3 -c 'print(sum(range(1000)))'} and
  * {@code convert in.png -resize 50% out.png} on a 64x64 PNG. A missing peer or workload
  * is skipped with a line that says why. Each measurement iteration prints one Markdown
@@ -83,6 +84,7 @@ public class PeersBenchmark {
 			for (int i = 0; i < count; i++) {
 				Collections.shuffle(order, this.random);
 				for (PeerVariants.Variant variant : order) {
+					PeerVariants.settle(this.variants);
 					long start = System.nanoTime();
 					variant.run(workload);
 					times.get(variant.name())[i] = System.nanoTime() - start;

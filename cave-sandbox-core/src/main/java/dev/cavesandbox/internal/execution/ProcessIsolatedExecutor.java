@@ -212,6 +212,11 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new ExecutionCancelledException("the calling thread was interrupted; the process tree was killed",
 					ex);
 		}
+		finally {
+			if (warm != null) {
+				Objects.requireNonNull(this.pool).served();
+			}
+		}
 	}
 
 	/**

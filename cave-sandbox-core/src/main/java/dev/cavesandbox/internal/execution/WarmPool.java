@@ -7,6 +7,7 @@ import java.util.Deque;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import dev.cavesandbox.WarmPoolState;
@@ -21,10 +22,15 @@ import org.slf4j.LoggerFactory;
  * {@link WarmShape}, each for one execution. {@link #take} gives the oldest that is still
  * alive, younger than {@code cave.sandbox.warm.max-age} and whose view has not changed
  * ({@link ViewFingerprint}); one that is not is discarded, and the caller of a miss takes
- * the cold path at once, never waiting for a preparation. The thread discards what ages
- * out while it waits. Three failed preparations in a row suspend the pool with an
- * exponential back-off (1 s to 5 min, the reason in {@link #state()}); cold executions
- * carry on. {@link #close()} discards every waiting sandbox.
+ * the cold path at once, never waiting for a preparation. The replacement of a sandbox
+ * taken is prepared once its execution has ended ({@link #served()}), or
+ * {@value #REFILL_DELAY_MILLIS} ms after the take if that comes first: on two cores a
+ * preparation beside a short command delays the command (measured with ftrace: the caller
+ * of a warm {@code /bin/true} waited about 0.6 ms for the CPU while the replacement was
+ * spawned). The thread discards what ages out while it waits. Three failed preparations
+ * in a row suspend the pool with an exponential back-off (1 s to 5 min, the reason in
+ * {@link #state()}); cold executions carry on. {@link #close()} discards every waiting
+ * sandbox.
  */
 final class WarmPool implements AutoCloseable {
 
@@ -38,6 +44,9 @@ final class WarmPool implements AutoCloseable {
 	private static final Duration FIRST_BACK_OFF = Duration.ofSeconds(1);
 
 	private static final Duration LAST_BACK_OFF = Duration.ofMinutes(5);
+
+	/** The longest a take defers the preparation of its replacement, in milliseconds. */
+	static final long REFILL_DELAY_MILLIS = 50;
 
 	private final int size;
 
@@ -56,6 +65,11 @@ final class WarmPool implements AutoCloseable {
 	private final Thread thread;
 
 	private int preparing;
+
+	/** Whether a take defers preparations, until {@link #deferredUntil}. */
+	private boolean deferred;
+
+	private long deferredUntil;
 
 	private boolean closed;
 
@@ -111,6 +125,7 @@ final class WarmPool implements AutoCloseable {
 			WarmLaunch candidate;
 			synchronized (this.lock) {
 				candidate = this.ready.pollFirst();
+				// The thread computes its wait anew: the replacement, deferred below.
 				this.lock.notifyAll();
 				if (candidate == null) {
 					this.misses.merge(WarmPoolState.Miss.EMPTY, 1L, Long::sum);
@@ -131,10 +146,23 @@ final class WarmPool implements AutoCloseable {
 			if (unfit == null) {
 				synchronized (this.lock) {
 					this.hits++;
+					this.deferred = true;
+					this.deferredUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REFILL_DELAY_MILLIS);
 				}
 				return candidate;
 			}
 			discard(candidate, unfit);
+		}
+	}
+
+	/**
+	 * Say that an execution of a sandbox from {@link #take} has ended: its replacement is
+	 * prepared now.
+	 */
+	void served() {
+		synchronized (this.lock) {
+			this.deferred = false;
+			this.lock.notifyAll();
 		}
 	}
 
@@ -198,7 +226,8 @@ final class WarmPool implements AutoCloseable {
 			return Math.min(untilAged, this.suspendedUntil - now);
 		}
 		if (this.ready.size() + this.preparing < this.size) {
-			return 0;
+			long untilUndeferred = this.deferred ? this.deferredUntil - now : 0;
+			return (untilUndeferred > 0) ? Math.min(untilAged, untilUndeferred) : 0;
 		}
 		return (untilAged == Long.MAX_VALUE) ? Duration.ofMinutes(1).toNanos() : Math.max(1, untilAged);
 	}

@@ -40,6 +40,13 @@ final class ChildStreams {
 	 * @param process the child
 	 * @param spec its stdin, sinks and cap
 	 */
+	/**
+	 * What an empty pipe takes without blocking the writer, in bytes: one page, the least
+	 * capacity of a pipe (pipe(7): a user over {@code pipe-user-pages-soft} gets pipes of
+	 * one page; {@code PIPE_BUF} is 4096 on Linux).
+	 */
+	static final int PIPE_CAPACITY_AT_LEAST = 4096;
+
 	ChildStreams(ExecutorService io, Process process, ProcessRunner.Spec spec) {
 		this(io, process, spec, null, false);
 	}
@@ -76,8 +83,22 @@ final class ChildStreams {
 			closeQuietly(toChild);
 			return null;
 		}
-		// On a task of its own even for the frame alone: a frame larger than the pipe
-		// waits for the launcher's set-up, which the caller's timeout must bound.
+		if (stdin == null && frame != null && frame.length <= PIPE_CAPACITY_AT_LEAST) {
+			// Fits in the empty pipe: written from the caller's thread without waiting
+			// for the child, and no task to wake.
+			try (toChild) {
+				toChild.write(frame);
+				toChild.flush();
+			}
+			catch (IOException ex) {
+				// its set-up failed before it read the frame: its exit code and stderr
+				// say
+				// why
+			}
+			return null;
+		}
+		// On a task of its own: a frame larger than the pipe waits for the launcher's
+		// set-up, which the caller's timeout must bound.
 		return io.submit(() -> {
 			// The child's stdin is closed whatever the supplier does: throw, or return
 			// null.
