@@ -9,7 +9,8 @@ struct handover_header {
 };
 
 _Static_assert(sizeof(struct handover_header) == 16, "the header is 16 bytes, without padding");
-_Static_assert(sizeof HANDOVER_MAGIC - 1 == 8 && sizeof HANDOVER_READY - 1 == 8, "magic and marker are 8 bytes");
+_Static_assert(sizeof HANDOVER_MAGIC - 1 == 8 && sizeof HANDOVER_READY - 1 == 8 && sizeof HANDOVER_STARTED - 1 == 8,
+	       "magic and markers are 8 bytes");
 
 /* Read exactly length bytes from fd 0: a pipe's read(2) never returns more than asked,
  * so what follows the frame stays in the pipe for the command. */
@@ -32,24 +33,30 @@ static void read_exactly(void *buffer, size_t length, const char *what)
 	}
 }
 
-/* Write the ready marker on stdout, after whatever --check wrote there. */
-static void write_ready(void)
+/* Write one of the 8-byte markers (HANDOVER_READY, HANDOVER_STARTED) on stdout. */
+static void write_marker(const char *marker, const char *what)
 {
 	if (fflush(stdout) != 0) {
-		fail("cannot flush stdout before the ready marker: %s", strerror(errno));
+		fail("cannot flush stdout before the %s marker: %s", what, strerror(errno));
 	}
-	const char *marker = HANDOVER_READY;
 	size_t done = 0;
-	while (done < sizeof HANDOVER_READY - 1) {
-		ssize_t written = write(1, marker + done, sizeof HANDOVER_READY - 1 - done);
+	while (done < 8) {
+		ssize_t written = write(1, marker + done, 8 - done);
 		if (written < 0 && errno == EINTR) {
 			continue;
 		}
 		if (written <= 0) {
-			fail("cannot write the ready marker: %s", strerror(errno));
+			fail("cannot write the %s marker: %s", what, strerror(errno));
 		}
 		done += (size_t) written;
 	}
+}
+
+/* The started marker: the frame was read and checked, the preload handed over, outer has
+ * its start byte; nothing but execve(2) is left before the command (launcher.h). */
+void write_started(void)
+{
+	write_marker(HANDOVER_STARTED, "started");
 }
 
 /* Point each of count entries of strings at the next NUL-terminated string of the body
@@ -74,7 +81,7 @@ static void take_strings(char **strings, uint32_t count, char **at, char *end, c
  */
 char **await_handover(char ***environment)
 {
-	write_ready();
+	write_marker(HANDOVER_READY, "ready");
 	struct handover_header header;
 	read_exactly(&header, sizeof header, "header");
 	if (memcmp(header.magic, HANDOVER_MAGIC, sizeof header.magic) != 0) {

@@ -55,17 +55,21 @@ static struct {
 	uint64_t handled_fs;
 } landlock;
 
-/*
- * Add a rule for what fd names (a directory: beneath it; any other file: that file,
- * with the file rights of access only). path is for the messages.
- */
-static void add_rule(int ruleset, int fd, const char *path, uint64_t access)
+/* fstat(2) fd, or fail naming path. */
+static void stat_for_rule(int fd, const char *path, struct stat *status)
 {
-	struct stat status;
-	if (fstat(fd, &status) != 0) {
+	if (fstat(fd, status) != 0) {
 		fail("cannot stat %s for the Landlock ruleset: %s", path, strerror(errno));
 	}
-	if (!S_ISDIR(status.st_mode)) {
+}
+
+/*
+ * Add a rule for what fd names, whose mode is mode (a directory: beneath it; any other
+ * file: that file, with the file rights of access only). path is for the messages.
+ */
+static void add_rule(int ruleset, int fd, mode_t mode, const char *path, uint64_t access)
+{
+	if (!S_ISDIR(mode)) {
 		access &= CAVE_LANDLOCK_FILE_RIGHTS;
 	}
 	struct cave_landlock_path_beneath_attr beneath = { access, fd };
@@ -89,7 +93,9 @@ static void allow_beneath(int ruleset, const char *path, uint64_t access, int re
 		fail("cannot open %s for the Landlock ruleset without following symbolic links: %s", path,
 		     strerror(errno));
 	}
-	add_rule(ruleset, fd, path, access);
+	struct stat status;
+	stat_for_rule(fd, path, &status);
+	add_rule(ruleset, fd, status.st_mode, path, access);
 	close(fd);
 }
 
@@ -104,14 +110,16 @@ static int lies_beneath(const char *path, const char *directory)
 }
 
 /*
- * Allow reading what fd names (path), but no masked path: a masked path itself gets no
- * rule, a directory with a masked path beneath it gets one rule per entry instead
- * (recursively, so only along the masked paths' ancestors), and no rule of its own.
- * Symbolic links among the entries get none either: Landlock judges the file a link
- * leads to where it resolves. An entry gone since the directory was listed is skipped
- * (there is nothing to allow). Closes fd.
+ * Allow reading what fd names (path, of the given mode), but no masked path: a masked
+ * path itself gets no rule, a directory with a masked path beneath it gets one rule per
+ * entry instead (recursively, so only along the masked paths' ancestors), and no rule of
+ * its own. Symbolic links among the entries get none either: Landlock judges the file a
+ * link leads to where it resolves. An entry gone since the directory was listed is
+ * skipped (there is nothing to allow). Each entry is opened and stat'ed once: its mode
+ * goes down to its rule. Closes fd.
  */
-static void allow_reading(int ruleset, int fd, const char *path, const struct options *options, uint64_t access)
+static void allow_reading(int ruleset, int fd, mode_t mode, const char *path, const struct options *options,
+			  uint64_t access)
 {
 	int beneath = 0;
 	for (size_t i = 0; i < options->mask_count; i++) {
@@ -121,12 +129,8 @@ static void allow_reading(int ruleset, int fd, const char *path, const struct op
 		}
 		beneath |= lies_beneath(options->masks[i], path);
 	}
-	struct stat status;
-	if (fstat(fd, &status) != 0) {
-		fail("cannot stat %s for the Landlock ruleset: %s", path, strerror(errno));
-	}
-	if (!beneath || !S_ISDIR(status.st_mode)) {
-		add_rule(ruleset, fd, path, access);
+	if (!beneath || !S_ISDIR(mode)) {
+		add_rule(ruleset, fd, mode, path, access);
 		close(fd);
 		return;
 	}
@@ -136,6 +140,7 @@ static void allow_reading(int ruleset, int fd, const char *path, const struct op
 		fail("cannot list %s, which holds a masked path, for the Landlock ruleset: %s", path, strerror(errno));
 	}
 	struct dirent *entry;
+	struct stat status;
 	for (errno = 0; (entry = readdir(directory)) != NULL; errno = 0) {
 		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) {
 			continue;
@@ -156,7 +161,7 @@ static void allow_reading(int ruleset, int fd, const char *path, const struct op
 			close(entry_fd);
 			continue;
 		}
-		allow_reading(ruleset, entry_fd, child, options, access);
+		allow_reading(ruleset, entry_fd, status.st_mode, child, options, access);
 	}
 	if (errno != 0) {
 		fail("cannot list %s for the Landlock ruleset: %s", path, strerror(errno));
@@ -214,7 +219,9 @@ static void add_rules(int ruleset, uint64_t all, const struct options *options)
 			fail("cannot open %s for the Landlock ruleset without following symbolic links: %s",
 			     options->reads[i], strerror(errno));
 		}
-		allow_reading(ruleset, fd, options->reads[i], options, CAVE_LANDLOCK_READS);
+		struct stat status;
+		stat_for_rule(fd, options->reads[i], &status);
+		allow_reading(ruleset, fd, status.st_mode, options->reads[i], options, CAVE_LANDLOCK_READS);
 	}
 	static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
 					       "/dev/urandom" };

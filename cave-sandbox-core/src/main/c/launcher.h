@@ -273,8 +273,14 @@
  * length, counts, a string without its NUL, argc 0, a variable without '=', an end of
  * file) is a set-up failure before the start byte: the command never runs. The command
  * then gets the frame's environment and nothing of the wrappers' (PRELOAD_VARIABLE, if
- * the frame has it, still becomes LD_PRELOAD). The executor spawns every isolated command
- * this way, cold or prepared ahead (a warm sandbox waits in the read).
+ * the frame has it, still becomes LD_PRELOAD). After the preload and the start byte, right
+ * before execve(2), the same process writes the started marker HANDOVER_STARTED on stdout:
+ * the 8 bytes after the ready marker, and after them only the command's own output. A
+ * sandbox that ended without it never started its command, whatever its exit code (outer
+ * killed from outside during the set-up or while waiting for the frame: 137): the executor
+ * reports a launch failure, not a result. An execve(2) that fails after it is the command's
+ * 126 or 127. The executor spawns every isolated command this way, cold or prepared ahead
+ * (a warm sandbox waits in the read).
  *
  * Exit codes of the launcher itself: 125 when the sandbox could not be set up (the reason
  * on stderr, prefixed "cave-sandbox-launcher:"), 126 when the command exists but cannot
@@ -336,7 +342,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "18"
+#define LAUNCHER_VERSION "19"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
@@ -362,6 +368,8 @@
 /* ---- Hand-over (handover.c; LauncherContract mirrors each, LauncherContractTests compares) */
 /* The ready marker on stdout: the set-up is done, the launcher waits for its frame. */
 #define HANDOVER_READY "CAVE-RDY"
+/* The started marker on stdout: the frame was read and checked, only execve(2) is left. */
+#define HANDOVER_STARTED "CAVE-RUN"
 /* The first 8 bytes of a frame. */
 #define HANDOVER_MAGIC "CAVEWARM"
 #define HANDOVER_VERSION 1
@@ -481,6 +489,7 @@ void check_options(const char *mode, const struct options *options);
 /* ---- handover.c ----------------------------------------------------------------------- */
 
 char **await_handover(char ***environment);
+void write_started(void);
 
 /* ---- paths.c -------------------------------------------------------------------------- */
 

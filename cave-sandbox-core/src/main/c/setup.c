@@ -198,8 +198,9 @@ static void hand_over_preload(void)
 /*
  * Run the command of the process that the set-up made for it: argv, or with --handover the
  * frame's argv and environment (handover.c), which replaces the wrappers' whole
- * environment. The preload becomes LD_PRELOAD, outer gets the start byte, then the
- * command runs (execute).
+ * environment. The preload becomes LD_PRELOAD, outer gets the start byte, with --handover
+ * the started marker goes on stdout (after it only the command's own output), then the
+ * command runs (execute): a failed execve(2) is the command's 126 or 127, after the marker.
  */
 void start_command(const struct options *options, int start, char **argv)
 {
@@ -210,6 +211,9 @@ void start_command(const struct options *options, int start, char **argv)
 	}
 	hand_over_preload();
 	signal_start(start);
+	if (options->handover) {
+		write_started();
+	}
 	execute(argv);
 }
 

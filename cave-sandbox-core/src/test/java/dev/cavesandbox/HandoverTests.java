@@ -37,18 +37,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The hand-over ({@code --handover}, launcher.h section "Hand-over") through each
- * verified command line: the launcher writes its ready marker after the whole set-up,
- * then the command's argv and environment arrive exactly as framed, nothing of the
- * wrappers' environment with them, and its stdin follows the frame byte for byte; a frame
- * that is wrong in any part is a set-up failure (125, the launch token on stderr) and the
- * command never ran.
+ * verified command line: the launcher writes its ready marker after the whole set-up and
+ * its started marker after the frame, then the command's argv and environment arrive
+ * exactly as framed, nothing of the wrappers' environment with them, and its stdin
+ * follows the frame byte for byte; a frame that is wrong in any part is a set-up failure
+ * (125, the launch token on stderr, no started marker) and the command never ran; a
+ * command that execve(2) does not find is the command's 127, after the started marker.
  */
 @EnabledOnOs(OS.LINUX)
 class HandoverTests {
 
 	private static final String RAN = "ran";
 
-	private static final byte[] READY = LauncherContract.HANDOVER_READY.getBytes(StandardCharsets.US_ASCII);
+	private static final byte[] MARKERS = (LauncherContract.HANDOVER_READY + LauncherContract.HANDOVER_STARTED)
+		.getBytes(StandardCharsets.US_ASCII);
 
 	private static final Map<MechanismChoice, ProcessIsolatedExecutor> executors = new ConcurrentHashMap<>();
 
@@ -62,7 +64,7 @@ class HandoverTests {
 		List<String> argv = List.of("/usr/bin/printf", "<%s>", "a b", "", "x\ty", "\u00fc", "--", "$HOME");
 		Run run = handOver(choice, directory, HandoverFrame.encode(argv, Map.of("PATH", "/usr/bin:/bin")));
 		assertThat(run.exitCode()).as(run.stderr()).isZero();
-		assertThat(run.stdout()).isEqualTo("CAVE-RDY<a b><><x\ty><\u00fc><--><$HOME>");
+		assertThat(run.stdout()).isEqualTo("CAVE-RDYCAVE-RUN<a b><><x\ty><\u00fc><--><$HOME>");
 	}
 
 	/**
@@ -79,8 +81,8 @@ class HandoverTests {
 		environment.put("SPACES", " a = b ");
 		Run run = handOver(choice, directory, HandoverFrame.encode(List.of("/usr/bin/env"), environment));
 		assertThat(run.exitCode()).as(run.stderr()).isZero();
-		assertThat(run.stdout())
-			.isEqualTo("CAVE-RDYPATH=/nowhere:/usr/bin:/bin\nLD_LIBRARY_PATH=/nowhere\nEMPTY=\nSPACES= a = b \n");
+		assertThat(run.stdout()).isEqualTo(
+				"CAVE-RDYCAVE-RUNPATH=/nowhere:/usr/bin:/bin\nLD_LIBRARY_PATH=/nowhere\nEMPTY=\nSPACES= a = b \n");
 	}
 
 	@ForEachLinuxMechanism
@@ -92,8 +94,8 @@ class HandoverTests {
 		byte[] frame = HandoverFrame.encode(List.of("/bin/cat"), Map.of("PATH", "/usr/bin:/bin"));
 		Run run = handOver(choice, directory, concat(frame, input));
 		assertThat(run.exitCode()).as(run.stderr()).isZero();
-		assertThat(Arrays.copyOfRange(run.bytes(), 0, READY.length)).isEqualTo(READY);
-		assertThat(Arrays.copyOfRange(run.bytes(), READY.length, run.bytes().length)).isEqualTo(input);
+		assertThat(Arrays.copyOfRange(run.bytes(), 0, MARKERS.length)).isEqualTo(MARKERS);
+		assertThat(Arrays.copyOfRange(run.bytes(), MARKERS.length, run.bytes().length)).isEqualTo(input);
 	}
 
 	/**
@@ -165,6 +167,15 @@ class HandoverTests {
 		byte[] frame = concat(LauncherContract.HANDOVER_MAGIC.getBytes(StandardCharsets.US_ASCII),
 				integer(LauncherContract.HANDOVER_VERSION), integer(body.length), body);
 		assertRefused(choice, directory, frame);
+	}
+
+	@ForEachLinuxMechanism
+	void missingCommandExits127AfterTheStartedMarker(MechanismChoice choice, @TempDir Path directory) throws Exception {
+		Run run = handOver(choice, directory,
+				HandoverFrame.encode(List.of("/nonexistent/command"), Map.of("PATH", "/usr/bin:/bin")));
+		assertThat(run.exitCode()).as(run.stderr()).isEqualTo(127);
+		assertThat(run.bytes()).isEqualTo(MARKERS);
+		assertThat(run.stderr()).contains("cannot execute /nonexistent/command");
 	}
 
 	@ForEachLinuxMechanism

@@ -11,6 +11,7 @@ import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NetworkIsolationProbe;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
@@ -194,7 +195,21 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	 * @return the settings
 	 */
 	SandboxSettings settings(Path workDirectory) {
-		SandboxSettings.Builder builder = SandboxSettings.builder().workDirectory(workDirectory);
+		return settings(workDirectory, WarmPoolSettings.OFF);
+	}
+
+	/**
+	 * Return the settings of the executor: the defaults, with this mechanism and a pool
+	 * of warm sandboxes.
+	 * @param warm the pool ({@link WarmPoolSettings#OFF}: the cold path only)
+	 * @return the settings
+	 */
+	SandboxSettings settings(WarmPoolSettings warm) {
+		return settings(SandboxSettings.defaults().workDirectory(), warm);
+	}
+
+	private SandboxSettings settings(Path workDirectory, WarmPoolSettings warm) {
+		SandboxSettings.Builder builder = SandboxSettings.builder().workDirectory(workDirectory).warm(warm);
 		return (this.choice != null) ? builder.mechanism(this.choice).build() : builder.build();
 	}
 

@@ -6,12 +6,9 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import dev.cavesandbox.ExecutionRequest;
 import dev.cavesandbox.ExecutionResult;
@@ -109,31 +106,10 @@ public class PairedThroughputBenchmark {
 	}
 
 	private double phase(Callable<Object> variant) throws Exception {
-		long start = System.nanoTime();
-		long deadline = start + TimeUnit.MILLISECONDS.toNanos(this.phaseMillis);
-		AtomicLong done = new AtomicLong();
-		CountDownLatch stopped = new CountDownLatch(THREADS);
-		Future<?>[] workers = new Future<?>[THREADS];
-		for (int i = 0; i < THREADS; i++) {
-			workers[i] = this.threads.submit(() -> {
-				try {
-					while (System.nanoTime() < deadline) {
-						variant.call();
-						done.incrementAndGet();
-					}
-				}
-				finally {
-					stopped.countDown();
-				}
-				return null;
-			});
-		}
-		stopped.await();
-		long elapsed = System.nanoTime() - start;
-		for (Future<?> worker : workers) {
-			worker.get();
-		}
-		return done.get() / (elapsed / 1e9);
+		return ThroughputPhase.run(this.threads, THREADS, this.phaseMillis, () -> {
+			variant.call();
+			return true;
+		}).perSecond();
 	}
 
 	private static Object check(ExecutionResult result) {

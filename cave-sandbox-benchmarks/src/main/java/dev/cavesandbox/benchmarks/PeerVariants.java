@@ -4,14 +4,20 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import dev.cavesandbox.ExecutionRequest;
+import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
+import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
+import dev.cavesandbox.WarmPoolState;
 
 /**
  * The variants of {@link PeersBenchmark} that run here, each checked once on every
@@ -32,8 +38,12 @@ import dev.cavesandbox.IsolatedExecutor;
  * written.</li>
  * <li>{@code executor-RUNG}: {@code IsolatedExecutor.execute} with the defaults and the
  * mechanism set to each rung the probe verifies here (bwrap, unshare, namespaces,
- * seccomp), a private working directory with the input file, the output file taken
- * back.</li>
+ * seccomp), a private working directory with the input file, the output file taken back:
+ * the cold path ({@code cave.sandbox.warm.size=0}).</li>
+ * <li>{@code executor-RUNG-warm}: the same with a pool of one warm sandbox
+ * ({@code cave.sandbox.warm.size=1}); every timed execution must take it (a miss fails
+ * the run), and {@link #settle(List)} waits before each timed run until every pool is
+ * full again, so that no pool's preparation runs while another variant is timed.</li>
  * </ul>
  */
 final class PeerVariants {
@@ -41,6 +51,9 @@ final class PeerVariants {
 	private static final List<String> RUNGS = List.of("bwrap", "unshare", "namespaces", "seccomp");
 
 	private static final Path BWRAP = Path.of("/usr/bin/bwrap");
+
+	private static final WarmPoolSettings WARM = new WarmPoolSettings(1,
+			Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS));
 
 	private static final Path FIREJAIL = Path.of("/usr/bin/firejail");
 
@@ -99,17 +112,45 @@ final class PeerVariants {
 				});
 		for (Map.Entry<String, BenchmarkMechanism> rung : rungs.entrySet()) {
 			BenchmarkMechanism mechanism = rung.getValue();
+			variants.add(new Executor("executor-" + rung.getKey(), mechanism.executor(mechanism.settings()), workloads,
+					false));
+		}
+		for (Map.Entry<String, BenchmarkMechanism> rung : rungs.entrySet()) {
+			BenchmarkMechanism mechanism = rung.getValue();
+			SandboxSettings warm = mechanism.settings(WARM);
 			variants
-				.add(new Executor("executor-" + rung.getKey(), mechanism.executor(mechanism.settings()), workloads));
+				.add(new Executor("executor-" + rung.getKey() + "-warm", mechanism.executor(warm), workloads, true));
 		}
 		for (Variant variant : variants) {
 			if (variant instanceof Executor) {
 				for (PeerWorkload workload : workloads) {
+					settle(variants);
 					variant.run(workload);
 				}
 			}
 		}
 		return variants;
+	}
+
+	/**
+	 * Wait until the pool of every warm variant is full, at most 10 s each.
+	 * @param variants the variants
+	 * @throws IllegalStateException if a pool is not full in time (its state says why)
+	 */
+	static void settle(List<Variant> variants) throws InterruptedException {
+		for (Variant variant : variants) {
+			if (variant instanceof Executor executor && executor.warm) {
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+				WarmPoolState state = executor.executor.warmPool();
+				while (state.ready() < state.size()) {
+					if (System.nanoTime() > deadline) {
+						throw new IllegalStateException(executor.name + "'s pool is not full after 10 s: " + state);
+					}
+					Thread.sleep(1);
+					state = executor.executor.warmPool();
+				}
+			}
+		}
 	}
 
 	/** A command line around the argv, for the peer's directory. */
@@ -223,9 +264,12 @@ final class PeerVariants {
 
 		private final Map<String, ExecutionRequest> requests = new LinkedHashMap<>();
 
-		Executor(String name, IsolatedExecutor executor, List<PeerWorkload> workloads) {
+		private final boolean warm;
+
+		Executor(String name, IsolatedExecutor executor, List<PeerWorkload> workloads, boolean warm) {
 			this.name = name;
 			this.executor = executor;
+			this.warm = warm;
 			workloads.forEach((workload) -> this.requests.put(workload.name(), workload.request()));
 		}
 
@@ -236,7 +280,12 @@ final class PeerVariants {
 
 		@Override
 		public void run(PeerWorkload workload) {
-			workload.check(this.executor.execute(this.requests.get(workload.name())));
+			ExecutionResult result = this.executor.execute(this.requests.get(workload.name()));
+			workload.check(result);
+			if (result.warm() != this.warm) {
+				throw new IllegalStateException(
+						this.name + " ran " + (result.warm() ? "warm" : "cold") + ": " + this.executor.warmPool());
+			}
 		}
 
 		@Override

@@ -29,8 +29,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * median and the median of its per-round ratios to {@code plain} of the same workload and
  * round, so that a change of load weighs on both sides of a ratio alike. The variants are
  * {@link PeerVariants}'s: {@code plain}, {@code bwrap-by-hand}, {@code bwrap-equivalent},
- * {@code firejail}, {@code srt} and the executor on every rung the probe verifies here;
- * the workloads are {@link PeerWorkload}'s: {@code /bin/true},
+ * {@code firejail}, {@code srt} and the executor on every rung the probe verifies here,
+ * cold and with a pool of one warm sandbox (the pools full before each timed run); the
+ * workloads are {@link PeerWorkload}'s: {@code /bin/true},
  * {@code python3 -c 'print(sum(range(1000)))'} and
  * {@code convert in.png -resize 50% out.png} on a 64x64 PNG. A missing peer or workload
  * is skipped with a line that says why. Each measurement iteration prints one Markdown
@@ -42,7 +43,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@code npm install -g @anthropic-ai/sandbox-runtime@0.0.83} ({@code srt}, which needs
  * {@code rg} and {@code socat}). Run it alone, on a quiet machine:
  * {@code java -cp cave-sandbox-benchmarks/target/benchmarks.jar org.openjdk.jmh.Main PeersBenchmark -f 1 -wi 1 -i 1}
- * ({@code -p rounds=3} for a smoke run that shows it works, not for figures).
+ * ({@code -p rounds=3} for a smoke run that shows it works, not for figures). The warm
+ * executors beside {@code plain} alone (issue 30's goal of 1.2x):
+ * {@code -p variants=executor-bwrap-warm+executor-seccomp-warm -p rounds=true=300+python=50+convert=30};
+ * with every variant in the rounds, what the variant before leaves to finish (a cold
+ * execution's release of its directories and command user, srt's exit) falls in part in
+ * the next run's time, which weighs on the short warm runs most.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -50,11 +56,19 @@ import org.openjdk.jmh.annotations.TearDown;
 public class PeersBenchmark {
 
 	/**
-	 * The rounds of each workload: {@code name=N} pairs separated by commas, or one
-	 * number for every workload.
+	 * The rounds of each workload: {@code name=N} pairs separated by commas (by {@code +}
+	 * on JMH's command line, which splits a parameter at commas), or one number for every
+	 * workload.
 	 */
 	@Param("true=150,python=50,convert=30")
 	public String rounds;
+
+	/**
+	 * The variants timed, by name separated by {@code +} (JMH splits a parameter at
+	 * commas), or {@code all}; {@code plain} is always timed (the ratios' base).
+	 */
+	@Param("all")
+	public String variants;
 
 	private final Random random = new Random(30);
 
@@ -62,14 +76,21 @@ public class PeersBenchmark {
 
 	private List<PeerWorkload> workloads;
 
-	private List<PeerVariants.Variant> variants;
+	private List<PeerVariants.Variant> timed;
 
 	@Setup
 	public void setUp() throws Exception {
 		this.root = Files.createTempDirectory("cave-sandbox-peers-").toRealPath();
 		this.workloads = PeerWorkload.available();
-		this.variants = PeerVariants.available(this.workloads, this.root);
-		System.out.println("# peers: variants " + this.variants.stream().map(PeerVariants.Variant::name).toList());
+		this.timed = PeerVariants.available(this.workloads, this.root);
+		if (!this.variants.equals("all")) {
+			List<String> names = List.of(("plain+" + this.variants).split("\\+"));
+			this.timed.stream()
+				.filter((variant) -> !names.contains(variant.name()))
+				.forEach(PeerVariants.Variant::close);
+			this.timed = this.timed.stream().filter((variant) -> names.contains(variant.name())).toList();
+		}
+		System.out.println("# peers: variants " + this.timed.stream().map(PeerVariants.Variant::name).toList());
 	}
 
 	@Benchmark
@@ -78,11 +99,12 @@ public class PeersBenchmark {
 		for (PeerWorkload workload : this.workloads) {
 			int count = roundsOf(workload.name());
 			Map<String, long[]> times = new LinkedHashMap<>();
-			this.variants.forEach((variant) -> times.put(variant.name(), new long[count]));
-			List<PeerVariants.Variant> order = new ArrayList<>(this.variants);
+			this.timed.forEach((variant) -> times.put(variant.name(), new long[count]));
+			List<PeerVariants.Variant> order = new ArrayList<>(this.timed);
 			for (int i = 0; i < count; i++) {
 				Collections.shuffle(order, this.random);
 				for (PeerVariants.Variant variant : order) {
+					PeerVariants.settle(this.timed);
 					long start = System.nanoTime();
 					variant.run(workload);
 					times.get(variant.name())[i] = System.nanoTime() - start;
@@ -101,14 +123,14 @@ public class PeersBenchmark {
 		if (this.rounds.matches("\\d+")) {
 			return Integer.parseInt(this.rounds);
 		}
-		for (String entry : this.rounds.split(",")) {
+		for (String entry : this.rounds.split("[,+]")) {
 			String[] pair = entry.trim().split("=");
 			if (pair.length == 2 && pair[0].equals(workload)) {
 				return Integer.parseInt(pair[1]);
 			}
 		}
 		throw new IllegalArgumentException("rounds " + this.rounds + " names no count for the workload " + workload
-				+ "; give name=N pairs (true, python, convert) or one number");
+				+ "; give name=N pairs (true, python, convert) separated by + or one number");
 	}
 
 	private static void report(PeerWorkload workload, int count, Map<String, long[]> times) {
@@ -130,7 +152,7 @@ public class PeersBenchmark {
 
 	@TearDown
 	public void tearDown() throws IOException {
-		this.variants.forEach(PeerVariants.Variant::close);
+		this.timed.forEach(PeerVariants.Variant::close);
 		DirectoryTrees.delete(this.root);
 	}
 

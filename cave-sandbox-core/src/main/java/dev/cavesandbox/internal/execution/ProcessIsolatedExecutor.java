@@ -193,6 +193,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			}
 			launch.takeBackGrant();
 			checkSetUp(outcome, effective.command(), launch.token);
+			checkStarted(outcome, effective.command(), warm != null);
 			OutputFiles outputFiles = launch.readOutputFiles(effective);
 			// Closed first: a connection still relayed for a process the command left
 			// behind ends here, and the list is complete.
@@ -378,6 +379,32 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
 					+ "not run: " + failure.joined());
 		}
+	}
+
+	/**
+	 * Throw where the sandbox's process ended before the launcher started the command
+	 * (its started marker, {@link LauncherContract#HANDOVER_STARTED}, never came): the
+	 * exit code is then the sandbox's, not the command's (the wrapper killed from outside
+	 * during its set-up, or while a warm sandbox waited for its frame). A timeout that
+	 * struck before the command started is a timeout, as in {@link #checkSetUp}; a
+	 * command that was started and then killed is a result; a sandbox that the executor's
+	 * {@link #close()} ended first is a cancellation.
+	 */
+	private void checkStarted(ProcessRunner.Outcome outcome, String command, boolean warm) {
+		if (this.capability == null || outcome.commandStarted() || outcome.timedOut()) {
+			return;
+		}
+		if (this.runner.closed()) {
+			throw new ExecutionCancelledException("the executor was closed before the command started", null);
+		}
+		int exit = outcome.exitCode();
+		String ended = (exit > 128) ? "was killed by signal " + (exit - 128) : "exited with " + exit;
+		String stderr = LauncherFailure.of(outcome.stderr()).joined();
+		throw new SandboxLaunchException("the command " + command + " did not run: the " + (warm ? "warm " : "")
+				+ "sandbox's process " + ended + " before the command started"
+				+ (stderr.isEmpty() ? "" : " (its stderr: " + stderr + ")")
+				+ "; check what kills the JVM's child processes from outside (the kernel's OOM killer: its log, "
+				+ "dmesg; a memory limit of the JVM's cgroup; an operator or a process supervisor)");
 	}
 
 	@Override

@@ -82,6 +82,14 @@ public final class LauncherContract {
 	 */
 	public static final String HANDOVER_READY = "CAVE-RDY";
 
+	/**
+	 * The 8 bytes the launcher of {@code --handover} writes on stdout once it has read
+	 * and checked the frame, right before {@code execve(2)}: the command starts after
+	 * them, and what follows on stdout is its own. A launcher that ended without them
+	 * never started the command.
+	 */
+	public static final String HANDOVER_STARTED = "CAVE-RUN";
+
 	/** The first 8 bytes of a frame ({@link HandoverFrame}). */
 	public static final String HANDOVER_MAGIC = "CAVEWARM";
 

@@ -22,6 +22,7 @@ import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
 import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -311,14 +312,18 @@ public final class ProbeSession implements AutoCloseable {
 	}
 
 	/**
-	 * The outcome without the launcher's ready marker, which comes after
-	 * {@code --check}'s lines (the runner drops it only at the front).
+	 * The outcome without the launcher's ready and started markers, which come after
+	 * {@code --check}'s lines (the runner drops them only at the front).
 	 */
 	static ProcessRunner.Outcome withoutReadyMarker(ProcessRunner.Outcome outcome) {
 		byte[] stdout = ReadyMarker.removedFromALine(outcome.stdout());
 		return (stdout == outcome.stdout()) ? outcome
 				: new ProcessRunner.Outcome(outcome.exitCode(), stdout, outcome.stderr(), outcome.stdoutTruncated(),
-						outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(), outcome.survivors());
+						outcome.stderrTruncated(), outcome.timedOut(), outcome.wallTime(), outcome.survivors(),
+						// both markers removed: the command was started
+						outcome.commandStarted()
+								|| stdout.length == outcome.stdout().length - LauncherContract.HANDOVER_READY.length()
+										- LauncherContract.HANDOVER_STARTED.length());
 	}
 
 	/**

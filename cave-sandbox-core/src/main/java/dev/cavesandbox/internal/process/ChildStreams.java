@@ -31,6 +31,9 @@ final class ChildStreams {
 
 	private final @Nullable Future<?> feeder;
 
+	/** The launcher's stdout without its markers; {@code null} without a frame. */
+	private final ReadyMarker.@Nullable Output marked;
+
 	/**
 	 * Start feeding and draining the child's streams.
 	 * @param io the pool whose tasks feed and drain
@@ -54,18 +57,20 @@ final class ChildStreams {
 	 * @param process the child
 	 * @param spec its stdin, sinks and cap
 	 * @param frame the command's frame, written before the spec's stdin; {@code null} for
-	 * none
-	 * @param dropMarker whether the ready marker is still at the front of stdout (a cold
-	 * launch; a warm one's was read by its preparation)
+	 * none (no launcher of {@code --handover}: stdout has no markers)
+	 * @param readyRead whether the ready marker was read by a warm sandbox's preparation
+	 * (a cold launch's is still at the front of stdout); the started marker is read here
+	 * in both cases ({@link #started()})
 	 */
 	ChildStreams(ExecutorService io, Process process, ProcessRunner.Spec spec, byte @Nullable [] frame,
-			boolean dropMarker) {
+			boolean readyRead) {
 		this.process = process;
 		BoundedOutput stdout = new BoundedOutput(spec.maxOutputBytes(), spec.stdoutSink());
 		BoundedOutput stderr = new BoundedOutput(spec.maxOutputBytes(), spec.stderrSink());
 		this.stdout = stdout;
 		this.stderr = stderr;
-		InputStream fromChild = dropMarker ? ReadyMarker.dropped(process.getInputStream()) : process.getInputStream();
+		this.marked = (frame != null) ? ReadyMarker.dropped(process.getInputStream(), readyRead) : null;
+		InputStream fromChild = (this.marked != null) ? this.marked : process.getInputStream();
 		this.drains = List.of(io.submit(() -> stdout.drain(fromChild)),
 				io.submit(() -> stderr.drain(process.getErrorStream())));
 		this.feeder = feed(io, process, frame, spec.stdin());
@@ -165,6 +170,15 @@ final class ChildStreams {
 				// drain() handles its own failures
 			}
 		}
+	}
+
+	/**
+	 * Whether the command was started: without a frame always; with one, whether the
+	 * launcher wrote its started marker. Meaningful after {@link #finish}.
+	 * @return whether the command was started
+	 */
+	boolean started() {
+		return this.marked == null || this.marked.started();
 	}
 
 	BoundedOutput stdout() {

@@ -91,7 +91,8 @@ public final class ProcessRunner implements AutoCloseable {
 	 * Run one command line and wait for its whole process tree to end; with a frame, the
 	 * command line is a launcher's of {@code --handover} (a cold launch: prepared and
 	 * claimed at once): the frame is written on its stdin before the spec's stdin, and
-	 * the ready marker is dropped from the front of its stdout ({@link ReadyMarker}).
+	 * the markers are dropped from the front of its stdout ({@link ReadyMarker}); the
+	 * outcome tells whether the command was started ({@link Outcome#commandStarted()}).
 	 * @param spec what to run
 	 * @param frame the {@code HandoverFrame} of the command, or {@code null} where the
 	 * command line holds the command
@@ -104,7 +105,7 @@ public final class ProcessRunner implements AutoCloseable {
 		long start = System.nanoTime();
 		Process process = spawn(spec);
 		try {
-			return await(process, spec, new ChildStreams(this.io, process, spec, frame, frame != null), start);
+			return await(process, spec, new ChildStreams(this.io, process, spec, frame, false), start);
 		}
 		finally {
 			this.running.remove(process);
@@ -129,7 +130,9 @@ public final class ProcessRunner implements AutoCloseable {
 	/**
 	 * Claim a process of {@link #spawnPrepared} whose ready marker was read: write the
 	 * frame, then the spec's stdin, and wait for the whole tree to end. The timeout and
-	 * the wall time start now.
+	 * the wall time start now. The started marker is dropped from the front of its
+	 * stdout, and the outcome tells whether it came ({@link Outcome#commandStarted()}): a
+	 * sandbox killed before it never ran the command.
 	 * @param process the waiting process
 	 * @param spec the claim's stdin, sinks, cap and timeout (its command line is the
 	 * process's)
@@ -141,7 +144,7 @@ public final class ProcessRunner implements AutoCloseable {
 	public Outcome runPrepared(Process process, Spec spec, byte[] frame) throws InterruptedException {
 		long start = System.nanoTime();
 		try {
-			return await(process, spec, new ChildStreams(this.io, process, spec, frame, false), start);
+			return await(process, spec, new ChildStreams(this.io, process, spec, frame, true), start);
 		}
 		finally {
 			this.running.remove(process);
@@ -188,7 +191,8 @@ public final class ProcessRunner implements AutoCloseable {
 	/**
 	 * Start one command line as {@link #start(Spec, Consumer)} does; with a frame, the
 	 * command line is a launcher's of {@code --handover}: the frame is written on its
-	 * stdin before this returns, and the process's stdout starts after the ready marker.
+	 * stdin before this returns, and the process's stdout starts after the ready and
+	 * started markers.
 	 * @param spec what to run; its timeout may be {@code null} (none)
 	 * @param frame the command's {@code HandoverFrame}, or {@code null}
 	 * @param teardown what to release once the tree has ended
@@ -203,7 +207,7 @@ public final class ProcessRunner implements AutoCloseable {
 		InputStream stdout = process.getInputStream();
 		if (frame != null) {
 			ChildStreams.writeFrame(process, frame);
-			stdout = ReadyMarker.dropped(stdout);
+			stdout = ReadyMarker.dropped(stdout, false);
 		}
 		WatchedProcess started = new WatchedProcess(process, stdout, spec.sandboxed(), this.trees);
 		this.started.add(started);
@@ -265,7 +269,8 @@ public final class ProcessRunner implements AutoCloseable {
 		streams.finish(this.killGracePeriod);
 		Duration wallTime = Duration.ofNanos(System.nanoTime() - start);
 		return new Outcome(process.exitValue(), streams.stdout().bytes(), streams.stderr().bytes(),
-				streams.stdout().truncated(), streams.stderr().truncated(), timedOut, wallTime, survivors);
+				streams.stdout().truncated(), streams.stderr().truncated(), timedOut, wallTime, survivors,
+				streams.started());
 	}
 
 	/**
@@ -278,6 +283,14 @@ public final class ProcessRunner implements AutoCloseable {
 		this.closeDone.await();
 		List<Long> left = this.closeSurvivors.get(process);
 		return (left != null) ? left : survivors;
+	}
+
+	/**
+	 * Return whether {@link #close()} was called: a run it ended was killed by it.
+	 * @return whether this runner is closed
+	 */
+	public boolean closed() {
+		return this.closed;
 	}
 
 	/**
@@ -345,9 +358,15 @@ public final class ProcessRunner implements AutoCloseable {
 
 	/**
 	 * What it produced.
+	 *
+	 * @param commandStarted whether the command was started: always without a frame; with
+	 * one, whether the launcher wrote its started marker
+	 * ({@link dev.cavesandbox.internal.launcher.LauncherContract#HANDOVER_STARTED})
+	 * before the process ended. {@code false} means the exit code is the sandbox's, not
+	 * the command's
 	 */
 	public record Outcome(int exitCode, byte[] stdout, byte[] stderr, boolean stdoutTruncated, boolean stderrTruncated,
-			boolean timedOut, Duration wallTime, List<Long> survivors) {
+			boolean timedOut, Duration wallTime, List<Long> survivors, boolean commandStarted) {
 	}
 
 }

@@ -23,7 +23,9 @@ public final class WatchedProcess {
 
 	private final Process process;
 
-	/** The process's stdout as the caller reads it (after a ready marker). */
+	/**
+	 * The process's stdout as the caller reads it (after the ready and started markers).
+	 */
 	private final InputStream stdout;
 
 	private final boolean sandboxed;

@@ -45,6 +45,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -337,6 +339,82 @@ public class ProcessIsolatedExecutorTests {
 					.withMessageStartingWith("cave_sandbox_launch_failed: could not start true: Cannot run program");
 			}
 			assertThat(privateDirectoriesIn(work)).isEmpty();
+		}
+	}
+
+	/**
+	 * A cold sandbox whose wrapper ({@code outer}, the JVM's child) is SIGKILLed during
+	 * its set-up, before the launcher wrote its started marker (the mechanism's wrapper
+	 * binary is a script that waits on a file before it runs the real one, and dies with
+	 * {@code outer}): the execution fails with the launch exception naming the signal,
+	 * not with exit 137 as the command's result; nothing of it is left running, its
+	 * private directory is gone, and the next execution runs. The seccomp mechanism has
+	 * no wrapper binary to hold.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES" })
+	void coldSandboxWhoseWrapperIsKilledDuringSetUpFailsWithTheLaunchException(MechanismChoice mechanism,
+			@TempDir Path work, @TempDir Path bin) throws Exception {
+		Path hold = Files.createFile(bin.resolve("hold"));
+		String real = (mechanism == MechanismChoice.BWRAP) ? "/usr/bin/bwrap" : "/usr/bin/unshare";
+		Path held = Files.writeString(bin.resolve("held-wrapper"),
+				"#!/bin/sh\nexec /usr/bin/setpriv --pdeathsig KILL -- /bin/sh -c 'while [ -e " + hold
+						+ " ]; do sleep 0.05; done; exec " + real + " \"$@\"' held \"$@\"\n");
+		Files.setPosixFilePermissions(held, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Files.delete(hold);
+		Path home = PrivateHome.of(work);
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+				(settings) -> settings.workDirectory(work).bwrapPath(held).unsharePath(held))) {
+			Files.createFile(hold);
+			CompletableFuture<ExecutionResult> execution = executor.executeAsync(
+					ExecutionRequest.builder("/bin/sh", "-c", "echo ran").timeout(Duration.ofSeconds(60)).build());
+			ProcessHandle outer = await().atMost(Duration.ofSeconds(60))
+				.until(() -> processesWith("while [ -e " + hold).stream()
+					.map((waiting) -> waiting.parent().orElse(null))
+					.filter((parent) -> parent != null
+							&& parent.parent().map((jvm) -> jvm.pid() == ProcessHandle.current().pid()).orElse(false))
+					.findFirst()
+					.orElse(null), (found) -> found != null);
+			assertThat(outer.destroyForcibly()).isTrue();
+			assertThatExceptionOfType(java.util.concurrent.ExecutionException.class)
+				.isThrownBy(() -> execution.get(60, java.util.concurrent.TimeUnit.SECONDS))
+				.havingCause()
+				.isInstanceOf(SandboxLaunchException.class)
+				.withMessageContaining("the command /bin/sh did not run")
+				.withMessageContaining("was killed by signal 9 before the command started")
+				.satisfies((ex) -> assertThat(((SandboxLaunchException) ex).code())
+					.isEqualTo(SandboxLaunchException.CODE));
+			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(hold.toString()).isEmpty());
+			// Its directory is emptied for the next execution (reuse) or deleted.
+			await().atMost(Duration.ofSeconds(30)).until(() -> allEmpty(privateDirectoriesOf(home)));
+			Files.delete(hold);
+			ExecutionResult next = executor.execute("/bin/sh", "-c", "echo next");
+			assertThat(next.exitCode()).as(next.stderrText()).isZero();
+			assertThat(next.stdoutText()).isEqualTo("next\n");
+		}
+		assertThat(privateDirectoriesOf(home)).isEmpty();
+	}
+
+	private static boolean allEmpty(List<Path> directories) throws IOException {
+		for (Path directory : directories) {
+			try (java.util.stream.Stream<Path> entries = Files.list(directory)) {
+				if (entries.findAny().isPresent()) {
+					return false;
+				}
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * The private directories in a home: a tag of three characters and six random ones.
+	 */
+	private static List<Path> privateDirectoriesOf(Path home) throws IOException {
+		if (!Files.isDirectory(home)) {
+			return List.of();
+		}
+		try (java.util.stream.Stream<Path> files = Files.list(home)) {
+			return files.filter((file) -> file.getFileName().toString().matches("[0-9a-z]{9}")).toList();
 		}
 	}
 

@@ -81,6 +81,7 @@ class LauncherContractTests {
 	@Test
 	void handOverConstantsAreTheLaunchers() {
 		assertThat(define("HANDOVER_READY")).isEqualTo(quoted(LauncherContract.HANDOVER_READY));
+		assertThat(define("HANDOVER_STARTED")).isEqualTo(quoted(LauncherContract.HANDOVER_STARTED));
 		assertThat(define("HANDOVER_MAGIC")).isEqualTo(quoted(LauncherContract.HANDOVER_MAGIC));
 		assertThat(define("HANDOVER_VERSION")).isEqualTo(String.valueOf(LauncherContract.HANDOVER_VERSION));
 		assertThat(define("HANDOVER_MAX")).isEqualTo(String.valueOf(LauncherContract.HANDOVER_MAX));

@@ -126,7 +126,7 @@ final class ChildReports {
 
 	private static ProcessRunner.Outcome outcome(String report) {
 		return new ProcessRunner.Outcome(0, report.getBytes(StandardCharsets.UTF_8), new byte[0], false, false, false,
-				Duration.ofMillis(5), List.of());
+				Duration.ofMillis(5), List.of(), true);
 	}
 
 }

@@ -161,7 +161,7 @@ class ProbeSessionTests {
 
 	private static ProcessRunner.Outcome report(String stdout) {
 		return new ProcessRunner.Outcome(0, stdout.getBytes(StandardCharsets.UTF_8), new byte[0], false, false, false,
-				Duration.ZERO, List.of());
+				Duration.ZERO, List.of(), true);
 	}
 
 	/**

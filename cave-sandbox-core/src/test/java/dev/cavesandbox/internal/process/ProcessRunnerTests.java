@@ -215,6 +215,60 @@ public class ProcessRunnerTests {
 		}
 	}
 
+	/**
+	 * A stand-in for a launcher of {@code --handover} (a shell that writes the markers
+	 * itself) killed before its started marker: the outcome says the command never
+	 * started, cold and claimed warm; one killed after it is a result of a started
+	 * command, whose own output keeps a copy of the marker.
+	 */
+	@Test
+	void launcherKilledBeforeItsStartedMarkerIsAnOutcomeOfACommandNeverStarted(@TempDir Path directory)
+			throws Exception {
+		byte[] frame = "frame".getBytes(StandardCharsets.US_ASCII);
+		try (ProcessRunner runner = new ProcessRunner(GRACE)) {
+			ProcessRunner.Outcome beforeCold = runner.run(launcher(directory, "printf CAVE-RDY; kill -9 $$"), frame);
+			assertThat(beforeCold.exitCode()).isEqualTo(137);
+			assertThat(beforeCold.commandStarted()).isFalse();
+			assertThat(beforeCold.stdout()).isEmpty();
+			ProcessRunner.Spec waiting = launcher(directory, "printf CAVE-RDY; head -c 5 >/dev/null; kill -9 $$");
+			Process prepared = runner.spawnPrepared(waiting);
+			assertThat(ReadyMarker.await(prepared.getInputStream())).isTrue();
+			ProcessRunner.Outcome beforeWarm = runner.runPrepared(prepared, waiting, frame);
+			assertThat(beforeWarm.exitCode()).isEqualTo(137);
+			assertThat(beforeWarm.commandStarted()).isFalse();
+			ProcessRunner.Outcome after = runner.run(launcher(directory,
+					"printf CAVE-RDY; head -c 5 >/dev/null; printf CAVE-RUNCAVE-RUNmine; kill -9 $$"), frame);
+			assertThat(after.exitCode()).isEqualTo(137);
+			assertThat(after.commandStarted()).isTrue();
+			assertThat(new String(after.stdout(), StandardCharsets.US_ASCII)).isEqualTo("CAVE-RUNmine");
+			ProcessRunner.Outcome unmarked = runner.run(launcher(directory, "printf plain; kill -9 $$"), null);
+			assertThat(unmarked.commandStarted()).as("no frame, no launcher: the command itself").isTrue();
+			assertThat(new String(unmarked.stdout(), StandardCharsets.US_ASCII)).isEqualTo("plain");
+		}
+	}
+
+	/**
+	 * A process started with a frame gives its caller stdout without both markers, and
+	 * keeps a copy of the started marker that the command writes itself.
+	 */
+	@Test
+	void startedProcessWithAFrameReadsWithoutTheMarkers(@TempDir Path directory) throws Exception {
+		try (ProcessRunner runner = new ProcessRunner(GRACE)) {
+			WatchedProcess started = runner.start(
+					launcher(directory, "printf CAVE-RDY; head -c 5 >/dev/null; printf CAVE-RUNCAVE-RUNmine"),
+					"frame".getBytes(StandardCharsets.US_ASCII), (ended) -> {
+					});
+			assertThat(new String(started.stdout().readAllBytes(), StandardCharsets.US_ASCII))
+				.isEqualTo("CAVE-RUNmine");
+			started.ended().get(NO_HANG.toSeconds(), TimeUnit.SECONDS);
+		}
+	}
+
+	private static ProcessRunner.Spec launcher(Path directory, String script) {
+		return new ProcessRunner.Spec(List.of("sh", "-c", script), directory,
+				Map.of("PATH", SandboxSettings.BASELINE_PATH), null, TIMEOUT, 1024, null, null, false);
+	}
+
 	@ForEachLinuxMechanism
 	void stdinLargerThanTheChildReadsNeitherBlocksNorFails(MechanismChoice mechanism) {
 		assertLargeStdinIsNotFatal(isolated(mechanism));

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The launcher's ready marker, read ahead or dropped from the front of stdout.
+ * The launcher's ready and started markers, read ahead or dropped from the front of
+ * stdout, and whether the command was started.
  */
 class ReadyMarkerTests {
 
@@ -28,31 +29,82 @@ class ReadyMarkerTests {
 	}
 
 	@Test
-	void droppedTakesTheMarkerOffTheFront() throws IOException {
-		assertThat(text(ReadyMarker.dropped(stream("CAVE-RDYhello CAVE-RDY")))).isEqualTo("hello CAVE-RDY");
+	void droppedTakesBothMarkersOffTheFrontAndTellsTheCommandStarted() throws IOException {
+		ReadyMarker.Output output = ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUNhello CAVE-RDY CAVE-RUN"), false);
+		assertThat(output.started()).as("before the first read").isFalse();
+		assertThat(text(output)).isEqualTo("hello CAVE-RDY CAVE-RUN");
+		assertThat(output.started()).isTrue();
 	}
 
 	@Test
-	void droppedKeepsWhatIsNotTheMarker() throws IOException {
-		assertThat(text(ReadyMarker.dropped(stream("")))).isEmpty();
-		assertThat(text(ReadyMarker.dropped(stream("CAVE")))).isEqualTo("CAVE");
-		assertThat(text(ReadyMarker.dropped(stream("something else")))).isEqualTo("something else");
+	void droppedAfterAwaitTakesTheStartedMarkerOnly() throws IOException {
+		InputStream stdout = stream("CAVE-RDYCAVE-RUNhello");
+		assertThat(ReadyMarker.await(stdout)).isTrue();
+		ReadyMarker.Output output = ReadyMarker.dropped(stdout, true);
+		assertThat(text(output)).isEqualTo("hello");
+		assertThat(output.started()).isTrue();
+	}
+
+	@Test
+	void commandWhoseOutputBeginsWithTheStartedMarkerKeepsIt() throws IOException {
+		ReadyMarker.Output cold = ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUNCAVE-RUNmine"), false);
+		assertThat(text(cold)).isEqualTo("CAVE-RUNmine");
+		assertThat(cold.started()).isTrue();
+		ReadyMarker.Output warm = ReadyMarker.dropped(stream("CAVE-RUNCAVE-RDYCAVE-RUN"), true);
+		assertThat(text(warm)).isEqualTo("CAVE-RDYCAVE-RUN");
+		assertThat(warm.started()).isTrue();
+	}
+
+	@Test
+	void launcherThatEndedBeforeTheStartedMarkerDidNotStartTheCommand() throws IOException {
+		for (String stdout : new String[] { "", "CAVE", "CAVE-RDY", "CAVE-RDYCAVE-R" }) {
+			ReadyMarker.Output output = ReadyMarker.dropped(stream(stdout), false);
+			assertThat(text(output)).as(stdout).isEqualTo(stdout.startsWith("CAVE-RDY") ? stdout.substring(8) : stdout);
+			assertThat(output.started()).as(stdout).isFalse();
+		}
+		ReadyMarker.Output warm = ReadyMarker.dropped(stream(""), true);
+		assertThat(text(warm)).isEmpty();
+		assertThat(warm.started()).isFalse();
+	}
+
+	@Test
+	void droppedKeepsWhatIsNotTheReadyMarker() throws IOException {
+		ReadyMarker.Output output = ReadyMarker.dropped(stream("something else CAVE-RDYCAVE-RUN"), false);
+		assertThat(text(output)).isEqualTo("something else CAVE-RDYCAVE-RUN");
+		assertThat(output.started()).isFalse();
 	}
 
 	@Test
 	void droppedGivesSingleBytesToo() throws IOException {
-		InputStream stream = ReadyMarker.dropped(stream("CAVE-RDYab"));
+		InputStream stream = ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUNab"), false);
 		assertThat(stream.read()).isEqualTo('a');
 		assertThat(stream.read()).isEqualTo('b');
 		assertThat(stream.read()).isEqualTo(-1);
 	}
 
+	@Test
+	void removedFromALineTakesBothMarkersAfterTheChecksLines() {
+		assertThat(text(ReadyMarker.removedFromALine(bytes("landlock=6\nCAVE-RDYCAVE-RUNCAVE-RUNdir=1:2\n"))))
+			.isEqualTo("landlock=6\nCAVE-RUNdir=1:2\n");
+		assertThat(text(ReadyMarker.removedFromALine(bytes("landlock=6\nCAVE-RDY")))).isEqualTo("landlock=6\n");
+		byte[] unmarked = bytes("landlock=6 CAVE-RDYCAVE-RUN\n");
+		assertThat(ReadyMarker.removedFromALine(unmarked)).isSameAs(unmarked);
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.US_ASCII);
+	}
+
 	private static InputStream stream(String text) {
-		return new ByteArrayInputStream(text.getBytes(StandardCharsets.US_ASCII));
+		return new ByteArrayInputStream(bytes(text));
 	}
 
 	private static String text(InputStream stream) throws IOException {
 		return new String(stream.readAllBytes(), StandardCharsets.US_ASCII);
+	}
+
+	private static String text(byte[] bytes) {
+		return new String(bytes, StandardCharsets.US_ASCII);
 	}
 
 }
