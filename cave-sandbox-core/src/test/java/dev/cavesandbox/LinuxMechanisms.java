@@ -96,15 +96,37 @@ public final class LinuxMechanisms {
 	}
 
 	/**
+	 * Return a test's settings: the mechanism and the customizer's, and where the
+	 * customizer set no pool, one of {@link #WARM_SIZE} warm sandboxes, fewer where the
+	 * settings allow fewer (at most {@code maxConcurrent}, and the command user range
+	 * holds {@code maxConcurrent} plus the size).
+	 * @param mechanism the mechanism
+	 * @param customizer further settings
+	 * @return the settings
+	 */
+	public static SandboxSettings settings(MechanismChoice mechanism,
+			UnaryOperator<SandboxSettings.Builder> customizer) {
+		SandboxSettings cold = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
+		long room = cold.linux().commandUserRange().size() - cold.maxConcurrent();
+		int size = (int) Math.min(Math.min(WARM_SIZE, cold.maxConcurrent()), Math.max(0, room));
+		if (size == 0 || cold.warm().enabled()) {
+			return cold;
+		}
+		return customizer.apply(SandboxSettings.builder().mechanism(mechanism))
+			.warm(new WarmPoolSettings(size, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS)))
+			.build();
+	}
+
+	/**
 	 * Create an isolated executor for one mechanism, verified by the probe, with the
-	 * settings of {@link #builder}.
+	 * settings of {@link #settings(MechanismChoice, UnaryOperator)}.
 	 * @param mechanism the mechanism
 	 * @param customizer further settings
 	 * @return the executor; the caller closes it
 	 */
 	public static ProcessIsolatedExecutor isolated(MechanismChoice mechanism,
 			UnaryOperator<SandboxSettings.Builder> customizer) {
-		SandboxSettings settings = customizer.apply(builder(mechanism)).build();
+		SandboxSettings settings = settings(mechanism, customizer);
 		return ProcessIsolatedExecutor.isolated(settings, verified(settings));
 	}
 
