@@ -78,7 +78,11 @@ class StartedMarkerBreakInTests {
 					assertThat(result.stdoutText()).as(imitation.getKey()).isEqualTo(imitation.getValue());
 					assertThat(result.exitCode()).as(imitation.getKey() + ": " + result.stderrText())
 						.isEqualTo(imitation.getKey().endsWith("exit 3") ? 3 : 0);
-					assertThat(result.warm()).as(imitation.getKey()).isEqualTo(executor == warm);
+					if (executor == warm) {
+						// (the other is cold unless cave.sandbox.test.warm-size gives it
+						// a pool)
+						assertThat(result.warm()).as(imitation.getKey()).isTrue();
+					}
 				}
 			}
 		}
