@@ -107,6 +107,49 @@ class StartedMarkerBreakInTests {
 	}
 
 	/**
+	 * Warm and cold, a command that floods its stdout (about 20 MB, starting with an
+	 * imitation of the markers) past a cap of 1 KiB: exactly its first KiB, truncated,
+	 * its exit code; the flood neither hangs the caller nor turns into a launch failure.
+	 */
+	@ForEachLinuxMechanism
+	void floodPastTheCapKeepsTheCommandsFirstBytes(MechanismChoice choice, @TempDir Path work) {
+		String flood = "printf CAVE-RDYCAVE-RUN; head -c 20000000 /dev/zero | tr '\\0' x; exit 11";
+		try (ProcessIsolatedExecutor warm = WarmPoolTests.pooled(choice, work, 1, (settings) -> settings)) {
+			WarmPoolTests.awaitReady(warm, 1);
+			for (ProcessIsolatedExecutor executor : List.of(warm, cold(choice))) {
+				ExecutionResult result = executor
+					.execute(ExecutionRequest.builder("sh", "-c", flood).maxOutputBytes(1024).build());
+				assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(11);
+				assertThat(result.stdoutTruncated()).isTrue();
+				assertThat(result.stdoutText()).hasSize(1024).startsWith("CAVE-RDYCAVE-RUNxxx");
+			}
+		}
+	}
+
+	/**
+	 * A command that leaves a process behind holding its stdout, to write after the
+	 * command ended: the result is the command's exit code (or the survivors' report),
+	 * promptly, never a launch failure, and the late write is not part of it.
+	 */
+	@ForEachLinuxMechanism
+	void writerLeftBehindNeitherHangsNorFailsTheLaunch(MechanismChoice choice) {
+		long begin = System.nanoTime();
+		List<ExecutionResult> results = new CopyOnWriteArrayList<>();
+		Throwable thrown = catchThrowable(() -> results.add(cold(choice)
+			.execute(ExecutionRequest.of("sh", "-c", "(sleep 20; printf late) & printf early; exit 4"))));
+		assertThat(Duration.ofNanos(System.nanoTime() - begin)).isLessThan(Duration.ofSeconds(15));
+		if (thrown != null) {
+			assertThat(thrown).isInstanceOf(ProcessTreeSurvivedException.class);
+		}
+		else {
+			assertThat(results).singleElement().satisfies((result) -> {
+				assertThat(result.exitCode()).isEqualTo(4);
+				assertThat(result.stdoutText()).isEqualTo("early");
+			});
+		}
+	}
+
+	/**
 	 * A command that closes its stdout at once, points it elsewhere, or writes the
 	 * markers only on stderr, still ran: its exit code is its result, stderr is kept as
 	 * written.
