@@ -84,8 +84,7 @@ class IsolationBoundaryTests {
 	}
 
 	private static SandboxSettings.Builder settings(MechanismChoice mechanism) {
-		return SandboxSettings.builder()
-			.mechanism(mechanism)
+		return LinuxMechanisms.builder(mechanism)
 			.timeout(Duration.ofSeconds(20))
 			.killGracePeriod(Duration.ofMillis(300));
 	}

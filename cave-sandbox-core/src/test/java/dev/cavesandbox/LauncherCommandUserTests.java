@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
@@ -76,9 +77,10 @@ class LauncherCommandUserTests {
 				assertThat(facts).contains("capabilities: none", "gid 65534: the command user's, which every "
 						+ "execution shares (files and IPC objects made group-accessible, the working directory during "
 						+ "the execution)")
-					.anyMatch((fact) -> fact.startsWith("uid 65536: the command user of a root JVM, so that the "
-							+ "process limit holds (the first of the command user range: each execution runs as a uid "
-							+ "of the host of its own"))
+					.anyMatch((fact) -> fact
+						.matches("uid (\\d+): the command user of a root JVM, so that the process limit holds \\(a "
+								+ "uid of the command user range that no execution held meanwhile: each execution runs as a uid "
+								+ "of the host of its own.*"))
 					.noneMatch((fact) -> fact.startsWith(LinuxProbe.NOT_GIVEN + "the process limit"));
 				return;
 			}
@@ -198,11 +200,17 @@ class LauncherCommandUserTests {
 			assertThat(LinuxMechanisms.verified(
 					SandboxSettings.builder().mechanism(MechanismChoice.SECCOMP).workDirectory(workDirectory).build())
 				.verified())
-				.contains(LinuxProbe.NOT_GIVEN + "the process limit: the command runs as the host's root "
-						+ "(uid 0), which the kernel exempts from RLIMIT_NPROC (kernel/fork.c); the command user 65536 "
-						+ "cannot reach the work directory " + workDirectory + " by its path (" + workDirectory
-						+ " does not let it pass: give others search permission, x, on it and its parents, or choose "
-						+ "another cave.sandbox.work-directory); a JVM of another user bounds it");
+				// the command user: the uid of the range that the probe took from the
+				// pool
+				.anyMatch((fact) -> fact.matches(Pattern
+					.quote(LinuxProbe.NOT_GIVEN + "the process limit: the "
+							+ "command runs as the host's root (uid 0), which the kernel exempts from RLIMIT_NPROC "
+							+ "(kernel/fork.c); the command user ")
+						+ "\\d+"
+						+ Pattern.quote(" cannot reach the work directory " + workDirectory + " by its path ("
+								+ workDirectory + " does not let it pass: give others search permission, x, on it and "
+								+ "its parents, or choose another cave.sandbox.work-directory); a JVM of another user "
+								+ "bounds it")));
 		}
 	}
 

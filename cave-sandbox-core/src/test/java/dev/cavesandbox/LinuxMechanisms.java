@@ -3,6 +3,7 @@ package dev.cavesandbox;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,6 +31,16 @@ public final class LinuxMechanisms {
 	/** Every Linux mechanism, strongest first. */
 	public static final List<MechanismChoice> ALL = List.of(MechanismChoice.BWRAP, MechanismChoice.UNSHARE,
 			MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
+
+	/**
+	 * The size of the pool of warm sandboxes of the executors that {@link #builder}
+	 * starts: the system property {@code cave.sandbox.test.warm-size} (default 0: no
+	 * pool), so that the boundary and break-in suites can run with a pool on (issue 30:
+	 * the warm path passes the cold path's tests), e.g.
+	 * {@code ./mvnw -pl cave-sandbox-core verify -Dcave.sandbox.test.warm-size=2}; a
+	 * test's customizer may set a pool of its own.
+	 */
+	public static final int WARM_SIZE = Integer.getInteger("cave.sandbox.test.warm-size", 0);
 
 	private static final Map<SandboxSettings, IsolationCapability> verdicts = new ConcurrentHashMap<>();
 
@@ -71,14 +82,51 @@ public final class LinuxMechanisms {
 	}
 
 	/**
-	 * Create an isolated executor for one mechanism, verified by the probe.
+	 * Start the settings of a test's executor: the mechanism, and a pool of
+	 * {@link #WARM_SIZE} warm sandboxes where that is not 0.
+	 * @param mechanism the mechanism
+	 * @return the builder
+	 */
+	public static SandboxSettings.Builder builder(MechanismChoice mechanism) {
+		SandboxSettings.Builder builder = SandboxSettings.builder().mechanism(mechanism);
+		return (WARM_SIZE > 0)
+				? builder
+					.warm(new WarmPoolSettings(WARM_SIZE, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS)))
+				: builder;
+	}
+
+	/**
+	 * Return a test's settings: the mechanism and the customizer's, and where the
+	 * customizer set no pool, one of {@link #WARM_SIZE} warm sandboxes, fewer where the
+	 * settings allow fewer (at most {@code maxConcurrent}, and the command user range
+	 * holds {@code maxConcurrent} plus the size).
+	 * @param mechanism the mechanism
+	 * @param customizer further settings
+	 * @return the settings
+	 */
+	public static SandboxSettings settings(MechanismChoice mechanism,
+			UnaryOperator<SandboxSettings.Builder> customizer) {
+		SandboxSettings cold = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
+		long room = cold.linux().commandUserRange().size() - cold.maxConcurrent();
+		int size = (int) Math.min(Math.min(WARM_SIZE, cold.maxConcurrent()), Math.max(0, room));
+		if (size == 0 || cold.warm().enabled()) {
+			return cold;
+		}
+		return customizer.apply(SandboxSettings.builder().mechanism(mechanism))
+			.warm(new WarmPoolSettings(size, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS)))
+			.build();
+	}
+
+	/**
+	 * Create an isolated executor for one mechanism, verified by the probe, with the
+	 * settings of {@link #settings(MechanismChoice, UnaryOperator)}.
 	 * @param mechanism the mechanism
 	 * @param customizer further settings
 	 * @return the executor; the caller closes it
 	 */
 	public static ProcessIsolatedExecutor isolated(MechanismChoice mechanism,
 			UnaryOperator<SandboxSettings.Builder> customizer) {
-		SandboxSettings settings = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
+		SandboxSettings settings = settings(mechanism, customizer);
 		return ProcessIsolatedExecutor.isolated(settings, verified(settings));
 	}
 

@@ -69,8 +69,7 @@ class MechanismsWithoutMountsBreakInTests {
 	}
 
 	private static SandboxSettings.Builder settings(MechanismChoice mechanism) {
-		return SandboxSettings.builder()
-			.mechanism(mechanism)
+		return LinuxMechanisms.builder(mechanism)
 			.timeout(Duration.ofSeconds(30))
 			.killGracePeriod(Duration.ofSeconds(1));
 	}

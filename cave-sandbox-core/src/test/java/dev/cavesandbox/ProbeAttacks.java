@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.cavesandbox.internal.probe.ProbeCommandUids;
 import org.jspecify.annotations.Nullable;
 
 import static org.assertj.core.api.Assumptions.assumeThat;
@@ -17,7 +18,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * ({@link ProbeDirectoryBreakInTests}, {@link ProbeDirectoryBreakIn2Tests}): a root JVM,
  * the settings of the seccomp mechanism in a work directory of a chosen mode, attacker
  * programs compiled from the test resources, and an attacker run as another user while
- * the probes run.
+ * the probes run, or as the uid that each probe took for its child.
  */
 final class ProbeAttacks {
 
@@ -58,18 +59,9 @@ final class ProbeAttacks {
 	 */
 	static String whileRunning(Path base, String uid, String gid, Map<String, String> environment,
 			@Nullable String ready, Probes probes, String... command) throws Exception {
-		List<String> argv = new ArrayList<>(List.of("/usr/bin/timeout", "150", "/usr/bin/setpriv", "--reuid=" + uid,
-				"--regid=" + gid, "--clear-groups", "--"));
-		argv.addAll(List.of(command));
 		Path out = Files.createTempFile(base, "attacker", ".out");
-		ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile());
-		builder.environment().putAll(environment);
-		Process attacker = builder.start();
+		Process attacker = start(uid, gid, environment, out, ready, command);
 		try {
-			Thread.sleep(500);
-			for (int i = 0; i < 600 && ready != null && !Files.readString(out).contains(ready); i++) {
-				Thread.sleep(100);
-			}
 			probes.run();
 		}
 		finally {
@@ -77,6 +69,79 @@ final class ProbeAttacks {
 			attacker.waitFor();
 		}
 		return Files.readString(out);
+	}
+
+	/**
+	 * Run an attacker as the probe's command uid, of group {@link #NOBODY}, against each
+	 * of the probes: once a probe has taken its child's uid from the command users of
+	 * this JVM ({@link ProbeCommandUids}), and before it makes its directory, an attacker
+	 * of that uid starts (as a program outside the pool could once the pool has handed
+	 * the uid out), and the probe goes on half a second later, or once the attacker
+	 * printed the word where one is given (at most a minute later). Each attacker is
+	 * ended when the next probe takes its uid, and the last after the probes.
+	 * @return the uid of each probe, in order, and what the attackers printed
+	 */
+	static Attack asTheProbesUid(Path base, Map<String, String> environment, @Nullable String ready, Probes probes,
+			String... command) throws Exception {
+		List<Long> uids = new ArrayList<>();
+		List<Path> outs = new ArrayList<>();
+		List<Process> attackers = new ArrayList<>();
+		try {
+			ProbeCommandUids.observing((uid) -> {
+				stop(attackers);
+				uids.add(uid);
+				Path out = Files.createTempFile(base, "attacker-" + uid + "-", ".out");
+				outs.add(out);
+				attackers.add(start(String.valueOf(uid), NOBODY, environment, out, ready, command));
+			}, probes::run);
+		}
+		finally {
+			stop(attackers);
+		}
+		StringBuilder output = new StringBuilder();
+		for (Path out : outs) {
+			output.append(Files.readString(out));
+		}
+		return new Attack(uids, output.toString());
+	}
+
+	/**
+	 * Start an attacker as a user and give it half a second (its watch in place), and,
+	 * where a word is given, wait until it printed it (at most a minute).
+	 */
+	private static Process start(String uid, String gid, Map<String, String> environment, Path out,
+			@Nullable String ready, String... command) throws Exception {
+		List<String> argv = new ArrayList<>(List.of("/usr/bin/timeout", "150", "/usr/bin/setpriv", "--reuid=" + uid,
+				"--regid=" + gid, "--clear-groups", "--"));
+		argv.addAll(List.of(command));
+		ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile());
+		builder.environment().putAll(environment);
+		Process attacker = builder.start();
+		Thread.sleep(500);
+		for (int i = 0; i < 600 && ready != null && !Files.readString(out).contains(ready); i++) {
+			Thread.sleep(100);
+		}
+		return attacker;
+	}
+
+	private static void stop(List<Process> attackers) throws InterruptedException {
+		for (Process attacker : attackers) {
+			attacker.destroy();
+			attacker.waitFor();
+		}
+	}
+
+	/**
+	 * What {@link #asTheProbesUid} saw: the uid of each probe, in order, and what the
+	 * attackers printed.
+	 */
+	record Attack(List<Long> uids, String output) {
+
+		/** The fact of an available verdict that names the command user of a probe. */
+		String commandUserFact(int probe) {
+			return "uid " + this.uids.get(probe) + ": the command user";
+		}
+
 	}
 
 	/** Probes to run while an attacker acts. */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.ProbeAttacks.Attack;
 import dev.cavesandbox.ProbeAttacks.Probes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -25,20 +26,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Second red team of the probe's directory of its own (ProbeDirectory, ProbeSession): the
- * probe's command uid (65536, the first of {@code cave.sandbox.linux.command-user-range})
- * and its group (65534, which the host's {@code nobody} has) acting from the host, and
- * another user of a work directory that every user may write without the sticky bit,
- * against {@code seccomp} with a root JVM. Attacker: {@code probe-directory-attacker.c}.
+ * probe's command uid (a uid of {@code cave.sandbox.linux.command-user-range} that the
+ * probe takes from the command users of this JVM; the attacker starts as it once the
+ * probe holds it, as a program outside the pool could) and its group (65534, which the
+ * host's {@code nobody} has) acting from the host, and another user of a work directory
+ * that every user may write without the sticky bit, against {@code seccomp} with a root
+ * JVM. Attacker: {@code probe-directory-attacker.c}.
  */
 @EnabledOnOs(OS.LINUX)
 class ProbeDirectoryBreakIn2Tests {
 
-	private static final String COMMAND_UID = "65536";
-
 	/** How deep the chain of directories is that the attackers move in. */
 	private static final int DEPTH = 15000;
 
-	private static final String COMMAND_USER_FACT = "uid 65536: the command user";
+	/**
+	 * The fact that names a uid of the range as the command user (not uid 0, the
+	 * caller's).
+	 */
+	private static final String COMMAND_USER_FACT = "uid \\d+: the command user";
 
 	/**
 	 * The probe's command uid, from the host, takes write permission off the working
@@ -59,12 +64,15 @@ class ProbeDirectoryBreakIn2Tests {
 		Path work = workDirectory(base, 01777);
 		SandboxSettings settings = seccomp(work);
 		List<String> verdicts = new ArrayList<>();
-		String output = whileRunning(base, COMMAND_UID, NOBODY, Map.of(), probes(settings, 3, verdicts), attacker(base),
-				work.toString(), "workchmod", "-", "100");
-		assertThat(output).as("the command uid acted").contains("chmod 500 done");
-		assertThat(verdicts).as(output)
-			.allSatisfy((verdict) -> assertThat(verdict).satisfiesAnyOf((v) -> assertThat(v).startsWith("unavailable"),
-					(v) -> assertThat(v).contains(COMMAND_USER_FACT)));
+		Attack attack = asTheProbesUid(base, probes(settings, 3, verdicts), attacker(base), work.toString(),
+				"workchmod", "-", "100");
+		assertThat(attack.output()).as("the command uid acted").contains("chmod 500 done");
+		assertThat(attack.uids()).as("one attacker per probe").hasSameSizeAs(verdicts);
+		for (int probe = 0; probe < verdicts.size(); probe++) {
+			String fact = attack.commandUserFact(probe);
+			assertThat(verdicts.get(probe)).as(attack.output())
+				.satisfiesAnyOf((v) -> assertThat(v).startsWith("unavailable"), (v) -> assertThat(v).contains(fact));
+		}
 	}
 
 	/**
@@ -104,7 +112,7 @@ class ProbeDirectoryBreakIn2Tests {
 	@Test
 	void theCommandUidCannotMakeTheProbeLeaveRootsFilesBehindThroughTheDirectoryOfTheWriteOutside(@TempDir Path base)
 			throws Exception {
-		movesADeepChainIn(base, COMMAND_UID, "work.outside");
+		movesADeepChainIn(base, "work.outside");
 	}
 
 	/**
@@ -115,7 +123,7 @@ class ProbeDirectoryBreakIn2Tests {
 	@Test
 	void theCommandUidCannotMakeTheProbeLeaveRootsFilesBehindThroughItsWorkingDirectory(@TempDir Path base)
 			throws Exception {
-		movesADeepChainIn(base, COMMAND_UID, "work");
+		movesADeepChainIn(base, "work");
 	}
 
 	/**
@@ -141,7 +149,7 @@ class ProbeDirectoryBreakIn2Tests {
 		assertThat(output).as("the other user acted").contains("back done");
 		assertThat(verdicts).as(output)
 			.allSatisfy((verdict) -> assertThat(verdict).satisfiesAnyOf((v) -> assertThat(v).startsWith("unavailable"),
-					(v) -> assertThat(v).contains(COMMAND_USER_FACT)));
+					(v) -> assertThat(v).containsPattern(COMMAND_USER_FACT)));
 	}
 
 	/**
@@ -262,18 +270,20 @@ class ProbeDirectoryBreakIn2Tests {
 	}
 
 	/**
-	 * A user moves a chain of {@link #DEPTH} nested directories into an entry of the
-	 * probe's directory during the run: the probe must neither throw nor leave its
-	 * directory.
+	 * The probe's command uid moves a chain of {@link #DEPTH} nested directories into an
+	 * entry of the probe's directory during the run: the probe must neither throw nor
+	 * leave its directory.
 	 */
-	private static void movesADeepChainIn(Path base, String uid, String entry) throws Exception {
+	private static void movesADeepChainIn(Path base, String entry) throws Exception {
 		assumeRoot();
 		Path work = workDirectory(base, 01777);
 		SandboxSettings settings = seccomp(work);
 		List<String> verdicts = new ArrayList<>();
-		String output = whileRunning(base, uid, NOBODY, Map.of(), probes(settings, 1, verdicts), attacker(base),
-				work.toString(), "deep", entry, "100");
+		Attack attack = asTheProbesUid(base, probes(settings, 1, verdicts), attacker(base), work.toString(), "deep",
+				entry, "100");
+		String output = attack.output();
 		try {
+			assertThat(attack.uids()).as("one attacker per probe").hasSameSizeAs(verdicts);
 			assertThat(output).as("the user acted").contains("moved the chain into " + entry + " done");
 			assertThat(verdicts).as(output).noneMatch((verdict) -> verdict.startsWith("threw"));
 			assertThat(leftBehind(work)).as("%s %s", output, verdicts).isEmpty();
@@ -322,6 +332,15 @@ class ProbeDirectoryBreakIn2Tests {
 			}
 		}
 		return left;
+	}
+
+	/**
+	 * Run the attacker as the uid that each probe takes, with the chain's depth; a deep
+	 * chain is built before the probe makes its directory.
+	 */
+	private static Attack asTheProbesUid(Path base, Probes probes, String... command) throws Exception {
+		return ProbeAttacks.asTheProbesUid(base, Map.of("DEPTH", String.valueOf(DEPTH)),
+				command[2].equals("deep") ? "built" : null, probes, command);
 	}
 
 	/**

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import dev.cavesandbox.ProbeAttacks.Attack;
 import dev.cavesandbox.ProbeAttacks.Probes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static dev.cavesandbox.ProbeAttacks.NOBODY;
+import static dev.cavesandbox.ProbeAttacks.asTheProbesUid;
 import static dev.cavesandbox.ProbeAttacks.assumeRoot;
 import static dev.cavesandbox.ProbeAttacks.compile;
 import static dev.cavesandbox.ProbeAttacks.seccomp;
@@ -73,18 +75,19 @@ class ProbeDirectoryBreakInTests {
 	}
 
 	/**
-	 * The probe's command uid (the first of
-	 * {@code cave.sandbox.linux.command-user-range}), as a process outside the sandbox
-	 * (here one on the host; Landlock does not cover chmod(2), so a command of another
-	 * JVM's execution that got the same uid could try the same in the host view), tries
-	 * to take every permission off the probe's directory while the probe runs, so that
-	 * the child's check of its directory's path fails and the probe runs again without
-	 * the command user (commands that stay the host's root, RLIMIT_NPROC not enforced).
-	 * When the probe's directory was that uid's during the run, it could (seen: three
-	 * runs of three). Now the directory stays the JVM user's (0701 during the run): the
-	 * chmod is refused, and the probe runs again without the command user only where the
-	 * modes of the directories above the working directory, as the JVM reads them, shut
-	 * the command user out.
+	 * The probe's command uid (a uid of {@code cave.sandbox.linux.command-user-range}
+	 * that the probe takes from the command users of this JVM; the attacker starts as it
+	 * once the probe holds it, before the probe's directory is made), as a process
+	 * outside the sandbox (here one on the host; Landlock does not cover chmod(2), so a
+	 * command of another JVM's execution that got the same uid could try the same in the
+	 * host view), tries to take every permission off the probe's directory while the
+	 * probe runs, so that the child's check of its directory's path fails and the probe
+	 * runs again without the command user (commands that stay the host's root,
+	 * RLIMIT_NPROC not enforced). When the probe's directory was that uid's during the
+	 * run, it could (seen: three runs of three). Now the directory stays the JVM user's
+	 * (0701 during the run): the chmod is refused, and the probe runs again without the
+	 * command user only where the modes of the directories above the working directory,
+	 * as the JVM reads them, shut the command user out.
 	 */
 	@Test
 	void theCommandUidCannotMakeTheProbeDropTheCommandUser(@TempDir Path base) throws Exception {
@@ -93,17 +96,15 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		IsolationCapability honest = new NetworkIsolationProbe(settings).probe();
 		assertThat(honest.verified()).as("%s", honest)
-			.anyMatch((fact) -> fact.startsWith("uid 65536: the command user"));
+			.anyMatch((fact) -> fact.matches("uid \\d+: the command user .*"));
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 5, verdicts),
-				swapper.toString(), work.toString(), "blink", "-", "100");
+		Attack attack = asTheProbesUid(base, Map.of(), null, probes(settings, 5, verdicts), swapper.toString(),
+				work.toString(), "blink", "-", "100");
+		String output = attack.output();
 		assertThat(output).as("the command uid tried").contains(": blink ").doesNotContain("blink done");
-		assertThat(verdicts).as(output)
-			.allSatisfy((verdict) -> assertThat(!verdict.available()
-					|| verdict.verified().stream().anyMatch((fact) -> fact.startsWith("uid 65536: the command user")))
-				.as("%s", verdict)
-				.isTrue());
+		assertThat(attack.uids()).as("one attacker per probe").hasSameSizeAs(verdicts);
+		assertKeptTheCommandUser(verdicts, attack);
 	}
 
 	/**
@@ -121,9 +122,11 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 2, verdicts),
-				swapper.toString(), work.toString(), "steal", "-", "100");
+		Attack attack = asTheProbesUid(base, Map.of(), null, probes(settings, 2, verdicts), swapper.toString(),
+				work.toString(), "steal", "-", "100");
+		String output = attack.output();
 		assertThat(output).as("the command uid tried").contains(": steal ").doesNotContain("steal done");
+		assertThat(attack.uids()).as("one attacker per probe").hasSameSizeAs(verdicts);
 		assertThat(entries(work)).as("%s %s", output, verdicts).containsExactly("cave-sandbox-0");
 		assertThat(verdicts).noneMatch((verdict) -> verdict.cause() == UnavailabilityCause.BINARY_MISSING);
 	}
@@ -142,15 +145,13 @@ class ProbeDirectoryBreakInTests {
 		SandboxSettings settings = seccomp(work);
 		Path swapper = compile(base, "probe-command-user-swapper");
 		List<IsolationCapability> verdicts = new ArrayList<>();
-		String output = whileRunning(base, "65536", NOBODY, Map.of(), null, probes(settings, 3, verdicts),
-				swapper.toString(), work.toString(), "link", vault.toString(), "100");
+		Attack attack = asTheProbesUid(base, Map.of(), null, probes(settings, 3, verdicts), swapper.toString(),
+				work.toString(), "link", vault.toString(), "100");
+		String output = attack.output();
 		assertThat(output).as("the command uid tried").contains(": link ").doesNotContain("link done");
 		assertThat(entries(vault)).as(output).containsExactly("secret");
-		assertThat(verdicts).as(output)
-			.allSatisfy((verdict) -> assertThat(!verdict.available()
-					|| verdict.verified().stream().anyMatch((fact) -> fact.startsWith("uid 65536: the command user")))
-				.as("%s", verdict)
-				.isTrue());
+		assertThat(attack.uids()).as("one attacker per probe").hasSameSizeAs(verdicts);
+		assertKeptTheCommandUser(verdicts, attack);
 	}
 
 	/**
@@ -240,6 +241,20 @@ class ProbeDirectoryBreakInTests {
 				verdicts.add(new NetworkIsolationProbe(settings).probe());
 			}
 		};
+	}
+
+	/**
+	 * Each verdict that is available names as its command user the uid that its probe
+	 * took, which its attacker ran as.
+	 */
+	private static void assertKeptTheCommandUser(List<IsolationCapability> verdicts, Attack attack) {
+		for (int probe = 0; probe < verdicts.size(); probe++) {
+			IsolationCapability verdict = verdicts.get(probe);
+			String fact = attack.commandUserFact(probe);
+			assertThat(!verdict.available() || verdict.verified().stream().anyMatch((f) -> f.startsWith(fact)))
+				.as("probe %d (%s): %s; %s", probe, fact, verdict, attack.output())
+				.isTrue();
+		}
 	}
 
 	/** A root directory, mode 0700, with one file. */

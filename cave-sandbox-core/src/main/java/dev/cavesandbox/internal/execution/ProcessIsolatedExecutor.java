@@ -39,7 +39,6 @@ import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.HandoverFrame;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
-import dev.cavesandbox.internal.launcher.LauncherFailure;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.process.ProcessRunner;
 import dev.cavesandbox.internal.process.StartedProcess;
@@ -192,8 +191,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 				throw new ProcessTreeSurvivedException(outcome.survivors());
 			}
 			launch.takeBackGrant();
-			checkSetUp(outcome, effective.command(), launch.token);
-			checkStarted(outcome, effective.command(), warm != null);
+			if (this.capability != null) {
+				LaunchOutcome.check(outcome, effective.command(), launch.token, warm != null, this.runner::closed);
+			}
 			OutputFiles outputFiles = launch.readOutputFiles(effective);
 			// Closed first: a connection still relayed for a process the command left
 			// behind ends here, and the list is complete.
@@ -362,49 +362,6 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 */
 	private boolean appliesLimits() {
 		return this.capability != null && this.capability.mechanism().launcher() != null;
-	}
-
-	/**
-	 * Throw where the sandbox could not be set up: the launcher then exits with
-	 * {@value LauncherContract#SETUP_FAILED} and its last line on stderr is its failure
-	 * of this launch ({@link LauncherFailure#endsLaunch}). A timeout that struck while
-	 * the sandbox was being set up is a timeout.
-	 */
-	private void checkSetUp(ProcessRunner.Outcome outcome, String command, String token) {
-		if (this.capability == null || outcome.exitCode() != LauncherContract.SETUP_FAILED || outcome.timedOut()) {
-			return;
-		}
-		LauncherFailure failure = LauncherFailure.of(outcome.stderr());
-		if (failure.endsLaunch(token)) {
-			throw new SandboxLaunchException("the sandbox for " + command + " could not be set up, the command did "
-					+ "not run: " + failure.joined());
-		}
-	}
-
-	/**
-	 * Throw where the sandbox's process ended before the launcher started the command
-	 * (its started marker, {@link LauncherContract#HANDOVER_STARTED}, never came): the
-	 * exit code is then the sandbox's, not the command's (the wrapper killed from outside
-	 * during its set-up, or while a warm sandbox waited for its frame). A timeout that
-	 * struck before the command started is a timeout, as in {@link #checkSetUp}; a
-	 * command that was started and then killed is a result; a sandbox that the executor's
-	 * {@link #close()} ended first is a cancellation.
-	 */
-	private void checkStarted(ProcessRunner.Outcome outcome, String command, boolean warm) {
-		if (this.capability == null || outcome.commandStarted() || outcome.timedOut()) {
-			return;
-		}
-		if (this.runner.closed()) {
-			throw new ExecutionCancelledException("the executor was closed before the command started", null);
-		}
-		int exit = outcome.exitCode();
-		String ended = (exit > 128) ? "was killed by signal " + (exit - 128) : "exited with " + exit;
-		String stderr = LauncherFailure.of(outcome.stderr()).joined();
-		throw new SandboxLaunchException("the command " + command + " did not run: the " + (warm ? "warm " : "")
-				+ "sandbox's process " + ended + " before the command started"
-				+ (stderr.isEmpty() ? "" : " (its stderr: " + stderr + ")")
-				+ "; check what kills the JVM's child processes from outside (the kernel's OOM killer: its log, "
-				+ "dmesg; a memory limit of the JVM's cgroup; an operator or a process supervisor)");
 	}
 
 	@Override

@@ -5,11 +5,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongConsumer;
 
 import dev.cavesandbox.IsolationCapability;
 import dev.cavesandbox.MechanismChoice;
+import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.internal.launcher.CommandUsers;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
@@ -46,6 +49,12 @@ public final class LinuxProbe {
 	/** What the probe's child says when it cannot reach its directory by its path. */
 	private static final String PATH_UNREACHABLE = "path=unreachable";
 
+	/**
+	 * Who is told the uids that this thread's seccomp probes take
+	 * ({@link #observingCommandUids}).
+	 */
+	private static final ThreadLocal<@Nullable LongConsumer> commandUidObserver = new ThreadLocal<>();
+
 	private final SandboxSettings settings;
 
 	private final MechanismChoice choice;
@@ -63,8 +72,15 @@ public final class LinuxProbe {
 	}
 
 	/**
-	 * Run the probe.
-	 * @return the verdict, never {@code null}
+	 * Run the probe. On seccomp with a root JVM its child runs as a uid of the command
+	 * user range that the probe takes from the pool which the executors of this JVM share
+	 * ({@link CommandUsers}) and gives back after the run (its check, one scan of
+	 * {@code /proc}, on this thread): no running execution of this JVM holds that uid
+	 * meanwhile, so none of their commands runs beside the probe's dumpable child as its
+	 * uid.
+	 * @return the verdict, never {@code null}; {@link UnavailabilityCause#NOT_VERIFIED}
+	 * where no uid of the range is free for the probe (each is held by a running
+	 * execution or a process runs as it; the detail names them)
 	 * @throws InterruptedException if the thread was interrupted while the probe ran
 	 */
 	public IsolationCapability probe() throws InterruptedException {
@@ -79,7 +95,59 @@ public final class LinuxProbe {
 					ProbeSession.since(start));
 		}
 		HostFacts host = HostFacts.current(this.settings, alsoHidden());
-		SandboxMechanism mechanism = mechanism(withCommandUser(launcher, host), host);
+		boolean commandUser = commandUserApplies(host);
+		if (!commandUser || this.choice != MechanismChoice.SECCOMP) {
+			return probe(start, launcher, host, commandUser, null);
+		}
+		// The probe's child runs as a uid of the range that no execution of this JVM
+		// holds meanwhile: a command of the same uid could reach the probe's dumpable
+		// child (its /proc entries, signals).
+		CommandUsers commandUsers = new CommandUsers(this.settings.linux().commandUserRange());
+		long uid;
+		try {
+			uid = commandUsers.acquire();
+		}
+		catch (SandboxLaunchException ex) {
+			return IsolationCapability.unavailable(UnavailabilityCause.NOT_VERIFIED,
+					"no uid of the command user range is free for the probe: " + ex.getMessage(),
+					ProbeSession.since(start));
+		}
+		try {
+			LongConsumer observer = commandUidObserver.get();
+			if (observer != null) {
+				observer.accept(uid);
+			}
+			return probe(start, launcher, host, true, uid);
+		}
+		finally {
+			commandUsers.release(uid);
+		}
+	}
+
+	/**
+	 * Run probes on this thread while an observer is told the uid that each seccomp probe
+	 * of a root JVM takes for its child from the command users of this JVM, once it holds
+	 * it and before its directory is made or its child runs (on this thread: the probe
+	 * waits for the observer). A seam for the red-team tests, which start an attacker of
+	 * that uid then, as a program outside the pool could once the pool has handed it out;
+	 * nothing else sets it.
+	 * @param observer told each uid taken
+	 * @param probes the probes to run
+	 * @throws Exception what the probes or the observer threw
+	 */
+	static void observingCommandUids(LongConsumer observer, ProbeRuns probes) throws Exception {
+		commandUidObserver.set(observer);
+		try {
+			probes.run();
+		}
+		finally {
+			commandUidObserver.remove();
+		}
+	}
+
+	private IsolationCapability probe(long start, Launcher launcher, HostFacts host, boolean commandUser,
+			@Nullable Long seccompUid) throws InterruptedException {
+		SandboxMechanism mechanism = mechanism(commandUser ? withCommandUser(launcher, seccompUid) : launcher, host);
 		IsolationCapability missing = ProbeSession.missingBinary(mechanism, start);
 		if (missing != null) {
 			return missing;
@@ -148,16 +216,21 @@ public final class LinuxProbe {
 	 * kernel exempts the host's root from RLIMIT_NPROC, so a root JVM's commands run as
 	 * the command user, in a user namespace that the launcher prepares; on the seccomp
 	 * mechanism, which has none, each execution runs as a uid of the host of its own from
-	 * the range, with the command user's gid (the probe verifies the range's first uid).
+	 * the range, with the command user's gid (the probe verifies a uid of the range that
+	 * it takes from the executors' pool of this JVM, {@code seccompUid}).
 	 */
-	private Launcher withCommandUser(Launcher launcher, HostFacts host) {
+	private Launcher withCommandUser(Launcher launcher, @Nullable Long seccompUid) {
+		Launcher withCommandUser = new Launcher(launcher.path(), launcher.userNamespaces(),
+				this.settings.linux().commandUser());
+		return (seccompUid != null) ? withCommandUser.withCommandUser(seccompUid) : withCommandUser;
+	}
+
+	/**
+	 * Whether commands run as the command user: a root JVM of the host that may map ids.
+	 */
+	private boolean commandUserApplies(HostFacts host) {
 		int commandUser = this.settings.linux().commandUser();
-		if (host.uid() != 0 || !initialUserNamespace() || commandUser == 0 || !mayMapIds()) {
-			return launcher;
-		}
-		Launcher withCommandUser = new Launcher(launcher.path(), launcher.userNamespaces(), commandUser);
-		return (this.choice == MechanismChoice.SECCOMP)
-				? withCommandUser.withCommandUser(this.settings.linux().commandUserRange().first()) : withCommandUser;
+		return host.uid() == 0 && initialUserNamespace() && commandUser != 0 && mayMapIds();
 	}
 
 	private SandboxMechanism mechanism(Launcher launcher, HostFacts host) {
@@ -335,6 +408,14 @@ public final class LinuxProbe {
 					mechanism.name() + ": " + loopbackFact, session.took());
 		}
 		return IsolationCapability.available(mechanism, verified, privateLoopback, session.took());
+	}
+
+	/** Probes to run while their uids are observed. */
+	@FunctionalInterface
+	interface ProbeRuns {
+
+		void run() throws Exception;
+
 	}
 
 	/**

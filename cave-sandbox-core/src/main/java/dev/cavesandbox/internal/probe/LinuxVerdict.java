@@ -294,8 +294,8 @@ final class LinuxVerdict {
 	 * working directory by its path.
 	 */
 	private @Nullable Failure hostCommandUser(String uid, String gid) {
-		this.verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds (the "
-				+ "first of the command user range: each execution runs as a uid of the host of its own, which no "
+		this.verified.add("uid " + uid + ": the command user of a root JVM, so that the process limit holds (a "
+				+ "uid of the command user range that no execution held meanwhile: each execution runs as a uid of the host of its own, which no "
 				+ "other process runs as when it is handed out, so that executions share no process count and cannot "
 				+ "signal or ptrace each other; choose uids that nothing else uses)");
 		this.verified.add("gid " + gid + ": the command user's, which every execution shares (files and IPC objects "

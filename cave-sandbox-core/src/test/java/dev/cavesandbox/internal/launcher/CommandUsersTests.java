@@ -129,7 +129,12 @@ class CommandUsersTests {
 					assertThat(uid(two, directory)).isEqualTo(66631);
 				}
 			}
-			try (ProcessIsolatedExecutor one = seccomp("66630-66630", 1, 512)) {
+			// The probe of a range whose every uid is in use finds none for its own child
+			// (LinuxProbeTests): this executor takes the verdict of the wider range's
+			// probe.
+			SandboxSettings onlySquatted = settings("66630-66630", 1, 512);
+			try (ProcessIsolatedExecutor one = ProcessIsolatedExecutor.isolated(onlySquatted,
+					LinuxMechanisms.verified(settings("66630-66631", 2, 512)))) {
 				assertThatExceptionOfType(SandboxLaunchException.class).isThrownBy(() -> uid(one, directory))
 					.withMessageStartingWith(
 							"cave_sandbox_launch_failed: no command user is free: processes run as each of "
@@ -333,10 +338,17 @@ class CommandUsersTests {
 	}
 
 	private static ProcessIsolatedExecutor seccomp(String range, int maxConcurrent, int processes) {
-		return LinuxMechanisms.isolated(MechanismChoice.SECCOMP,
-				(settings) -> settings.commandUserRange(SandboxSettings.CommandUserRange.parse(range))
-					.maxConcurrent(maxConcurrent)
-					.limits(ResourceLimits.defaults().toBuilder().processes(processes).build()));
+		SandboxSettings settings = settings(range, maxConcurrent, processes);
+		return ProcessIsolatedExecutor.isolated(settings, LinuxMechanisms.verified(settings));
+	}
+
+	private static SandboxSettings settings(String range, int maxConcurrent, int processes) {
+		return SandboxSettings.builder()
+			.mechanism(MechanismChoice.SECCOMP)
+			.commandUserRange(SandboxSettings.CommandUserRange.parse(range))
+			.maxConcurrent(maxConcurrent)
+			.limits(ResourceLimits.defaults().toBuilder().processes(processes).build())
+			.build();
 	}
 
 	private static ExecutionRequest idsThenSleep(Path directory) {

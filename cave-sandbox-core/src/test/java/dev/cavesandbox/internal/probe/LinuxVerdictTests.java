@@ -109,10 +109,10 @@ class LinuxVerdictTests {
 	}
 
 	/**
-	 * The seccomp mechanism's command user, a uid of the host: verified only as the
-	 * range's first uid with the command user's gid, without any capability, and able to
-	 * reach its directory by its path; the facts say what a uid of the host means and
-	 * what the executions share through the gid.
+	 * The seccomp mechanism's command user, a uid of the host: verified as a uid of the
+	 * range with the command user's gid, without any capability, and able to reach its
+	 * directory by its path; the facts say what a uid of the host means and what the
+	 * executions share through the gid.
 	 */
 	@Test
 	void theSeccompMechanismsCommandUserIsVerifiedAsAUidOfTheHostWithTheCommandUsersGidWithoutCapabilities() {
@@ -120,8 +120,8 @@ class LinuxVerdictTests {
 		IsolationCapability verdict = commandUserVerdict(asCommandUser);
 		assertThat(verdict.available()).as("%s", verdict).isTrue();
 		assertThat(verdict.verified()).contains("capabilities: none",
-				"uid 65536: the command user of a root JVM, so that the process limit holds (the first of the "
-						+ "command user range: each execution runs as a uid of the host of its own, which no other "
+				"uid 65536: the command user of a root JVM, so that the process limit holds (a uid of the "
+						+ "command user range that no execution held meanwhile: each execution runs as a uid of the host of its own, which no other "
 						+ "process runs as when it is handed out, so that executions share no process count and "
 						+ "cannot signal or ptrace each other; choose uids that nothing else uses)",
 				"gid 65534: the command user's, which every execution shares (files and IPC objects made "
