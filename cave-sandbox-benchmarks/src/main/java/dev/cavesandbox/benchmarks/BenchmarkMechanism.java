@@ -16,7 +16,6 @@ import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.mechanism.BubblewrapMechanism;
-import dev.cavesandbox.internal.mechanism.UnshareMechanism;
 
 /**
  * A mechanism as the benchmarks see it: the exact command line that the executor spawns
@@ -30,7 +29,9 @@ import dev.cavesandbox.internal.mechanism.UnshareMechanism;
  * comes from {@code capability.mechanism().commandLine(...)}, as in the executor.</li>
  * </ul>
  * {@link #commandLineWithoutLauncher(Path, String...)} derives from that command line the
- * same wrapper without the native {@link Launcher}, to measure what the launcher adds.
+ * same wrapper without the native {@link Launcher}, to measure what the launcher adds,
+ * where there is such a wrapper ({@link #hasLineWithoutLauncher()}): for {@code none} and
+ * {@code bwrap}, not for the mechanisms whose sandbox the launcher builds itself.
  *
  * @param name the parameter value
  * @param choice the mechanism setting, {@code null} for {@code none}
@@ -105,6 +106,50 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	}
 
 	/**
+	 * Return whether the mechanism has a command line without the native launcher
+	 * ({@link #commandLineWithoutLauncher(Path, String...)}): {@code true} for
+	 * {@code none} and {@code bwrap}. {@code unshare} has none since the launcher's
+	 * {@value LauncherContract#ROOT} mode, PID 1 of its namespaces, makes its mounts
+	 * itself ({@code UnshareMountPlan}; before, a shell script of mount(8) calls did); in
+	 * {@code namespaces} the launcher is PID 1 as well, and in {@code seccomp} it is the
+	 * only wrapper. Benchmarks skip their without-launcher variant for those.
+	 * @param name the mechanism's name, as {@link #resolve(String)} takes it
+	 * @return whether there is such a command line
+	 */
+	static boolean hasLineWithoutLauncher(String name) {
+		return name.equals("none") || name.equals("bwrap");
+	}
+
+	/**
+	 * Return whether this mechanism has a command line without the native launcher, as
+	 * {@link #hasLineWithoutLauncher(String)}.
+	 * @return whether there is such a command line
+	 */
+	boolean hasLineWithoutLauncher() {
+		return hasLineWithoutLauncher(this.name);
+	}
+
+	/**
+	 * Return what a report prints in place of a figure without the launcher for a
+	 * mechanism that has no command line without it
+	 * ({@link #hasLineWithoutLauncher(String)}), such as
+	 * {@code n/a (the launcher makes unshare's mounts)}.
+	 * @param name the mechanism's name
+	 * @return the words, {@code n/a} and the reason in brackets
+	 */
+	static String withoutLauncherNotApplicable(String name) {
+		return "n/a (" + whyNoLineWithoutLauncher(name) + ")";
+	}
+
+	private static String whyNoLineWithoutLauncher(String name) {
+		return switch (name) {
+			case "unshare" -> "the launcher makes unshare's mounts";
+			case "namespaces" -> "the launcher is PID 1 of namespaces";
+			default -> "the launcher is " + name + "'s only wrapper";
+		};
+	}
+
+	/**
 	 * Return the mechanism's command line for the argv in the working directory without
 	 * the native launcher, derived from {@link #commandLine(Path, String...)}: the
 	 * {@code outer --workdir DIR [options] --} prefix and the inner
@@ -112,16 +157,22 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	 * them the command user's user namespace that {@code outer} makes, so the wrapper
 	 * runs as root in the host's); for bubblewrap, {@code --bind-fd 3 DIR} becomes
 	 * {@code --bind DIR DIR} and {@code --as-pid-1} goes (bwrap's own init is PID 1
-	 * again). The unshare script binds {@code .}, which is the directory of the
-	 * {@link ProcessBuilder}. Not a sandbox to rely on: the working directory's path is
-	 * resolved again and nothing is confined inside. Spawn it with the working directory
-	 * as the process's directory.
+	 * again). Only for a mechanism that {@link #hasLineWithoutLauncher() has one}:
+	 * {@code none} and {@code bwrap}. Not a sandbox to rely on: the working directory's
+	 * path is resolved again and nothing is confined inside. Spawn it with the working
+	 * directory as the process's directory.
 	 * @param workingDirectory the working directory of the spawn
 	 * @param argv the command
 	 * @return the whole command line, for {@code none} the argv itself
-	 * @throws IllegalStateException if the command line is not shaped as expected
+	 * @throws IllegalStateException if the mechanism has no command line without the
+	 * launcher (the message says why), or if bubblewrap's is not shaped as expected
 	 */
 	List<String> commandLineWithoutLauncher(Path workingDirectory, String... argv) {
+		if (!hasLineWithoutLauncher()) {
+			throw new IllegalStateException(this.name + " has no command line without the native launcher: "
+					+ whyNoLineWithoutLauncher(this.name) + ", so no wrapper is left to spawn without it; "
+					+ "check hasLineWithoutLauncher() first, or leave " + this.name + " out (-p mechanism=none,bwrap)");
+		}
 		if (this.capability == null) {
 			return List.of(argv);
 		}
@@ -137,19 +188,13 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 		expect(end > 0 && List.of("init", "exec").contains(command.get(inside + 1)),
 				LauncherContract.INSIDE + " init|exec ... --", command);
 		command.subList(inside, inside + end + 1).clear();
-		if (this.capability.mechanism() instanceof BubblewrapMechanism) {
-			int bind = command.indexOf("--bind-fd");
-			expect(bind >= 0 && command.get(bind + 1).equals(String.valueOf(LauncherContract.DIRECTORY_FD))
-					&& command.get(bind + 2).equals(directory), "--bind-fd 3 DIR", command);
-			command.subList(bind, bind + 3).clear();
-			command.addAll(bind, List.of("--bind", directory, directory));
-			expect(command.remove("--as-pid-1"), "--as-pid-1", command);
-		}
-		else {
-			expect(this.capability.mechanism() instanceof UnshareMechanism
-					&& command.stream().anyMatch((word) -> word.contains("mount -n -c --bind . ")),
-					"the unshare script binding '.'", command);
-		}
+		expect(this.capability.mechanism() instanceof BubblewrapMechanism, "bubblewrap", command);
+		int bind = command.indexOf("--bind-fd");
+		expect(bind >= 0 && command.get(bind + 1).equals(String.valueOf(LauncherContract.DIRECTORY_FD))
+				&& command.get(bind + 2).equals(directory), "--bind-fd 3 DIR", command);
+		command.subList(bind, bind + 3).clear();
+		command.addAll(bind, List.of("--bind", directory, directory));
+		expect(command.remove("--as-pid-1"), "--as-pid-1", command);
 		expect(!command.contains(launcher) && !command.contains(LauncherContract.INSIDE), "no launcher left", command);
 		return command;
 	}
@@ -164,7 +209,8 @@ record BenchmarkMechanism(String name, MechanismChoice choice, IsolationCapabili
 	 * Check that {@link #commandLineWithoutLauncher(Path, String...)} really runs its
 	 * command here: {@code /bin/echo} prints its word and {@code /bin/true} exits 0.
 	 * @param directory the working directory
-	 * @throws IllegalStateException if not
+	 * @throws IllegalStateException if not, or if the mechanism has no such command line
+	 * ({@link #hasLineWithoutLauncher()})
 	 */
 	void verifyWithoutLauncher(Path directory) throws IOException, InterruptedException {
 		String marker = "cave-sandbox-without-launcher";

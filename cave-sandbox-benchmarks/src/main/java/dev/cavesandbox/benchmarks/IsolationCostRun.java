@@ -11,11 +11,12 @@ import org.openjdk.jmh.runner.RunnerException;
 /**
  * Runs the whole set in one go (a few minutes on two cores) and prints a Markdown summary
  * with the ratios that BENCHMARKS.md reports: latency (median, p99) and throughput at 1,
- * 2 and 8 threads of spawning {@code /bin/true} raw (with and without the native
- * launcher) and through the executor for each mechanism available here, the cost split of
- * the executor's own steps, the output path, and the startup probe. What runs is the
- * {@link MeasurementPlan}; the tables are written by {@link SpawnReport} and
- * {@link OutputProbeStepsReport}.
+ * 2 and 8 threads of spawning {@code /bin/true} raw (with the native launcher, and
+ * without it where the mechanism has such a command line:
+ * {@link BenchmarkMechanism#hasLineWithoutLauncher(String)}) and through the executor for
+ * each mechanism available here, the cost split of the executor's own steps, the output
+ * path, and the startup probe. What runs is the {@link MeasurementPlan}; the tables are
+ * written by {@link SpawnReport} and {@link OutputProbeStepsReport}.
  * <p>
  * Arguments: {@code --quick} for shorter iterations (a smoke run, not for figures);
  * {@code --summary FILE} to also write the summary to FILE. Exit code 2 on another

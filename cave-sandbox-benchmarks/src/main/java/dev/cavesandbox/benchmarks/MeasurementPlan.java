@@ -3,8 +3,11 @@ package dev.cavesandbox.benchmarks;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
@@ -20,6 +23,9 @@ final class MeasurementPlan {
 
 	/** The thread counts of the spawn throughput. */
 	static final int[] THREADS = { 1, 2, 8 };
+
+	/** The path of {@link SpawnBenchmark} without the native launcher. */
+	static final String RAW_NO_LAUNCHER = "raw-no-launcher";
 
 	private static final Path TMPFS = Path.of("/dev/shm");
 
@@ -50,10 +56,11 @@ final class MeasurementPlan {
 
 	/**
 	 * The paths of {@link SpawnBenchmark}, from the rawest to the executor, each adding a
-	 * step; {@code executor-tmpfs-workdir} where {@code /dev/shm} is writable.
+	 * step; {@code executor-tmpfs-workdir} where {@code /dev/shm} is writable. A
+	 * mechanism is measured on those of {@link #spawnPaths(String, List)}.
 	 */
 	List<String> spawnPaths() {
-		List<String> paths = new ArrayList<>(List.of("raw-no-launcher", "raw", "raw-threads", "executor-shared-dir"));
+		List<String> paths = new ArrayList<>(List.of(RAW_NO_LAUNCHER, "raw", "raw-threads", "executor-shared-dir"));
 		if (Files.isDirectory(TMPFS) && Files.isWritable(TMPFS)) {
 			paths.add("executor-tmpfs-workdir");
 		}
@@ -62,24 +69,46 @@ final class MeasurementPlan {
 	}
 
 	/**
+	 * The paths a mechanism is measured on: all of them, but {@code raw-no-launcher} only
+	 * where the mechanism has a command line without the launcher
+	 * ({@link BenchmarkMechanism#hasLineWithoutLauncher(String)}: not for
+	 * {@code unshare}, whose mounts the launcher makes).
+	 * @param mechanism the mechanism's name
+	 * @param paths the paths, as {@link #spawnPaths()}
+	 * @return the paths, in the same order
+	 */
+	static List<String> spawnPaths(String mechanism, List<String> paths) {
+		return BenchmarkMechanism.hasLineWithoutLauncher(mechanism) ? paths
+				: paths.stream().filter((path) -> !path.equals(RAW_NO_LAUNCHER)).toList();
+	}
+
+	/**
 	 * Latency of every path at 1 thread, then throughput at each of {@link #THREADS}:
-	 * every path at 8 threads, raw and executor only below.
+	 * every path at 8 threads, raw and executor only below. Each of those runs as one
+	 * configuration per set of paths of {@link #spawnPaths(String, List)} (JMH measures
+	 * every mechanism on every path of a configuration).
 	 */
 	List<ChainedOptionsBuilder> spawning(List<String> paths) {
-		List<ChainedOptionsBuilder> configurations = new ArrayList<>();
-		configurations.add(spawn().mode(Mode.SampleTime)
-			.timeUnit(TimeUnit.MILLISECONDS)
-			.threads(1)
-			.param("mechanism", names(this.mechanisms))
-			.param("path", names(paths)));
+		List<ChainedOptionsBuilder> configurations = new ArrayList<>(
+				byPaths(paths, () -> spawn().mode(Mode.SampleTime).timeUnit(TimeUnit.MILLISECONDS).threads(1)));
 		for (int threads : THREADS) {
-			configurations.add(spawn().mode(Mode.Throughput)
-				.timeUnit(TimeUnit.SECONDS)
-				.threads(threads)
-				.param("mechanism", names(this.mechanisms))
-				.param("path", (threads == 8) ? names(paths) : new String[] { "raw", "executor" }));
+			configurations.addAll(byPaths((threads == 8) ? paths : List.of("raw", "executor"),
+					() -> spawn().mode(Mode.Throughput).timeUnit(TimeUnit.SECONDS).threads(threads)));
 		}
 		return configurations;
+	}
+
+	private List<ChainedOptionsBuilder> byPaths(List<String> paths, Supplier<ChainedOptionsBuilder> options) {
+		Map<List<String>, List<String>> mechanismsByPaths = new LinkedHashMap<>();
+		for (String mechanism : this.mechanisms) {
+			mechanismsByPaths.computeIfAbsent(spawnPaths(mechanism, paths), (key) -> new ArrayList<>()).add(mechanism);
+		}
+		return mechanismsByPaths.entrySet()
+			.stream()
+			.map((group) -> options.get()
+				.param("mechanism", names(group.getValue()))
+				.param("path", names(group.getKey())))
+			.toList();
 	}
 
 	private ChainedOptionsBuilder spawn() {

@@ -36,8 +36,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * removal's discard) weighs on every variant alike rather than always on the one after
  * it: the raw command line; the same without the native launcher
  * ({@code raw-no-launcher},
- * {@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}); the executor;
- * the executor with a shared working directory; the raw command line in a fresh private
+ * {@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}; skipped for a
+ * mechanism without one, {@link BenchmarkMechanism#hasLineWithoutLauncher()}, whose
+ * {@code rawNoLauncherUs} and {@code launcherAddedUs} are then NaN); the executor; the
+ * executor with a shared working directory; the raw command line in a fresh private
  * directory, created and removed the way the executor does it, with each of those two
  * steps timed; and the raw command line with the executor's thread hand-offs, environment
  * and working directory ({@link ThreadedSpawn}).
@@ -61,6 +63,7 @@ public class PairedSpawnBenchmark {
 
 	private List<String> commandLine;
 
+	/** {@code null} where the mechanism has none. */
 	private List<String> commandLineWithoutLauncher;
 
 	private IsolatedExecutor executor;
@@ -85,8 +88,11 @@ public class PairedSpawnBenchmark {
 		this.executor = this.resolved.executor(this.resolved.settings());
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
 		this.commandLine = this.resolved.commandLine(this.sharedDirectory, "/bin/true");
-		this.commandLineWithoutLauncher = this.resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
-		this.resolved.verifyWithoutLauncher(this.sharedDirectory);
+		if (this.resolved.hasLineWithoutLauncher()) {
+			this.commandLineWithoutLauncher = this.resolved.commandLineWithoutLauncher(this.sharedDirectory,
+					"/bin/true");
+			this.resolved.verifyWithoutLauncher(this.sharedDirectory);
+		}
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -99,6 +105,9 @@ public class PairedSpawnBenchmark {
 	public double pairs(Medians medians) throws Exception {
 		long[][] times = new long[8][this.pairs];
 		List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3, 4, 5));
+		if (this.commandLineWithoutLauncher == null) {
+			order.remove(Integer.valueOf(4));
+		}
 		for (int i = 0; i < this.pairs; i++) {
 			Collections.shuffle(order, this.random);
 			for (int variant : order) {
@@ -115,12 +124,16 @@ public class PairedSpawnBenchmark {
 			}
 		}
 		medians.rawUs = median(times[0]);
-		medians.rawNoLauncherUs = median(times[7]);
-		long[] added = new long[this.pairs];
-		for (int i = 0; i < this.pairs; i++) {
-			added[i] = times[0][i] - times[7][i];
+		medians.rawNoLauncherUs = Double.NaN;
+		medians.launcherAddedUs = Double.NaN;
+		if (this.commandLineWithoutLauncher != null) {
+			medians.rawNoLauncherUs = median(times[7]);
+			long[] added = new long[this.pairs];
+			for (int i = 0; i < this.pairs; i++) {
+				added[i] = times[0][i] - times[7][i];
+			}
+			medians.launcherAddedUs = median(added);
 		}
-		medians.launcherAddedUs = median(added);
 		medians.rawThreadsUs = median(times[6]);
 		medians.executorUs = median(times[1]);
 		medians.executorSharedDirUs = median(times[2]);
@@ -200,9 +213,13 @@ public class PairedSpawnBenchmark {
 
 		public double rawUs;
 
+		/** NaN where the mechanism has no command line without the launcher. */
 		public double rawNoLauncherUs;
 
-		/** The median of each round's raw minus raw-no-launcher. */
+		/**
+		 * The median of each round's raw minus raw-no-launcher; NaN where the mechanism
+		 * has no command line without the launcher.
+		 */
 		public double launcherAddedUs;
 
 		public double rawThreadsUs;

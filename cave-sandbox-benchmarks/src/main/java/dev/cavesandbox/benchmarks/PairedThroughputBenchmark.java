@@ -3,6 +3,7 @@ package dev.cavesandbox.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -28,12 +29,14 @@ import org.openjdk.jmh.annotations.TearDown;
  * Throughput at 8 threads, raw and through the executor, in alternating phases within one
  * fork: 8 threads spawn {@code /bin/true} as fast as they can for one phase with the raw
  * command line, then one with the raw command line without the native launcher
- * ({@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}), one phase
- * through the executor, one through the executor with a shared working directory, and one
- * through an executor whose work directory is the tmpfs {@code /dev/shm}, in rotating
- * order, several times over. The median rate of each (spawns/s) goes to JMH as an
- * auxiliary counter. Like {@link PairedSpawnBenchmark}, it keeps a change of load on a
- * shared machine from weighing on one side only.
+ * ({@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}; skipped for a
+ * mechanism without one, {@link BenchmarkMechanism#hasLineWithoutLauncher()}, whose
+ * {@code rawNoLauncherPerSecond} is then NaN), one phase through the executor, one
+ * through the executor with a shared working directory, and one through an executor whose
+ * work directory is the tmpfs {@code /dev/shm}, in rotating order, several times over.
+ * The median rate of each (spawns/s) goes to JMH as an auxiliary counter. Like
+ * {@link PairedSpawnBenchmark}, it keeps a change of load on a shared machine from
+ * weighing on one side only.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -53,6 +56,7 @@ public class PairedThroughputBenchmark {
 
 	private List<String> commandLine;
 
+	/** {@code null} where the mechanism has none. */
 	private List<String> commandLineWithoutLauncher;
 
 	private IsolatedExecutor executor;
@@ -74,8 +78,10 @@ public class PairedThroughputBenchmark {
 		this.tmpfsExecutor = resolved.executor(resolved.settings(Path.of("/dev/shm")));
 		this.sharedDirectory = Files.createTempDirectory("cave-sandbox-benchmark-");
 		this.commandLine = resolved.commandLine(this.sharedDirectory, "/bin/true");
-		this.commandLineWithoutLauncher = resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
-		resolved.verifyWithoutLauncher(this.sharedDirectory);
+		if (resolved.hasLineWithoutLauncher()) {
+			this.commandLineWithoutLauncher = resolved.commandLineWithoutLauncher(this.sharedDirectory, "/bin/true");
+			resolved.verifyWithoutLauncher(this.sharedDirectory);
+		}
 		this.sharedDirectoryRequest = ExecutionRequest.builder("/bin/true")
 			.workingDirectory(this.sharedDirectory)
 			.build();
@@ -84,12 +90,14 @@ public class PairedThroughputBenchmark {
 
 	@Benchmark
 	public double phases(Rates rates) throws Exception {
-		List<Callable<Object>> variants = List.of(
-				() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
-				() -> check(this.executor.execute(this.request)),
-				() -> check(this.executor.execute(this.sharedDirectoryRequest)),
-				() -> check(this.tmpfsExecutor.execute(this.request)),
-				() -> BenchmarkMechanism.Raw.run(this.commandLineWithoutLauncher, this.sharedDirectory));
+		List<Callable<Object>> variants = new ArrayList<>(
+				List.of(() -> BenchmarkMechanism.Raw.run(this.commandLine, this.sharedDirectory),
+						() -> check(this.executor.execute(this.request)),
+						() -> check(this.executor.execute(this.sharedDirectoryRequest)),
+						() -> check(this.tmpfsExecutor.execute(this.request))));
+		if (this.commandLineWithoutLauncher != null) {
+			variants.add(() -> BenchmarkMechanism.Raw.run(this.commandLineWithoutLauncher, this.sharedDirectory));
+		}
 		double[][] perSecond = new double[variants.size()][this.cycles];
 		for (int cycle = 0; cycle < this.cycles; cycle++) {
 			for (int step = 0; step < variants.size(); step++) {
@@ -101,7 +109,7 @@ public class PairedThroughputBenchmark {
 		rates.executorPerSecond = median(perSecond[1]);
 		rates.executorSharedDirPerSecond = median(perSecond[2]);
 		rates.executorTmpfsWorkdirPerSecond = median(perSecond[3]);
-		rates.rawNoLauncherPerSecond = median(perSecond[4]);
+		rates.rawNoLauncherPerSecond = (this.commandLineWithoutLauncher != null) ? median(perSecond[4]) : Double.NaN;
 		return rates.executorPerSecond / rates.rawPerSecond;
 	}
 
@@ -148,6 +156,7 @@ public class PairedThroughputBenchmark {
 
 		public double executorTmpfsWorkdirPerSecond;
 
+		/** NaN where the mechanism has no command line without the launcher. */
 		public double rawNoLauncherPerSecond;
 
 	}

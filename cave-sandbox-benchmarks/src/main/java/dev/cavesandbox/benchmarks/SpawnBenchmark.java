@@ -24,7 +24,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * <li>{@code raw-no-launcher}: the same command line without the native launcher
  * ({@link BenchmarkMechanism#commandLineWithoutLauncher(Path, String...)}), so the
  * difference to {@code raw} is what the launcher adds (for {@code none}: the same as
- * {@code raw}).</li>
+ * {@code raw}). Only for a mechanism that has such a command line
+ * ({@link BenchmarkMechanism#hasLineWithoutLauncher()}: {@code none} and {@code bwrap});
+ * for {@code unshare}, whose mounts the launcher makes, the set-up fails saying so, and
+ * {@link MeasurementPlan} leaves this path out.</li>
  * <li>{@code executor}: {@link IsolatedExecutor#execute(ExecutionRequest)} with every
  * value at its default (a private working directory per execution).</li>
  * <li>{@code executor-shared-dir}: the same with a fixed working directory, so the

@@ -21,7 +21,10 @@ import static dev.cavesandbox.benchmarks.Summary.verdict;
  * executor against the raw command line of its own mechanism with the goals (median at
  * most 1.10 times raw, throughput at 8 threads at least 0.90 times raw, the launcher at
  * most 0.5 ms), where the executor's time goes, and the same measured in pairs within one
- * fork.
+ * fork. Where a mechanism has no command line without the launcher
+ * ({@link BenchmarkMechanism#hasLineWithoutLauncher(String)}), each figure without it
+ * reads {@link BenchmarkMechanism#withoutLauncherNotApplicable(String)}, such as
+ * {@code n/a (the launcher makes unshare's mounts)}.
  */
 final class SpawnReport {
 
@@ -69,6 +72,11 @@ final class SpawnReport {
 		line("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
 		for (String mechanism : this.mechanisms) {
 			for (String path : paths) {
+				if (!MeasurementPlan.spawnPaths(mechanism, paths).contains(path)) {
+					line("| %s | %s | %s | | | | | |", mechanism, path,
+							BenchmarkMechanism.withoutLauncherNotApplicable(mechanism));
+					continue;
+				}
 				RunResult sampled = find(latency, mechanism, path, 1).orElseThrow();
 				StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %s | %.3f | %.3f | %d |",
 						mechanism, path, percentile(sampled, 50), percentile(sampled, 99),
@@ -120,6 +128,10 @@ final class SpawnReport {
 			StringBuilder row = new StringBuilder("| " + mechanism + " |");
 			double previous = Double.NaN;
 			for (String path : paths) {
+				if (!MeasurementPlan.spawnPaths(mechanism, paths).contains(path)) {
+					row.append(' ').append(BenchmarkMechanism.withoutLauncherNotApplicable(mechanism)).append(" |");
+					continue;
+				}
 				double median = percentile(find(latency, mechanism, path, 1).orElseThrow(), 50);
 				double perSecond = find(throughput, mechanism, path, 8).map(RunResults::score).orElse(Double.NaN);
 				row.append(Double.isNaN(previous) ? String.format(Locale.ROOT, " %.3f ms, %.0f/s |", median, perSecond)
@@ -168,7 +180,8 @@ final class SpawnReport {
 		line("");
 		line("Medians in ms over %s rounds per iteration (each round runs every variant once, in an order shuffled for each round), "
 				+ "averaged over the iterations. raw is the command line the executor spawns, launcher included; "
-				+ "raw-no-launcher the same wrapper without it; launcher added: the median of each round's "
+				+ "raw-no-launcher the same wrapper without it (n/a where the launcher builds the sandbox itself); "
+				+ "launcher added: the median of each round's "
 				+ "raw minus raw-no-launcher (goal <= %.1f ms). The private directory steps are timed around a "
 				+ "raw spawn in java.io.tmpdir (%s); mean in brackets.", this.plan.pairs(), LAUNCHER_GOAL_MS,
 				System.getProperty("java.io.tmpdir"));
@@ -178,16 +191,19 @@ final class SpawnReport {
 		for (String mechanism : this.mechanisms) {
 			RunResult result = RunResults.of(results, mechanism);
 			double raw = counter(result, "rawUs");
-			double withoutLauncher = counter(result, "rawNoLauncherUs");
-			double added = counter(result, "launcherAddedUs") / 1000;
-			line("| %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f %s | %.3f | %.3f | %.3f | %.3f (%.3f) | %.3f (%.3f) |",
-					mechanism, withoutLauncher / 1000, raw / 1000, added,
-					mechanism.equals("none") ? "(no launcher)" : verdict(added <= LAUNCHER_GOAL_MS),
-					raw / withoutLauncher, counter(result, "executorUs") / 1000, counter(result, "executorUs") / raw,
-					verdict(counter(result, "executorUs") / raw <= LATENCY_GOAL), counter(result, "rawThreadsUs") / raw,
-					counter(result, "executorSharedDirUs") / raw, counter(result, "rawInPrivateDirUs") / 1000,
-					counter(result, "createDirUs") / 1000, counter(result, "meanCreateDirUs") / 1000,
-					counter(result, "deleteDirUs") / 1000, counter(result, "meanDeleteDirUs") / 1000);
+			double withoutLauncher = counterWithoutLauncher(result, mechanism, "rawNoLauncherUs");
+			double added = counterWithoutLauncher(result, mechanism, "launcherAddedUs") / 1000;
+			line("| %s | %s | %.3f | %s | %s | %.3f | %.3f %s | %.3f | %.3f | %.3f | %.3f (%.3f) | %.3f (%.3f) |",
+					mechanism, withoutLauncher(mechanism, "%.3f", withoutLauncher / 1000), raw / 1000,
+					withoutLauncher(mechanism,
+							"%.3f " + (mechanism.equals("none") ? "(no launcher)" : verdict(added <= LAUNCHER_GOAL_MS)),
+							added),
+					withoutLauncher(mechanism, "%.3f", raw / withoutLauncher), counter(result, "executorUs") / 1000,
+					counter(result, "executorUs") / raw, verdict(counter(result, "executorUs") / raw <= LATENCY_GOAL),
+					counter(result, "rawThreadsUs") / raw, counter(result, "executorSharedDirUs") / raw,
+					counter(result, "rawInPrivateDirUs") / 1000, counter(result, "createDirUs") / 1000,
+					counter(result, "meanCreateDirUs") / 1000, counter(result, "deleteDirUs") / 1000,
+					counter(result, "meanDeleteDirUs") / 1000);
 		}
 	}
 
@@ -204,12 +220,35 @@ final class SpawnReport {
 			RunResult result = RunResults.of(results, mechanism);
 			double raw = counter(result, "rawPerSecond");
 			double executor = counter(result, "executorPerSecond");
-			double withoutLauncher = counter(result, "rawNoLauncherPerSecond");
-			line("| %s | %.0f | %.0f | %.3f | %.0f | %.3f %s | %.3f | %.3f |", mechanism, withoutLauncher, raw,
-					raw / withoutLauncher, executor, executor / raw, verdict(executor / raw >= THROUGHPUT_GOAL),
-					counter(result, "executorSharedDirPerSecond") / raw,
+			double withoutLauncher = counterWithoutLauncher(result, mechanism, "rawNoLauncherPerSecond");
+			line("| %s | %s | %.0f | %s | %.0f | %.3f %s | %.3f | %.3f |", mechanism,
+					withoutLauncher(mechanism, "%.0f", withoutLauncher), raw,
+					withoutLauncher(mechanism, "%.3f", raw / withoutLauncher), executor, executor / raw,
+					verdict(executor / raw >= THROUGHPUT_GOAL), counter(result, "executorSharedDirPerSecond") / raw,
 					counter(result, "executorTmpfsWorkdirPerSecond") / raw);
 		}
+	}
+
+	/**
+	 * Read a counter measured without the launcher: NaN, not read, where the mechanism
+	 * has no command line without it.
+	 */
+	private static double counterWithoutLauncher(RunResult result, String mechanism, String name) {
+		return BenchmarkMechanism.hasLineWithoutLauncher(mechanism) ? counter(result, name) : Double.NaN;
+	}
+
+	/**
+	 * Format a figure measured without the launcher, or say why there is none.
+	 * @param mechanism the mechanism's name
+	 * @param format the figure's format, as {@link String#format}
+	 * @param value the figure, NaN where it was not measured
+	 * @return the cell's text
+	 */
+	private static String withoutLauncher(String mechanism, String format, double value) {
+		if (!BenchmarkMechanism.hasLineWithoutLauncher(mechanism)) {
+			return BenchmarkMechanism.withoutLauncherNotApplicable(mechanism);
+		}
+		return String.format(Locale.ROOT, format, value);
 	}
 
 	private void line(String format, Object... args) {

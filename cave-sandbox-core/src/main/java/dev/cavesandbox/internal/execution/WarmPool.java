@@ -125,12 +125,15 @@ final class WarmPool implements AutoCloseable {
 			WarmLaunch candidate;
 			synchronized (this.lock) {
 				candidate = this.ready.pollFirst();
-				// The thread computes its wait anew: the replacement, deferred below.
-				this.lock.notifyAll();
 				if (candidate == null) {
 					this.misses.merge(WarmPoolState.Miss.EMPTY, 1L, Long::sum);
 					return null;
 				}
+				// Deferred before the thread is woken to compute its wait anew: set after
+				// the checks below, the thread could prepare the replacement at once.
+				this.deferred = true;
+				this.deferredUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REFILL_DELAY_MILLIS);
+				this.lock.notifyAll();
 			}
 			WarmPoolState.Discard unfit = null;
 			if (!candidate.process().isAlive()) {
@@ -146,11 +149,11 @@ final class WarmPool implements AutoCloseable {
 			if (unfit == null) {
 				synchronized (this.lock) {
 					this.hits++;
-					this.deferred = true;
-					this.deferredUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REFILL_DELAY_MILLIS);
 				}
 				return candidate;
 			}
+			// Not served: its replacement is prepared now.
+			served();
 			discard(candidate, unfit);
 		}
 	}
