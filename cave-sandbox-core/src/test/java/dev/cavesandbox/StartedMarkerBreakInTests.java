@@ -18,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -241,9 +240,6 @@ class StartedMarkerBreakInTests {
 	 * polling loop that reads only what is waiting) is told of the command's output once
 	 * it waits in the pipe, as a plain process's stream tells it.
 	 */
-	@Disabled("finding: before its first read, the stdout of start() answers available() with 0 whatever waits in "
-			+ "the pipe (ReadyMarker.Output.available: 'checked ? ... : 0'), so a consumer that polls available() "
-			+ "before reading never sees the command's output, though the command wrote it and ended")
 	@ForEachLinuxMechanism
 	void availableOfAStartedProcessTellsOfWaitingOutput(MechanismChoice choice) throws Exception {
 		try (SandboxedProcess started = cold(choice).start(ExecutionRequest.of("sh", "-c", "printf hello"))) {

@@ -144,9 +144,18 @@ public final class ReadyMarker {
 			return this.in.read(buffer, offset, length);
 		}
 
+		/**
+		 * Return the bytes that can be read without blocking, at least: before the first
+		 * read, what waits in the pipe less the markers that may still lead it (an
+		 * underestimate where they do not, as {@link InputStream#available()} allows).
+		 */
 		@Override
 		public int available() throws IOException {
-			return this.checked ? (this.front.length - this.next) + this.in.available() : 0;
+			if (this.checked) {
+				return (this.front.length - this.next) + this.in.available();
+			}
+			int markers = (this.readyRead ? 0 : READY.length) + STARTED.length;
+			return Math.max(0, this.in.available() - markers);
 		}
 
 		@Override

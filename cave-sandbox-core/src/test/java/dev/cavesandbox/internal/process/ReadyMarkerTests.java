@@ -37,6 +37,14 @@ class ReadyMarkerTests {
 	}
 
 	@Test
+	void availableBeforeTheFirstReadCountsNoMarkerByte() throws IOException {
+		assertThat(ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUNhello"), false).available()).isEqualTo(5);
+		assertThat(ReadyMarker.dropped(stream("CAVE-RUNhello"), true).available()).isEqualTo(5);
+		assertThat(ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUN"), false).available()).isZero();
+		assertThat(ReadyMarker.dropped(stream("short"), false).available()).as("an underestimate, never more").isZero();
+	}
+
+	@Test
 	void droppedAfterAwaitTakesTheStartedMarkerOnly() throws IOException {
 		InputStream stdout = stream("CAVE-RDYCAVE-RUNhello");
 		assertThat(ReadyMarker.await(stdout)).isTrue();
