@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -304,14 +306,17 @@ class OutputFilesBreakIn2Tests {
 	}
 
 	private static List<String> openDescriptorsUnder(Path directory) throws IOException {
+		Set<String> waiting = waitingWorkingDirectories();
 		List<String> open = new ArrayList<>();
 		try (Stream<Path> descriptors = Files.list(Path.of("/proc/self/fd"))) {
 			descriptors.forEach((descriptor) -> {
 				try {
 					Path target = Files.readSymbolicLink(descriptor);
 					// The executor's owner lock is held while it lives, not per
-					// execution.
-					if (target.startsWith(directory) && !target.toString().contains("cave-sandbox-lock")) {
+					// execution; a warm sandbox waiting for an execution
+					// (cave.sandbox.test.warm-size) holds its working directory.
+					if (target.startsWith(directory) && !target.toString().contains("cave-sandbox-lock")
+							&& !waiting.contains(target.toString())) {
 						open.add(descriptor.getFileName() + " -> " + target);
 					}
 				}
@@ -321,6 +326,29 @@ class OutputFilesBreakIn2Tests {
 			});
 		}
 		return open;
+	}
+
+	/**
+	 * The working directories of the warm sandboxes that wait now: the {@code --workdir}
+	 * of each child of this JVM that is a launcher of {@code --handover} (once this
+	 * test's executions have returned, only waiting sandboxes are left).
+	 */
+	private static Set<String> waitingWorkingDirectories() {
+		Set<String> directories = new HashSet<>();
+		ProcessHandle.current().children().forEach((child) -> {
+			try {
+				List<String> argv = List
+					.of(Files.readString(Path.of("/proc", String.valueOf(child.pid()), "cmdline")).split("\0"));
+				int at = argv.indexOf("--workdir");
+				if (argv.contains("--handover") && at >= 0 && at + 1 < argv.size()) {
+					directories.add(argv.get(at + 1));
+				}
+			}
+			catch (IOException ex) {
+				// ended meanwhile
+			}
+		});
+		return directories;
 	}
 
 }

@@ -116,9 +116,10 @@ final class LaunchPreparation {
 
 	/**
 	 * Claim a launch of {@link #prepareSandbox(EffectiveRequest)} for a request of its
-	 * shape: its slot, then the request's part. On a failure the caller ends the waiting
-	 * sandbox first, then closes the launch (whose command user must not be given back
-	 * while the sandbox lives).
+	 * shape: its slot, the home of the private directories checked again (as before any
+	 * execution: a command may have opened it since the sandbox was prepared), then the
+	 * request's part. On a failure the caller ends the waiting sandbox first, then closes
+	 * the launch (whose command user must not be given back while the sandbox lives).
 	 * @param launch the prepared sandbox
 	 * @param request the request
 	 * @throws SandboxLaunchException if the request could not be prepared
@@ -126,6 +127,7 @@ final class LaunchPreparation {
 	void claim(PreparedLaunch launch, EffectiveRequest request) {
 		takeSlot();
 		launch.holdSlot();
+		this.privateDirectories.checkHome();
 		try {
 			prepareRequest(launch, request);
 		}

@@ -166,6 +166,29 @@ public final class PrivateDirectories {
 	}
 
 	/**
+	 * Check the home again before an execution that takes a directory created earlier (a
+	 * warm sandbox's, at its claim), as {@link #create()} does before each: one
+	 * {@code lstat}, a home opened to others repaired (see {@link PrivateHome}). A
+	 * command of a mechanism without a mount namespace may have opened it after the warm
+	 * sandbox was prepared.
+	 * @throws SandboxLaunchException if the home is not this user's alone and cannot be
+	 * made so
+	 */
+	public void checkHome() {
+		try {
+			OwnerLock own = registered();
+			PrivateHome.checkAgain(own.home(), this.workDirectory);
+			if (this.searchable) {
+				PrivateHome.makeSearchable(own.home());
+			}
+		}
+		catch (IOException ex) {
+			throw new SandboxLaunchException("the private directories' home in " + this.workDirectory
+					+ " (workDirectory) is unusable: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
 	 * The file store of the home, found once ({@link Files#getFileStore} reads the mount
 	 * table), or {@code null} where it cannot be found.
 	 */
