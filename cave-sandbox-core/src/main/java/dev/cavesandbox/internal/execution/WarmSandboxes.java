@@ -78,9 +78,12 @@ final class WarmSandboxes {
 			if (commandLine == null) {
 				throw new IllegalStateException("a warm sandbox needs the launcher's hand-over");
 			}
+			// From before the spawn: a spawn handed over late under load must not let a
+			// marker already in the pipe count as in time.
+			long start = System.nanoTime();
 			process = this.runner.spawnPrepared(new ProcessRunner.Spec(commandLine, sandbox.directory(),
 					sandbox.wrappers(), null, null, 0, null, null, true));
-			if (!awaitReady(process)) {
+			if (!awaitReady(process, start)) {
 				throw new NotReadyException("the sandbox did not report ready within " + this.readyTimeout.toMillis()
 						+ " ms (cave.sandbox.probe-timeout), or ended before: exit "
 						+ (process.isAlive() ? "none" : String.valueOf(process.exitValue())));
@@ -97,15 +100,16 @@ final class WarmSandboxes {
 	}
 
 	/**
-	 * Read the marker; a sandbox that has not written it by the deadline is killed (on a
-	 * thread of this class's own: a shared pool such as the common fork-join pool, one
-	 * thread on two cores, may run the kill late or never), and one whose marker came
-	 * after the deadline does not count as ready.
+	 * Read the marker; a sandbox that has not written it by the deadline (the ready
+	 * timeout after {@code start}, taken before the spawn) is killed (on a thread of this
+	 * class's own: a shared pool such as the common fork-join pool, one thread on two
+	 * cores, may run the kill late or never), and one whose marker came after the
+	 * deadline does not count as ready.
 	 */
-	private boolean awaitReady(Process process) throws IOException {
-		long start = System.nanoTime();
-		ScheduledFuture<?> kill = DEADLINES.schedule(() -> process.toHandle().destroyForcibly(),
-				this.readyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+	private boolean awaitReady(Process process, long start) throws IOException {
+		long left = this.readyTimeout.toNanos() - (System.nanoTime() - start);
+		ScheduledFuture<?> kill = DEADLINES.schedule(() -> process.toHandle().destroyForcibly(), Math.max(0, left),
+				TimeUnit.NANOSECONDS);
 		boolean ready;
 		try {
 			ready = ReadyMarker.await(process.getInputStream());
