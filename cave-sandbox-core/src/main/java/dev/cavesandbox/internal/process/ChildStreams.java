@@ -21,6 +21,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class ChildStreams {
 
+	/**
+	 * What an empty pipe takes without blocking the writer, in bytes: one page, the least
+	 * capacity of a pipe (pipe(7): a user over {@code pipe-user-pages-soft} gets pipes of
+	 * one page; {@code PIPE_BUF} is 4096 on Linux).
+	 */
+	static final int PIPE_CAPACITY_AT_LEAST = 4096;
+
 	private final Process process;
 
 	private final BoundedOutput stdout;
@@ -40,13 +47,6 @@ final class ChildStreams {
 	 * @param process the child
 	 * @param spec its stdin, sinks and cap
 	 */
-	/**
-	 * What an empty pipe takes without blocking the writer, in bytes: one page, the least
-	 * capacity of a pipe (pipe(7): a user over {@code pipe-user-pages-soft} gets pipes of
-	 * one page; {@code PIPE_BUF} is 4096 on Linux).
-	 */
-	static final int PIPE_CAPACITY_AT_LEAST = 4096;
-
 	ChildStreams(ExecutorService io, Process process, ProcessRunner.Spec spec) {
 		this(io, process, spec, null, false);
 	}
@@ -86,15 +86,8 @@ final class ChildStreams {
 		if (stdin == null && frame != null && frame.length <= PIPE_CAPACITY_AT_LEAST) {
 			// Fits in the empty pipe: written from the caller's thread without waiting
 			// for the child, and no task to wake.
-			try (toChild) {
-				toChild.write(frame);
-				toChild.flush();
-			}
-			catch (IOException ex) {
-				// its set-up failed before it read the frame: its exit code and stderr
-				// say
-				// why
-			}
+			writeFrame(process, frame);
+			closeQuietly(toChild);
 			return null;
 		}
 		// On a task of its own: a frame larger than the pipe waits for the launcher's

@@ -149,10 +149,7 @@ public final class PrivateDirectories {
 				throw new WorkDirectoryUnusableException(
 						failure + ": " + WorkDirectoryCheck.describe(this.workDirectory, unusable));
 			}
-			PrivateHome.checkAgain(own.home(), this.workDirectory);
-			if (this.searchable) {
-				PrivateHome.makeSearchable(own.home());
-			}
+			checkHome(own);
 			Path reused = this.emptied.poll();
 			return (reused != null) ? reused : own.createDirectory();
 		}
@@ -176,15 +173,18 @@ public final class PrivateDirectories {
 	 */
 	public void checkHome() {
 		try {
-			OwnerLock own = registered();
-			PrivateHome.checkAgain(own.home(), this.workDirectory);
-			if (this.searchable) {
-				PrivateHome.makeSearchable(own.home());
-			}
+			checkHome(registered());
 		}
 		catch (IOException ex) {
 			throw new SandboxLaunchException("the private directories' home in " + this.workDirectory
 					+ " (workDirectory) is unusable: " + ex.getMessage(), ex);
+		}
+	}
+
+	private void checkHome(OwnerLock own) throws IOException {
+		PrivateHome.checkAgain(own.home(), this.workDirectory);
+		if (this.searchable) {
+			PrivateHome.makeSearchable(own.home());
 		}
 	}
 
