@@ -49,7 +49,8 @@ class LauncherInstallationTests {
 	@Test
 	void extractedCopyIsOwnerOnlyReadAndExecuteInAnOwnerOnlyDirectoryWithTheBuildsSha256() throws Exception {
 		LauncherInstallation installation = new LauncherInstallation();
-		String recorded = installation.build().sha256();
+		LauncherBuild build = installation.build();
+		String recorded = build.sha256();
 		Path launcher = installation.resolve(settings(this.workDirectory));
 		Path home = PrivateHome.of(this.workDirectory);
 		assertThat(launcher)
@@ -63,7 +64,7 @@ class LauncherInstallationTests {
 		try (var entries = Files.list(launcher.getParent())) {
 			assertThat(entries).containsExactly(launcher);
 		}
-		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher 18\n");
+		assertThat(run(launcher.toString(), "--version")).isEqualTo("cave-sandbox-launcher " + build.version() + "\n");
 	}
 
 	@Test
