@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.cavesandbox.ExecutionCancelledException;
 import dev.cavesandbox.SandboxLaunchException;
@@ -56,6 +57,12 @@ public final class PrivateDirectories {
 	private final boolean searchable;
 
 	private final Queue<Path> emptied = new ConcurrentLinkedQueue<>();
+
+	/**
+	 * Directories in {@link #emptied} or being renewed for it: a slot is taken before the
+	 * renewal, since the cleaner and releasing threads renew side by side.
+	 */
+	private final AtomicInteger keptSlots = new AtomicInteger();
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -151,7 +158,11 @@ public final class PrivateDirectories {
 			}
 			checkHome(own);
 			Path reused = this.emptied.poll();
-			return (reused != null) ? reused : own.createDirectory();
+			if (reused == null) {
+				return own.createDirectory();
+			}
+			this.keptSlots.decrementAndGet();
+			return reused;
 		}
 		catch (IOException ex) {
 			if (WorkDirectoryCheck.reason(this.workDirectory, ex) != null) {
@@ -250,14 +261,30 @@ public final class PrivateDirectories {
 	 * first, so none is left in the queue.
 	 */
 	private void clean(Path directory) {
-		if (this.reuse && !this.closed.get() && this.emptied.size() < this.maxKept && renew(directory)) {
-			this.emptied.offer(directory);
-			if (this.closed.get() && this.emptied.remove(directory)) {
-				DirectoryTrees.delete(directory);
+		if (this.reuse && !this.closed.get() && takeKeptSlot()) {
+			if (renew(directory)) {
+				this.emptied.offer(directory);
+				if (this.closed.get() && this.emptied.remove(directory)) {
+					this.keptSlots.decrementAndGet();
+					DirectoryTrees.delete(directory);
+				}
+				return;
 			}
-			return;
+			this.keptSlots.decrementAndGet();
 		}
 		DirectoryTrees.delete(directory);
+	}
+
+	/** Take one of the {@code maxKept} slots, if one is free. */
+	private boolean takeKeptSlot() {
+		int taken = this.keptSlots.get();
+		while (taken < this.maxKept) {
+			if (this.keptSlots.compareAndSet(taken, taken + 1)) {
+				return true;
+			}
+			taken = this.keptSlots.get();
+		}
+		return false;
 	}
 
 	private OwnerLock registered() throws IOException {
@@ -296,6 +323,7 @@ public final class PrivateDirectories {
 			Thread.currentThread().interrupt();
 		}
 		for (Path directory = this.emptied.poll(); directory != null; directory = this.emptied.poll()) {
+			this.keptSlots.decrementAndGet();
 			DirectoryTrees.delete(directory);
 		}
 		OwnerLock own;

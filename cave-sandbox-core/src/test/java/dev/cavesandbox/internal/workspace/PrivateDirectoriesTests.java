@@ -7,6 +7,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -104,6 +105,43 @@ public class PrivateDirectoriesTests {
 		}
 		directories.close();
 		assertThat(PrivateHome.of(this.workDirectory)).isEmptyDirectory();
+	}
+
+	/**
+	 * With the cleaner's queue full, releasing threads renew directories themselves,
+	 * beside the cleaner: together they keep no more than {@code maxKept}.
+	 */
+	@Test
+	void concurrentReleasesKeepAtMostMaxKeptDirectories() throws Exception {
+		PrivateDirectories directories = new PrivateDirectories(this.workDirectory, 2, true);
+		List<Path> created = new ArrayList<>();
+		for (int i = 0; i < 400; i++) {
+			created.add(directories.create());
+		}
+		ExecutorService releasers = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				List<Path> share = created.subList(t * 50, (t + 1) * 50);
+				done.add(releasers.submit(() -> share.forEach(directories::release)));
+			}
+			for (Future<?> each : done) {
+				each.get(2, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			releasers.shutdownNow();
+		}
+		CountDownLatch cleanerThrough = new CountDownLatch(1);
+		await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+			directories.runOnCleaner(cleanerThrough::countDown);
+			return true;
+		});
+		assertThat(cleanerThrough.await(60, TimeUnit.SECONDS)).isTrue();
+		try (var kept = Files.list(PrivateHome.of(this.workDirectory)).filter(Files::isDirectory)) {
+			assertThat(kept.toList()).hasSizeBetween(1, 2);
+		}
+		directories.close();
 	}
 
 	@Test
