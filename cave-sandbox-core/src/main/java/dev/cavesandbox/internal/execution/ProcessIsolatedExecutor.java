@@ -405,15 +405,19 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	@Override
 	public void close() {
 		if (this.pool != null) {
-			this.pool.close();
+			this.pool.stop();
 		}
-		this.privateDirectories.close();
 		this.async.shutdownNow();
+		// Kills the running trees and the waiting sandboxes at once.
 		this.runner.close();
 		if (this.pool != null) {
+			this.pool.close();
 			// What it was preparing ended with the runner's close.
 			this.pool.awaitEnd(POOL_END_WAIT);
 		}
+		// Last: the waiting sandboxes' directories are back by now, and with none of
+		// this JVM's left the lock file goes too.
+		this.privateDirectories.close();
 	}
 
 	@Override

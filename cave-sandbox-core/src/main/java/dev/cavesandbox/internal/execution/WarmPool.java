@@ -307,22 +307,33 @@ final class WarmPool implements AutoCloseable {
 	}
 
 	/**
-	 * Stop preparing and discard every waiting sandbox; a preparation under way is
-	 * discarded when it ends (the runner's close kills its process meanwhile).
+	 * Stop preparing and handing out sandboxes, and leave the waiting ones to
+	 * {@link #close()}: the executor's close kills them with its running trees, all at
+	 * once ({@code ProcessRunner.close()}), rather than one after the other before those.
 	 */
-	@Override
-	public void close() {
-		List<WarmLaunch> waiting;
+	void stop() {
 		synchronized (this.lock) {
 			if (this.closed) {
 				return;
 			}
 			this.closed = true;
-			waiting = new ArrayList<>(this.ready);
-			this.ready.clear();
 			this.lock.notifyAll();
 		}
 		this.thread.interrupt();
+	}
+
+	/**
+	 * Stop preparing and discard every waiting sandbox; a preparation under way is
+	 * discarded when it ends (the runner's close kills its process meanwhile).
+	 */
+	@Override
+	public void close() {
+		stop();
+		List<WarmLaunch> waiting;
+		synchronized (this.lock) {
+			waiting = new ArrayList<>(this.ready);
+			this.ready.clear();
+		}
 		waiting.forEach((launch) -> discard(launch, WarmPoolState.Discard.CLOSED));
 	}
 
