@@ -57,10 +57,11 @@ import org.jspecify.annotations.Nullable;
  * @param maxOutputFileBytes the default cap of an execution's output files, all together,
  * in bytes (default {@value #DEFAULT_MAX_OUTPUT_FILE_BYTES}, 16 MiB;
  * {@link ExecutionRequest.Builder#maxOutputFileBytes(long)})
- * @param warm the pool of warm sandboxes (default {@link WarmPoolSettings#OFF}); its size
- * is at most {@code maxConcurrent}, and the command user range holds
- * {@code maxConcurrent} plus its size (a waiting sandbox on seccomp holds a uid of its
- * own)
+ * @param warm the pool of warm sandboxes (the builder's default:
+ * {@link WarmPoolSettings#DEFAULT}, {@linkplain WarmPoolSettings#fitting fitted} to
+ * {@code maxConcurrent} and the command user range); its size is at most
+ * {@code maxConcurrent}, and the command user range holds {@code maxConcurrent} plus its
+ * size (a waiting sandbox on seccomp holds a uid of its own)
  */
 public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutputBytes, Duration killGracePeriod,
 		Duration probeTimeout, int maxConcurrent, Duration queueTimeout, Path workDirectory, Env env, Linux linux,
@@ -564,9 +565,12 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Builder maxOutputFileBytes(long maxOutputFileBytes);
 
 		/**
-		 * Set the pool of warm sandboxes.
+		 * Set the pool of warm sandboxes; a size set here is not fitted to the other
+		 * settings (one larger than they allow is refused by {@link #build()}).
 		 * @param warm the pool's size and the longest wait of a sandbox (default
-		 * {@link WarmPoolSettings#OFF})
+		 * {@link WarmPoolSettings#DEFAULT}, fitted: at most {@code maxConcurrent}, and no
+		 * more than the command user range holds beside {@code maxConcurrent};
+		 * {@link WarmPoolSettings#OFF} turns the pool off)
 		 * @return this builder
 		 */
 		Builder warm(WarmPoolSettings warm);

@@ -79,7 +79,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 
 	private long maxOutputFileBytes = SandboxSettings.DEFAULT_MAX_OUTPUT_FILE_BYTES;
 
-	private WarmPoolSettings warm = WarmPoolSettings.OFF;
+	/** Set explicitly, or {@code null}: the default pool, fitted to the settings. */
+	private @Nullable WarmPoolSettings warm;
 
 	SandboxSettingsBuilder() {
 	}
@@ -270,7 +271,7 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 
 	@Override
 	public SandboxSettings.Builder warm(WarmPoolSettings warm) {
-		this.warm = warm;
+		this.warm = Objects.requireNonNull(warm, "warm must not be null");
 		return this;
 	}
 
@@ -285,7 +286,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 				new SandboxSettings.Macos(this.sandboxExecPath), this.limits,
 				new SandboxSettings.Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),
 				new SandboxSettings.Egress(this.allowedHosts, this.allowPrivateDestinations), this.maxOutputFileBytes,
-				this.warm);
+				(this.warm != null) ? this.warm
+						: WarmPoolSettings.DEFAULT.fitting(this.maxConcurrent, this.commandUserRange.size()));
 	}
 
 }

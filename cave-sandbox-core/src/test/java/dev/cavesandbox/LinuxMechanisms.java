@@ -17,6 +17,7 @@ import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import dev.cavesandbox.internal.mechanism.SeccompMechanism;
 import dev.cavesandbox.internal.workspace.WorkingDirectoryGrant;
 
+import static dev.cavesandbox.WarmPoolSettings.OFF;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -33,14 +34,16 @@ public final class LinuxMechanisms {
 			MechanismChoice.NAMESPACES, MechanismChoice.SECCOMP);
 
 	/**
-	 * The size of the pool of warm sandboxes of the executors that {@link #builder}
-	 * starts: the system property {@code cave.sandbox.test.warm-size} (default 0: no
-	 * pool), so that the boundary and break-in suites can run with a pool on (issue 30:
-	 * the warm path passes the cold path's tests), e.g.
-	 * {@code ./mvnw -pl cave-sandbox-core verify -Dcave.sandbox.test.warm-size=2}; a
+	 * The size of the pool of warm sandboxes of the executors that {@link #builder} and
+	 * {@link #settings} start: the system property {@code cave.sandbox.test.warm-size},
+	 * or {@code -1} where it is not set (the settings' default pool,
+	 * {@link WarmPoolSettings#DEFAULT}), so that the boundary and break-in suites run
+	 * with the pool off as well as on (issue 30: the warm path passes the cold path's
+	 * tests), e.g.
+	 * {@code ./mvnw -pl cave-sandbox-core verify -Dcave.sandbox.test.warm-size=0}; a
 	 * test's customizer may set a pool of its own.
 	 */
-	public static final int WARM_SIZE = Integer.getInteger("cave.sandbox.test.warm-size", 0);
+	public static final int WARM_SIZE = Integer.getInteger("cave.sandbox.test.warm-size", -1);
 
 	private static final Map<SandboxSettings, IsolationCapability> verdicts = new ConcurrentHashMap<>();
 
@@ -83,38 +86,37 @@ public final class LinuxMechanisms {
 
 	/**
 	 * Start the settings of a test's executor: the mechanism, and a pool of
-	 * {@link #WARM_SIZE} warm sandboxes where that is not 0.
+	 * {@link #WARM_SIZE} warm sandboxes where that is set (not fitted to the test's
+	 * further settings).
 	 * @param mechanism the mechanism
 	 * @return the builder
 	 */
 	public static SandboxSettings.Builder builder(MechanismChoice mechanism) {
 		SandboxSettings.Builder builder = SandboxSettings.builder().mechanism(mechanism);
-		return (WARM_SIZE > 0)
-				? builder
-					.warm(new WarmPoolSettings(WARM_SIZE, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS)))
-				: builder;
+		return (WARM_SIZE >= 0) ? builder.warm(pool(WARM_SIZE)) : builder;
 	}
 
 	/**
-	 * Return a test's settings: the mechanism and the customizer's, and where the
-	 * customizer set no pool, one of {@link #WARM_SIZE} warm sandboxes, fewer where the
-	 * settings allow fewer (at most {@code maxConcurrent}, and the command user range
-	 * holds {@code maxConcurrent} plus the size).
+	 * Return a test's settings: the mechanism and the customizer's, with a pool of
+	 * {@link #WARM_SIZE} warm sandboxes where that is set, fewer where the settings allow
+	 * fewer ({@link WarmPoolSettings#fitting}), unless the customizer sets a pool itself.
 	 * @param mechanism the mechanism
 	 * @param customizer further settings
 	 * @return the settings
 	 */
 	public static SandboxSettings settings(MechanismChoice mechanism,
 			UnaryOperator<SandboxSettings.Builder> customizer) {
-		SandboxSettings cold = customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
-		long room = cold.linux().commandUserRange().size() - cold.maxConcurrent();
-		int size = (int) Math.min(Math.min(WARM_SIZE, cold.maxConcurrent()), Math.max(0, room));
-		if (size == 0 || cold.warm().enabled()) {
-			return cold;
+		if (WARM_SIZE < 0) {
+			return customizer.apply(SandboxSettings.builder().mechanism(mechanism)).build();
 		}
-		return customizer.apply(SandboxSettings.builder().mechanism(mechanism))
-			.warm(new WarmPoolSettings(size, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS)))
-			.build();
+		SandboxSettings unfitted = customizer.apply(SandboxSettings.builder().mechanism(mechanism).warm(OFF)).build();
+		WarmPoolSettings pool = pool(WARM_SIZE).fitting(unfitted.maxConcurrent(),
+				unfitted.linux().commandUserRange().size());
+		return customizer.apply(SandboxSettings.builder().mechanism(mechanism).warm(pool)).build();
+	}
+
+	private static WarmPoolSettings pool(int size) {
+		return new WarmPoolSettings(size, Duration.ofSeconds(WarmPoolSettings.DEFAULT_MAX_AGE_SECONDS));
 	}
 
 	/**

@@ -41,6 +41,7 @@ class SandboxSettingsBuilderTests {
 		assertThat(settings.linux().userNamespaces()).isFalse();
 		assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
 		assertThat(settings.maxOutputFileBytes()).isEqualTo(16 * 1024 * 1024);
+		assertThat(settings.warm()).isEqualTo(WarmPoolSettings.DEFAULT);
 		assertThat(SandboxSettings.builder().build()).isEqualTo(settings);
 	}
 
@@ -68,6 +69,7 @@ class SandboxSettingsBuilderTests {
 			.sandboxExecPath(Path.of("/opt/sandbox-exec"))
 			.launcherPath(Path.of("/opt/cave-sandbox-launcher"))
 			.userNamespaces(true)
+			.warm(WarmPoolSettings.OFF)
 			.build();
 		assertThat(settings).isEqualTo(new SandboxSettings(SandboxMode.FALLBACK, Duration.ofSeconds(5), 7,
 				Duration.ofMillis(250), Duration.ofSeconds(3), 2, Duration.ofMillis(1500), Path.of("/srv/work"),

@@ -10,8 +10,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class WarmPoolSettingsTests {
 
 	@Test
-	void theDefaultPoolIsOffWithSandboxesWaitingAMinuteAtMost() {
-		assertThat(SandboxSettings.defaults().warm()).isEqualTo(WarmPoolSettings.OFF);
+	void theDefaultPoolHoldsTwoSandboxesWaitingAMinuteAtMost() {
+		assertThat(SandboxSettings.defaults().warm()).isEqualTo(WarmPoolSettings.DEFAULT)
+			.isEqualTo(new WarmPoolSettings(2, Duration.ofSeconds(60)));
 		assertThat(WarmPoolSettings.OFF.size()).isZero();
 		assertThat(WarmPoolSettings.OFF.enabled()).isFalse();
 		assertThat(WarmPoolSettings.OFF.maxAge()).isEqualTo(Duration.ofSeconds(60));
@@ -53,6 +54,30 @@ class WarmPoolSettingsTests {
 			.isThrownBy(() -> builder.warm(new WarmPoolSettings(2, Duration.ofSeconds(60))).build())
 			.withMessageStartingWith(
 					"commandUserRange 70000-70004 holds 5 uids, fewer than maxConcurrent (4) plus " + "warm.size (2)");
+	}
+
+	@Test
+	void theDefaultPoolIsFittedToTheConcurrencyAndTheCommandUserRange() {
+		assertThat(SandboxSettings.builder().maxConcurrent(1).build().warm())
+			.isEqualTo(new WarmPoolSettings(1, Duration.ofSeconds(60)));
+		SandboxSettings.Builder narrow = SandboxSettings.builder()
+			.maxConcurrent(4)
+			.commandUserRange(SandboxSettings.CommandUserRange.parse("70000-70004"));
+		assertThat(narrow.build().warm().size()).isOne();
+		assertThat(narrow.commandUserRange(SandboxSettings.CommandUserRange.parse("70000-70003")).build().warm())
+			.isEqualTo(WarmPoolSettings.OFF);
+		assertThat(narrow.commandUserRange(SandboxSettings.CommandUserRange.parse("70000-79999")).build().warm())
+			.isEqualTo(WarmPoolSettings.DEFAULT);
+	}
+
+	@Test
+	void fittingKeepsTheMaxAgeAndNeverGrowsThePool() {
+		WarmPoolSettings pool = new WarmPoolSettings(3, Duration.ofSeconds(7));
+		assertThat(pool.fitting(16, 100)).isSameAs(pool);
+		assertThat(pool.fitting(2, 100)).isEqualTo(new WarmPoolSettings(2, Duration.ofSeconds(7)));
+		assertThat(pool.fitting(16, 17)).isEqualTo(new WarmPoolSettings(1, Duration.ofSeconds(7)));
+		assertThat(pool.fitting(16, 10).enabled()).isFalse();
+		assertThat(WarmPoolSettings.OFF.fitting(16, 100)).isSameAs(WarmPoolSettings.OFF);
 	}
 
 	@Test

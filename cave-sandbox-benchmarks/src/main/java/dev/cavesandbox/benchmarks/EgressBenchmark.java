@@ -28,6 +28,7 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.IsolatedExecutor;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.WarmPoolSettings;
 import dev.cavesandbox.egress.EgressAllowList;
 import dev.cavesandbox.egress.EgressListener;
 import dev.cavesandbox.egress.EgressPolicy;
@@ -109,6 +110,7 @@ public class EgressBenchmark {
 			.mechanism(MechanismChoice.BWRAP)
 			.allowedHosts(List.of(authority()))
 			.allowPrivateDestinations(true)
+			.warm(WarmPoolSettings.OFF)
 			.build());
 		BenchmarkMechanism none = BenchmarkMechanism.resolve("none");
 		this.host = none.executor(none.settings());

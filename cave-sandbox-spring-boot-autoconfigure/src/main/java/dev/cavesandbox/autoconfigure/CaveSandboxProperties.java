@@ -118,7 +118,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.allowedHosts(this.egress.allowedHosts())
 			.allowPrivateDestinations(this.egress.allowPrivateDestinations())
 			.maxOutputFileBytes(this.outputFiles.maxSize().toBytes())
-			.warm(new WarmPoolSettings(this.warm.size(), this.warm.maxAge()));
+			.warm(this.warm.toWarmPoolSettings(this.maxConcurrent,
+					SandboxSettings.CommandUserRange.parse(this.linux.commandUserRange()).size()));
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}
@@ -305,10 +306,24 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * take the cold path at once. Each warm sandbox serves one execution.
 	 *
 	 * @param size How many sandboxes wait ready, at most max-concurrent; 0 turns the pool
-	 * off.
+	 * off. Defaults to 2, fewer where max-concurrent or the command user range beside it
+	 * holds fewer.
 	 * @param maxAge How long a sandbox may wait before it is discarded and replaced.
 	 */
-	public record Warm(@DefaultValue("0") int size, @DefaultValue("60s") Duration maxAge) {
+	public record Warm(@Nullable Integer size, @DefaultValue("60s") Duration maxAge) {
+
+		/**
+		 * Return the pool: the size set, or the default fitted to the other settings
+		 * ({@link WarmPoolSettings#fitting}).
+		 * @param maxConcurrent cave.sandbox.max-concurrent
+		 * @param commandUids how many uids cave.sandbox.linux.command-user-range holds
+		 * @return the pool's settings
+		 */
+		WarmPoolSettings toWarmPoolSettings(int maxConcurrent, long commandUids) {
+			return (this.size != null) ? new WarmPoolSettings(this.size, this.maxAge)
+					: new WarmPoolSettings(WarmPoolSettings.DEFAULT_SIZE, this.maxAge).fitting(maxConcurrent,
+							commandUids);
+		}
 
 	}
 

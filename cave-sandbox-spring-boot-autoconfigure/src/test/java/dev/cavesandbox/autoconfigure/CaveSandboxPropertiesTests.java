@@ -164,12 +164,26 @@ class CaveSandboxPropertiesTests {
 	}
 
 	@Test
-	void warmPoolIsOffByDefaultAndBindsItsSizeAndAge() {
+	void warmPoolHoldsTwoByDefaultAndBindsItsSizeAndAge() {
 		this.runner.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm())
-			.isEqualTo(WarmPoolSettings.OFF));
-		this.runner.withPropertyValues("cave.sandbox.warm.size=2", "cave.sandbox.warm.max-age=15s")
+			.isEqualTo(WarmPoolSettings.DEFAULT));
+		this.runner.withPropertyValues("cave.sandbox.warm.size=1", "cave.sandbox.warm.max-age=15s")
 			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm())
-				.isEqualTo(new WarmPoolSettings(2, Duration.ofSeconds(15))));
+				.isEqualTo(new WarmPoolSettings(1, Duration.ofSeconds(15))));
+		this.runner.withPropertyValues("cave.sandbox.warm.size=0")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm().enabled())
+				.isFalse());
+	}
+
+	@Test
+	void theDefaultPoolFitsMaxConcurrentAndTheCommandUserRangeKeepingItsAge() {
+		this.runner.withPropertyValues("cave.sandbox.max-concurrent=1", "cave.sandbox.warm.max-age=15s")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm())
+				.isEqualTo(new WarmPoolSettings(1, Duration.ofSeconds(15))));
+		this.runner
+			.withPropertyValues("cave.sandbox.max-concurrent=4", "cave.sandbox.linux.command-user-range=70000-70003")
+			.run((context) -> assertThat(context.getBean(CaveSandboxProperties.class).toSettings().warm().enabled())
+				.isFalse());
 	}
 
 	@ParameterizedTest

@@ -13,6 +13,7 @@ import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.SandboxSettings;
 import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.UnavailabilityCause;
+import dev.cavesandbox.WarmPoolSettings;
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -202,6 +203,8 @@ class LinuxProbeTests {
 			.commandUserRange(SandboxSettings.CommandUserRange.parse(range))
 			.workDirectory(work)
 			.timeout(Duration.ofMinutes(2))
+			// no warm sandbox: it would hold a uid of these two-uid ranges
+			.warm(WarmPoolSettings.OFF)
 			.build();
 	}
 
