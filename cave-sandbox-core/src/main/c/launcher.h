@@ -342,7 +342,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "19"
+#define LAUNCHER_VERSION "20"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
