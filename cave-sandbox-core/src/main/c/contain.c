@@ -112,6 +112,21 @@ static int end_tree(pid_t command)
 }
 
 /*
+ * contain's part of main: its options (argv as main's, argv[1] "contain"), then contain.
+ * Also outer's child when its wrapper is /proc/self/fd/4 contain: the same program, run
+ * without the execve(2) of the launcher again (outer.c start_wrapper).
+ */
+int contain_mode(int argc, char **argv)
+{
+	struct options options;
+	char **command = parse_options(argc, argv, &options);
+	check_options("contain", &options);
+	options.host_user = 1;
+	options.no_pid_namespace = 1;
+	return contain(&options, command);
+}
+
+/*
  * The seccomp mechanism's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
  * forks the command (which makes a session of its own, then does the set-up of exec,
  * Landlock included), waits for it, and then ends its whole tree (end_tree), also when
