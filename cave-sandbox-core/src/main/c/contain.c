@@ -112,18 +112,15 @@ static int end_tree(pid_t command)
 }
 
 /*
- * contain's part of main: its options (argv as main's, argv[1] "contain"), then contain.
- * Also outer's child when its wrapper is /proc/self/fd/4 contain: the same program, run
- * without the execve(2) of the launcher again (outer.c start_wrapper).
+ * contain's part of main, with main's parsed and checked options and the command (argv).
+ * Also what outer's child runs when its wrapper is /proc/self/fd/4 contain: the same program,
+ * without the execve(2) of the launcher again (outer.c run_contain).
  */
-int contain_mode(int argc, char **argv)
+int contain_mode(struct options *options, char **argv)
 {
-	struct options options;
-	char **command = parse_options(argc, argv, &options);
-	check_options("contain", &options);
-	options.host_user = 1;
-	options.no_pid_namespace = 1;
-	return contain(&options, command);
+	options->host_user = 1;
+	options->no_pid_namespace = 1;
+	return contain(options, argv);
 }
 
 /*

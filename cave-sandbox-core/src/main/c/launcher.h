@@ -557,7 +557,7 @@ pid_t fork_command(void);
 void pass_on_to_namespace(int signal);
 int init(const struct options *options, char **argv);
 int contain(const struct options *options, char **argv);
-int contain_mode(int argc, char **argv);
+int contain_mode(struct options *options, char **argv);
 
 /* ---- root: newroot.c, readonly.c (newroot.h) ------------------------------------------- */
 

@@ -27,9 +27,6 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "root") == 0) {
 		return new_root(argc, argv);
 	}
-	if (argc >= 2 && strcmp(argv[1], "contain") == 0) {
-		return contain_mode(argc, argv);
-	}
 	struct options options;
 	char **command = parse_options(argc, argv, &options);
 	const char *mode = argv[1];
@@ -39,6 +36,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "init") == 0) {
 		return init(&options, command);
+	}
+	if (strcmp(mode, "contain") == 0) {
+		return contain_mode(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
 		exec_mode(&options, command);

@@ -188,7 +188,11 @@ static void run_contain(char **argv, int reader, const int executed[2])
 	while (argv[argc] != NULL) {
 		argc++;
 	}
-	exit(contain_mode(argc, argv));
+	/* As main does for a mode. */
+	struct options options;
+	char **command = parse_options(argc, argv, &options);
+	check_options(argv[1], &options);
+	exit(contain_mode(&options, command));
 }
 
 /* Fork and execute the wrapper (argv) in a session of its own, or run contain there
