@@ -112,6 +112,18 @@ static int end_tree(pid_t command)
 }
 
 /*
+ * contain's part of main, with main's parsed and checked options and the command (argv).
+ * Also what outer's child runs when its wrapper is /proc/self/fd/4 contain: the same program,
+ * without the execve(2) of the launcher again (outer.c run_contain).
+ */
+int contain_mode(struct options *options, char **argv)
+{
+	options->host_user = 1;
+	options->no_pid_namespace = 1;
+	return contain(options, argv);
+}
+
+/*
  * The seccomp mechanism's wrapper (outer runs it as /proc/self/fd/4): a child subreaper that
  * forks the command (which makes a session of its own, then does the set-up of exec,
  * Landlock included), waits for it, and then ends its whole tree (end_tree), also when

@@ -197,8 +197,9 @@
  * that the command, which may share its uid, never reads a descriptor, the working
  * directory or the memory of a process of the sandbox's own through /proc.
  *
- * contain (the seccomp mechanism, no namespaces at all: outer's wrapper, run as
- * /proc/self/fd/4): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), asks
+ * contain (the seccomp mechanism, no namespaces at all: outer's wrapper, named as
+ * /proc/self/fd/4; outer's child runs it without executing the launcher again, see
+ * contain_mode): becomes a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), asks
  * for SIGHUP when outer dies, and forks the command, which makes a session of its own and
  * does the set-up of exec and writes the start byte. Its filter refuses setsid(2) and
  * setpgid(2), so that every process of the command's tree stays in the command's process
@@ -342,7 +343,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAUNCHER_VERSION "19"
+#define LAUNCHER_VERSION "20"
 
 /* The environment variable in which the executor hands the launcher the shared-memory
  * library that the command gets as LD_PRELOAD (setup.c hand_over_preload). Mirrored by
@@ -556,6 +557,7 @@ pid_t fork_command(void);
 void pass_on_to_namespace(int signal);
 int init(const struct options *options, char **argv);
 int contain(const struct options *options, char **argv);
+int contain_mode(struct options *options, char **argv);
 
 /* ---- root: newroot.c, readonly.c (newroot.h) ------------------------------------------- */
 

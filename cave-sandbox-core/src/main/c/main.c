@@ -38,9 +38,7 @@ int main(int argc, char **argv)
 		return init(&options, command);
 	}
 	if (strcmp(mode, "contain") == 0) {
-		options.host_user = 1;
-		options.no_pid_namespace = 1;
-		return contain(&options, command);
+		return contain_mode(&options, command);
 	}
 	if (strcmp(mode, "exec") == 0) {
 		exec_mode(&options, command);

@@ -20,6 +20,7 @@ import dev.cavesandbox.internal.launcher.Launcher;
 import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.LauncherInstallation;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
@@ -301,6 +302,35 @@ class LauncherWithoutMountNamespaceTests {
 		assertThat(run.output())
 			.contains(LauncherContract.MESSAGE_PREFIX + " the working directory changed during set-up")
 			.contains(LauncherContract.NOT_SET_UP);
+		assertThat(directory.resolve("ran")).doesNotExist();
+	}
+
+	/**
+	 * {@code outer}'s child runs {@code contain} itself, without executing the launcher
+	 * again, and forgets the launch token first: a failure of {@code contain}'s set-up
+	 * (here an option it refuses) is its own line without the token, then {@code outer}'s
+	 * line names the launch, as when {@code contain} was executed (the executor reads the
+	 * last line); the command never runs.
+	 */
+	@Test
+	void containsOwnFailureNamesNoLaunchButOutersDoes(@TempDir Path directory) throws Exception {
+		String token = UUID.randomUUID().toString();
+		List<String> command = new ArrayList<>(this.launcher.outer(directory.toRealPath()));
+		command.addAll(List.of(LauncherContract.INSIDE, LauncherContract.CONTAIN, "--no-mount-namespace",
+				"--allow-inet", "--egress-port", "3128", "--", "/usr/bin/touch", "ran"));
+		ProcessBuilder builder = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true);
+		builder.environment().put(LauncherContract.TOKEN_VARIABLE, token);
+		Process process = builder.start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor(GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		assertThat(process.exitValue()).as(output).isEqualTo(LauncherContract.SETUP_FAILED);
+		List<String> lines = output.lines().toList();
+		assertThat(lines).as(output)
+			.containsExactly(
+					LauncherContract.MESSAGE_PREFIX + " --egress-port is for init and exec: the egress "
+							+ "bridge needs the sandbox's own network namespace",
+					LauncherContract.NOT_SET_UP + ": " + LauncherContract.INSIDE + " exited with 125 before the "
+							+ "command started [launch " + token + "]");
 		assertThat(directory.resolve("ran")).doesNotExist();
 	}
 
