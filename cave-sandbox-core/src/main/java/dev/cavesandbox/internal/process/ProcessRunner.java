@@ -105,7 +105,7 @@ public final class ProcessRunner implements AutoCloseable {
 		long start = System.nanoTime();
 		Process process = spawn(spec);
 		try {
-			return await(process, spec, new ChildStreams(this.io, process, spec, frame, false), start);
+			return await(process, spec, streams(process, spec, frame, false), start);
 		}
 		finally {
 			this.running.remove(process);
@@ -144,7 +144,7 @@ public final class ProcessRunner implements AutoCloseable {
 	public Outcome runPrepared(Process process, Spec spec, byte[] frame) throws InterruptedException {
 		long start = System.nanoTime();
 		try {
-			return await(process, spec, new ChildStreams(this.io, process, spec, frame, true), start);
+			return await(process, spec, streams(process, spec, frame, true), start);
 		}
 		finally {
 			this.running.remove(process);
@@ -243,6 +243,25 @@ public final class ProcessRunner implements AutoCloseable {
 			process.toHandle().destroyForcibly();
 		}
 		return process;
+	}
+
+	/**
+	 * Start feeding and draining the process's streams on the I/O pool. A process spawned
+	 * or claimed as {@link #close()} began may reach this after the close shut the pool
+	 * down: it is killed as the close kills a running tree (it is dead already, or dying,
+	 * where the close or {@link #spawn} saw it) and the run ends with the cancellation,
+	 * not with the pool's {@link RejectedExecutionException}.
+	 */
+	private ChildStreams streams(Process process, Spec spec, byte @Nullable [] frame, boolean readyRead) {
+		try {
+			return new ChildStreams(this.io, process, spec, frame, readyRead);
+		}
+		catch (RejectedExecutionException ex) {
+			this.trees.killAll(Map.of(process, spec.sandboxed()),
+					(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
+			TreeTeardown.reap(process);
+			throw new ExecutionCancelledException("the executor is closed", ex);
+		}
 	}
 
 	private Outcome await(Process process, Spec spec, ChildStreams streams, long start) throws InterruptedException {

@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
@@ -26,6 +27,7 @@ import dev.cavesandbox.ExecutionResult;
 import dev.cavesandbox.FloodMain;
 import dev.cavesandbox.ForEachLinuxMechanism;
 import dev.cavesandbox.LinuxMechanisms;
+import dev.cavesandbox.MarkedProcesses;
 import dev.cavesandbox.MechanismChoice;
 import dev.cavesandbox.NewSession;
 import dev.cavesandbox.ProcessTreeSurvivedException;
@@ -216,6 +218,52 @@ public class ProcessRunnerTests {
 			await().atMost(NO_HANG).until(() -> Files.readString(group.resolve("cgroup.procs")).isBlank());
 			Files.delete(group);
 		}
+	}
+
+	/**
+	 * Runs racing the runner's close (a red team's, {@code ContainInPlaceBreakInTests}
+	 * saw it through the executor on unshare): each run ends with an outcome or the
+	 * cancellation, never with the I/O pool's own {@code RejectedExecutionException},
+	 * which a run whose process was spawned as the close began got when it started its
+	 * streams after the close had shut the pool down; and no process of any run is left.
+	 * 300 rounds, each a runner, two runs of a unique sleep, and its close after a random
+	 * 0-3 ms. (Unisolated and exec'd: the direct child is the whole tree; a shell that
+	 * forked its sleep would leave it where the close or the spawn's own check killed the
+	 * shell before listing it, as fallback mode contains nothing.)
+	 */
+	@Test
+	void runsRacingTheCloseEndWithAnOutcomeOrTheCancellation(@TempDir Path directory) throws Exception {
+		Map<String, Integer> ends = new ConcurrentHashMap<>();
+		for (int round = 0; round < 300; round++) {
+			String marker = uniqueSleep();
+			ProcessRunner runner = new ProcessRunner(GRACE);
+			List<CompletableFuture<String>> runs = List.of(1, 2)
+				.stream()
+				.map((run) -> CompletableFuture.supplyAsync(() -> {
+					try {
+						ProcessRunner.Outcome outcome = runner
+							.run(new ProcessRunner.Spec(List.of("sh", "-c", "exec " + marker), directory,
+									Map.of("PATH", SandboxSettings.BASELINE_PATH), null, Duration.ofSeconds(60), 1024,
+									null, null, false));
+						return "outcome " + outcome.exitCode();
+					}
+					catch (ExecutionCancelledException ex) {
+						return "cancelled";
+					}
+					catch (IOException | InterruptedException ex) {
+						throw new IllegalStateException(ex);
+					}
+				}))
+				.toList();
+			Thread.sleep(ThreadLocalRandom.current().nextInt(4));
+			runner.close();
+			for (CompletableFuture<String> run : runs) {
+				ends.merge(run.get(NO_HANG.toSeconds(), TimeUnit.SECONDS), 1, Integer::sum);
+			}
+			await().atMost(NO_HANG).until(() -> MarkedProcesses.leftovers(marker.split(" ")[1]).isEmpty());
+		}
+		System.out.println("ProcessRunnerTests runs racing the close: " + ends);
+		assertThat(ends).isNotEmpty();
 	}
 
 	/**
