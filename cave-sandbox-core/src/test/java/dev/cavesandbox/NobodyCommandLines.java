@@ -74,7 +74,41 @@ final class NobodyCommandLines {
 		Path copy = Files.copy(launcher.path(), directory.resolve("cave-sandbox-launcher"),
 				StandardCopyOption.REPLACE_EXISTING);
 		Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+		awaitExecutable(copy);
 		return new Launcher(copy, launcher.userNamespaces());
+	}
+
+	/**
+	 * Wait until the copy runs: a child that another thread spawned (a warm pool's
+	 * preparation) while the copy was open for writing holds that descriptor until it
+	 * executes, and until then executing the copy fails with ETXTBSY (execve(2)), as the
+	 * product's ExecutionCheck allows for. Once it ran, no descriptor writes it anymore.
+	 */
+	private static void awaitExecutable(Path copy) throws IOException {
+		for (int attempt = 0;; attempt++) {
+			try {
+				Process version = new ProcessBuilder(copy.toString(), "--version").redirectErrorStream(true).start();
+				version.getInputStream().readAllBytes();
+				version.waitFor(60, TimeUnit.SECONDS);
+				return;
+			}
+			catch (IOException ex) {
+				if (attempt >= 50 || !String.valueOf(ex.getMessage()).contains("error=26")) {
+					throw ex;
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IOException(ex);
+			}
+			try {
+				Thread.sleep(20);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IOException(ex);
+			}
+		}
 	}
 
 	/** Give a directory (a command's working directory) to nobody. */

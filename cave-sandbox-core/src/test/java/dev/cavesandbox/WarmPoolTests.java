@@ -247,6 +247,28 @@ class WarmPoolTests {
 	}
 
 	/**
+	 * An executor left unclosed and no longer reachable gets its waiting sandboxes
+	 * discarded (a {@link java.lang.ref.Cleaner}): they would otherwise hold their
+	 * processes and command users until the JVM ends.
+	 */
+	@ForEachLinuxMechanism
+	void anUnreachableUnclosedExecutorsWaitingSandboxesAreDiscarded(MechanismChoice choice, @TempDir Path work) {
+		int waiting = leaveUnclosedWithWaitingSandboxes(choice, work);
+		assertThat(waiting).isEqualTo(2);
+		await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> {
+			System.gc();
+			return processesNaming(work).isEmpty();
+		});
+	}
+
+	/** The number of waiting sandboxes of the executor, which is left unclosed. */
+	private static int leaveUnclosedWithWaitingSandboxes(MechanismChoice choice, Path work) {
+		ProcessIsolatedExecutor executor = pooled(choice, work, 2, (settings) -> settings);
+		awaitReady(executor, 2);
+		return waitingSandboxes(work).size();
+	}
+
+	/**
 	 * Preparations that fail (here: no sandbox can report ready within a probe timeout of
 	 * one millisecond) suspend the pool after three in a row, with the reason in its
 	 * state; executions carry on cold.

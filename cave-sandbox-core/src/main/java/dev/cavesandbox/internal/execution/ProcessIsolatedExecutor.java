@@ -1,6 +1,7 @@
 package dev.cavesandbox.internal.execution;
 
 import java.io.IOException;
+import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,6 +75,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	/** How long {@link #close()} waits for the warm pool's thread. */
 	private static final Duration POOL_END_WAIT = Duration.ofSeconds(10);
 
+	/** Discards the warm sandboxes of executors that became unreachable unclosed. */
+	private static final Cleaner POOLS = Cleaner.create((runnable) -> {
+		Thread thread = new Thread(runnable, "cave-sandbox-warm-cleaner");
+		thread.setDaemon(true);
+		return thread;
+	});
+
 	private final @Nullable IsolationCapability capability;
 
 	private final Isolation isolation;
@@ -89,8 +97,12 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 
 	private final LaunchPreparation preparation;
 
-	/** How the egress proxy resolves names; only tests replace it. */
-	private volatile HostResolver resolver = HostResolver.SYSTEM;
+	/**
+	 * How the egress proxy resolves names; only tests replace it. A holder, not a field
+	 * read through {@code this}: the preparation, which the pool's thread reaches, must
+	 * not keep this executor reachable.
+	 */
+	private final AtomicReference<HostResolver> resolver = new AtomicReference<>(HostResolver.SYSTEM);
 
 	private final ExecutorService async;
 
@@ -98,6 +110,13 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	private final @Nullable WarmPool pool;
 
 	private final @Nullable WarmSandboxes warmSandboxes;
+
+	/**
+	 * Closes the pool once: at {@link #close()}, or after this executor became
+	 * unreachable unclosed (its waiting sandboxes would otherwise hold their processes
+	 * and command users until the JVM ends).
+	 */
+	private final Cleaner.@Nullable Cleanable poolClosing;
 
 	private ProcessIsolatedExecutor(SandboxSettings settings, @Nullable IsolationCapability capability,
 			Isolation isolation) {
@@ -114,13 +133,14 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		CommandUsers commandUsers = commandUser
 				? new CommandUsers(settings.linux().commandUserRange(), this.privateDirectories::runOnCleaner) : null;
 		this.preparation = new LaunchPreparation(settings, capability, this.privateDirectories, commandUsers,
-				() -> this.resolver);
+				this.resolver::get);
 		WarmShape shape = (capability != null && capability.mechanism().launcher() != null
 				&& settings.warm().size() > 0) ? WarmShape.of(settings, this.settingsAllowList) : null;
 		this.warmSandboxes = (shape != null) ? new WarmSandboxes(this.preparation, this.runner, shape,
 				ViewFingerprint.paths(settings), settings.probeTimeout()) : null;
 		this.pool = (shape != null && this.warmSandboxes != null) ? new WarmPool(settings.warm().size(),
 				settings.warm().maxAge(), shape, this.warmSandboxes, this.warmSandboxes::fingerprint) : null;
+		this.poolClosing = (this.pool != null) ? POOLS.register(this, this.pool::close) : null;
 		AtomicInteger count = new AtomicInteger();
 		this.async = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(),
 				(runnable) -> {
@@ -341,7 +361,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * @param resolver the resolver
 	 */
 	public void resolveHostsWith(HostResolver resolver) {
-		this.resolver = resolver;
+		this.resolver.set(resolver);
 	}
 
 	/**
@@ -411,7 +431,7 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 		// Kills the running trees and the waiting sandboxes at once.
 		this.runner.close();
 		if (this.pool != null) {
-			this.pool.close();
+			Objects.requireNonNull(this.poolClosing).clean();
 			// What it was preparing ended with the runner's close.
 			this.pool.awaitEnd(POOL_END_WAIT);
 		}
