@@ -85,29 +85,26 @@ final class NobodyCommandLines {
 	 * product's ExecutionCheck allows for. Once it ran, no descriptor writes it anymore.
 	 */
 	private static void awaitExecutable(Path copy) throws IOException {
-		for (int attempt = 0;; attempt++) {
-			try {
-				Process version = new ProcessBuilder(copy.toString(), "--version").redirectErrorStream(true).start();
-				version.getInputStream().readAllBytes();
-				version.waitFor(60, TimeUnit.SECONDS);
-				return;
-			}
-			catch (IOException ex) {
-				if (attempt >= 50 || !String.valueOf(ex.getMessage()).contains("error=26")) {
-					throw ex;
+		try {
+			for (int attempt = 0;; attempt++) {
+				try {
+					Process version = new ProcessBuilder(copy.toString(), "--version").redirectErrorStream(true)
+						.start();
+					version.getInputStream().readAllBytes();
+					version.waitFor(60, TimeUnit.SECONDS);
+					return;
 				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IOException(ex);
-			}
-			try {
+				catch (IOException ex) {
+					if (attempt >= 50 || !String.valueOf(ex.getMessage()).contains("error=26")) {
+						throw ex;
+					}
+				}
 				Thread.sleep(20);
 			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IOException(ex);
-			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IOException(ex);
 		}
 	}
 

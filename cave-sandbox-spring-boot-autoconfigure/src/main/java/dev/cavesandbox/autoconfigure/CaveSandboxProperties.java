@@ -88,6 +88,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 * @return the builder
 	 */
 	SandboxSettings.Builder toSettingsBuilder() {
+		SandboxSettings.CommandUserRange commandUsers = SandboxSettings.CommandUserRange
+			.parse(this.linux.commandUserRange());
 		SandboxSettings.Builder builder = SandboxSettings.builder()
 			.mode(this.mode)
 			.timeout(this.timeout)
@@ -105,7 +107,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.launcherPath(this.linux.launcherPath())
 			.userNamespaces(this.linux.userNamespaces())
 			.commandUser(this.linux.commandUser())
-			.commandUserRange(SandboxSettings.CommandUserRange.parse(this.linux.commandUserRange()))
+			.commandUserRange(commandUsers)
 			.sandboxExecPath(this.macos.sandboxExecPath())
 			.mechanism(this.mechanism)
 			.loopback(this.loopback)
@@ -118,8 +120,7 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.allowedHosts(this.egress.allowedHosts())
 			.allowPrivateDestinations(this.egress.allowPrivateDestinations())
 			.maxOutputFileBytes(this.outputFiles.maxSize().toBytes())
-			.warm(this.warm.toWarmPoolSettings(this.maxConcurrent,
-					SandboxSettings.CommandUserRange.parse(this.linux.commandUserRange()).size()));
+			.warm(this.warm.toWarmPoolSettings(this.maxConcurrent, commandUsers.size()));
 		if (this.workDirectory != null) {
 			builder.workDirectory(this.workDirectory);
 		}

@@ -159,9 +159,7 @@ public final class ProcessRunner implements AutoCloseable {
 	 */
 	public void discard(Process process) {
 		try {
-			this.trees.killAll(Map.of(process, true),
-					(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
-			TreeTeardown.reap(process);
+			killAndReap(process, true);
 		}
 		finally {
 			this.running.remove(process);
@@ -257,11 +255,16 @@ public final class ProcessRunner implements AutoCloseable {
 			return new ChildStreams(this.io, process, spec, frame, readyRead);
 		}
 		catch (RejectedExecutionException ex) {
-			this.trees.killAll(Map.of(process, spec.sandboxed()),
-					(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
-			TreeTeardown.reap(process);
+			killAndReap(process, spec.sandboxed());
 			throw new ExecutionCancelledException("the executor is closed", ex);
 		}
+	}
+
+	/** Kill a process's tree as {@link #close()} does, log what outlived it, reap it. */
+	private void killAndReap(Process process, boolean sandboxed) {
+		this.trees.killAll(Map.of(process, sandboxed),
+				(ended, left) -> logger.warn(new ProcessTreeSurvivedException(left).getMessage()));
+		TreeTeardown.reap(process);
 	}
 
 	private Outcome await(Process process, Spec spec, ChildStreams streams, long start) throws InterruptedException {
