@@ -35,15 +35,18 @@ public final class LinuxMechanisms {
 
 	/**
 	 * The size of the pool of warm sandboxes of the executors that {@link #builder} and
-	 * {@link #settings} start: the system property {@code cave.sandbox.test.warm-size},
-	 * or {@code -1} where it is not set (the settings' default pool,
+	 * {@link #settings} start: the system property {@code cavesandbox.test.warm-size}, or
+	 * {@code -1} where it is not set (the settings' default pool,
 	 * {@link WarmPoolSettings#DEFAULT}), so that the boundary and break-in suites run
 	 * with the pool off as well as on (issue 30: the warm path passes the cold path's
 	 * tests), e.g.
-	 * {@code ./mvnw -pl cave-sandbox-core verify -Dcave.sandbox.test.warm-size=0}; a
-	 * test's customizer may set a pool of its own.
+	 * {@code ./mvnw -pl cave-sandbox-core verify -Dcavesandbox.test.warm-size=0}; a
+	 * test's customizer may set a pool of its own. The name is outside
+	 * {@code cave.sandbox.*}: Maven passes it to every module's tests, and a Spring
+	 * environment would report it as an unknown {@code cave.sandbox} key
+	 * (UnknownPropertiesTests).
 	 */
-	public static final int WARM_SIZE = Integer.getInteger("cave.sandbox.test.warm-size", -1);
+	public static final int WARM_SIZE = Integer.getInteger("cavesandbox.test.warm-size", -1);
 
 	private static final Map<SandboxSettings, IsolationCapability> verdicts = new ConcurrentHashMap<>();
 

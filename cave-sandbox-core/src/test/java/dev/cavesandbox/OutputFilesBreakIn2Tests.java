@@ -314,7 +314,7 @@ class OutputFilesBreakIn2Tests {
 					Path target = Files.readSymbolicLink(descriptor);
 					// The executor's owner lock is held while it lives, not per
 					// execution; a warm sandbox waiting for an execution
-					// (cave.sandbox.test.warm-size) holds its working directory.
+					// (cavesandbox.test.warm-size) holds its working directory.
 					if (target.startsWith(directory) && !target.toString().contains("cave-sandbox-lock")
 							&& !waiting.contains(target.toString())) {
 						open.add(descriptor.getFileName() + " -> " + target);

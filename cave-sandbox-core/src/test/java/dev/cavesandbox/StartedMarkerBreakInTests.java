@@ -79,7 +79,7 @@ class StartedMarkerBreakInTests {
 					assertThat(result.exitCode()).as(imitation.getKey() + ": " + result.stderrText())
 						.isEqualTo(imitation.getKey().endsWith("exit 3") ? 3 : 0);
 					if (executor == warm) {
-						// (the other is cold unless cave.sandbox.test.warm-size gives it
+						// (the other is cold unless cavesandbox.test.warm-size gives it
 						// a pool)
 						assertThat(result.warm()).as(imitation.getKey()).isTrue();
 					}
