@@ -66,13 +66,22 @@ static void pass_on_to_wrapper(int signal)
 	errno = saved;
 }
 
-/* Take the launch token out of the environment: from here on, fail() appends it. */
+/*
+ * Take the launch token out of the environment: from here on, fail() appends it. Its bytes
+ * are zeroed where execve(2) wrote them too: unsetenv(3) drops only the pointer, and
+ * /proc/PID/environ reads that original block (proc(5)), of this process and of every
+ * child forked from it, such as check_unix's dumpable one (supervisor.c).
+ */
 static void take_launch_token(void)
 {
-	const char *token = getenv(TOKEN_VARIABLE);
+	char *token = getenv(TOKEN_VARIABLE);
 	if (token != NULL) {
 		launch_token = strdup(token);
-		if (launch_token == NULL || unsetenv(TOKEN_VARIABLE) != 0) {
+		if (launch_token == NULL) {
+			fail("cannot take the launch token out of the environment");
+		}
+		memset(token, 0, strlen(token));
+		if (unsetenv(TOKEN_VARIABLE) != 0) {
 			fail("cannot take the launch token out of the environment");
 		}
 	}

@@ -20,12 +20,14 @@ import java.util.stream.Stream;
 
 import dev.cavesandbox.internal.execution.ProcessIsolatedExecutor;
 import dev.cavesandbox.internal.launcher.LauncherContract;
+import dev.cavesandbox.internal.probe.LinuxProbe;
 import dev.cavesandbox.internal.mechanism.SandboxMechanism;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -34,11 +36,11 @@ import static org.awaitility.Awaitility.await;
  * {@code /proc/self/fd/4 contain}), and on the executor's close with warm sandboxes on by
  * default (its close kills the running trees and the waiting sandboxes at once). In
  * place, contain keeps outer's memory and its original environment block, in which the
- * launch token the executor handed outer is still written (outer only took it out of its
- * environment array), and so does the command's process until its execve(2); contain is
- * outer's child before it has made itself anything, so an outer killed at once leaves an
- * orphan. Attempts the sandbox withstands are passing tests. Every process a test starts
- * ends by itself within a minute.
+ * launch token the executor handed outer was still written until outer zeroed it there
+ * too (it only took it out of its environment array at first), and so does the command's
+ * process until its execve(2); contain is outer's child before it has made itself
+ * anything, so an outer killed at once leaves an orphan. Attempts the sandbox withstands
+ * are passing tests. Every process a test starts ends by itself within a minute.
  */
 @EnabledOnOs(OS.LINUX)
 class ContainInPlaceBreakInTests {
@@ -74,6 +76,56 @@ class ContainInPlaceBreakInTests {
 			assertThat(result.exitCode()).as(result.stderrText()).isZero();
 			assertNothingRead(choice, result.stdoutText(), null);
 		}
+	}
+
+	/**
+	 * Outer zeroes the launch token where execve(2) wrote it, not only in its environment
+	 * array: {@code /proc/PID/environ} reads that original block, of outer and of every
+	 * process forked from it (contain in place on seccomp; the launcher's dumpable
+	 * attempt of unix sockets in a probe). Read by this JVM (root: ptrace-mode access to
+	 * any process) from outer and every process under it while the started command
+	 * sleeps: the variable is there in outer's block, with no value left.
+	 */
+	@ForEachLinuxMechanism
+	void noProcessOfASandboxHoldsTheLaunchTokenInItsOriginalEnvironment(MechanismChoice choice) throws IOException {
+		assumeThat(LinuxProbe.initialUserNamespace() && "root".equals(System.getProperty("user.name")))
+			.as("the JVM runs as the host's root")
+			.isTrue();
+		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(choice,
+				(settings) -> settings.timeout(PATIENCE));
+				SandboxedProcess process = executor.start(ExecutionRequest.of("sh", "-c", "echo up; exec sleep 30"))) {
+			// Read once the command runs: outer took the token before it started
+			// anything.
+			assertThat(new String(process.stdout().readNBytes(3), StandardCharsets.UTF_8)).isEqualTo("up\n");
+			ProcessHandle outer = ProcessHandle.of(process.pid()).orElseThrow();
+			List<String> values = new ArrayList<>(tokenValues(outer.pid()));
+			assertThat(values).as("outer's token variable").isNotEmpty();
+			outer.descendants().forEach((descendant) -> values.addAll(tokenValues(descendant.pid())));
+			System.out.println(ContainInPlaceBreakInTests.class.getSimpleName() + " " + choice + ": "
+					+ outer.descendants().count() + " processes under outer, token variables " + values.size());
+			assertThat(values).as("the token variable in outer and every process under it").allSatisfy((value) -> {
+				assertThat(value).as("what is left of its value").isEmpty();
+			});
+		}
+	}
+
+	/**
+	 * The values of the launch token's variable in a process's original environment block
+	 * ({@code /proc/PID/environ}); none where it has none or has ended.
+	 */
+	private static List<String> tokenValues(long pid) {
+		byte[] environ;
+		try {
+			environ = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+		}
+		catch (IOException ex) {
+			return List.of();
+		}
+		String prefix = LauncherContract.TOKEN_VARIABLE + "=";
+		return Stream.of(new String(environ, StandardCharsets.ISO_8859_1).split("\\x00"))
+			.filter((entry) -> entry.startsWith(prefix))
+			.map((entry) -> entry.substring(prefix.length()))
+			.toList();
 	}
 
 	/**
