@@ -18,7 +18,10 @@
  *                 waits DELAY microseconds (the environment's DELAY, a list: one per probe
  *                 directory, cycled), exchanges the directory's name with DECOY (an entry of
  *                 its own in the work directory; renameat2 RENAME_EXCHANGE) and exchanges
- *                 them back HOLD microseconds later (the environment's HOLD, 5000).
+ *                 them back HOLD microseconds later (the environment's HOLD, 5000). With
+ *                 the environment's RECREATE set, an empty DECOY is made again (0755)
+ *                 before a swap where it is gone (on a loaded machine a probe that ended
+ *                 during the hold left no decoy: every later swap found none).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -144,6 +147,9 @@ int main(int argc, char **argv)
 			already(base);
 			char decoy[4200];
 			snprintf(decoy, sizeof decoy, "%s/%s", work, argument);
+			if (getenv("RECREATE") != NULL && access(decoy, F_OK) != 0 && errno == ENOENT) {
+				mkdir(decoy, 0755);
+			}
 			long delay = micros(delays, acted++);
 			pause_us(delay);
 			int first = renameat2(AT_FDCWD, own, AT_FDCWD, decoy, RENAME_EXCHANGE);
