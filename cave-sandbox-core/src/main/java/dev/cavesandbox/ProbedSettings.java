@@ -79,7 +79,6 @@ public record ProbedSettings(SandboxMode mode, MechanismChoice mechanism, Sandbo
 		named.put("linux.unsharePath", this.linux.unsharePath());
 		named.put("linux.setprivPath", this.linux.setprivPath());
 		named.put("linux.bwrapPath", this.linux.bwrapPath());
-		named.put("linux.ipPath", this.linux.ipPath());
 		named.put("linux.launcherPath", this.linux.launcherPath());
 		named.put("linux.userNamespaces", this.linux.userNamespaces());
 		named.put("linux.commandUser", this.linux.commandUser());

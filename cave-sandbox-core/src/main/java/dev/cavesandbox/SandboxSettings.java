@@ -317,8 +317,6 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * @param setprivPath the util-linux {@code setpriv} binary that ties the sandbox to
 	 * the life of the JVM with a parent-death signal (default {@code /usr/bin/setpriv})
 	 * @param bwrapPath the bubblewrap binary (default {@code /usr/bin/bwrap})
-	 * @param ipPath the iproute2 {@code ip} binary with which the unshare mechanism
-	 * brings up a private loopback (default {@code /sbin/ip})
 	 * @param launcherPath an installed copy of the native launcher, used instead of the
 	 * copy extracted into the work directory (for a work directory mounted {@code noexec}
 	 * or read-only); it must be the very build of this jar (its SHA-256 is checked).
@@ -344,7 +342,7 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 	 * At least {@code maxConcurrent} uids (default {@link CommandUserRange#DEFAULT});
 	 * unused where {@code commandUser} is {@code 0} and for a JVM of another user
 	 */
-	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+	public record Linux(Path unsharePath, Path setprivPath, Path bwrapPath, @Nullable Path launcherPath,
 			boolean userNamespaces, int commandUser, CommandUserRange commandUserRange) {
 
 		/** The default command user of a root JVM: {@code nobody}. */
@@ -358,7 +356,6 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 			Objects.requireNonNull(unsharePath, "unsharePath must not be null");
 			Objects.requireNonNull(setprivPath, "setprivPath must not be null");
 			Objects.requireNonNull(bwrapPath, "bwrapPath must not be null");
-			Objects.requireNonNull(ipPath, "ipPath must not be null");
 			if (commandUser < 0) {
 				throw new IllegalArgumentException(
 						"commandUser must be a uid (0 keeps a root JVM's commands root), not " + commandUser);
@@ -370,9 +367,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		 * Create the Linux settings with {@link CommandUserRange#DEFAULT}; the parameters
 		 * are the components of the same names.
 		 */
-		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, @Nullable Path launcherPath,
 				boolean userNamespaces, int commandUser) {
-			this(unsharePath, setprivPath, bwrapPath, ipPath, launcherPath, userNamespaces, commandUser,
+			this(unsharePath, setprivPath, bwrapPath, launcherPath, userNamespaces, commandUser,
 					CommandUserRange.DEFAULT);
 		}
 
@@ -381,9 +378,9 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		 * {@link CommandUserRange#DEFAULT}; the parameters are the components of the same
 		 * names.
 		 */
-		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, Path ipPath, @Nullable Path launcherPath,
+		public Linux(Path unsharePath, Path setprivPath, Path bwrapPath, @Nullable Path launcherPath,
 				boolean userNamespaces) {
-			this(unsharePath, setprivPath, bwrapPath, ipPath, launcherPath, userNamespaces, DEFAULT_COMMAND_USER);
+			this(unsharePath, setprivPath, bwrapPath, launcherPath, userNamespaces, DEFAULT_COMMAND_USER);
 		}
 
 	}
@@ -530,8 +527,6 @@ public record SandboxSettings(SandboxMode mode, Duration timeout, long maxOutput
 		Builder hiddenDirectories(Iterable<Path> directories);
 
 		Builder bwrapPath(Path bwrapPath);
-
-		Builder ipPath(Path ipPath);
 
 		Builder launcherPath(@Nullable Path launcherPath);
 

@@ -53,8 +53,6 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 
 	private Path bwrapPath = Path.of("/usr/bin/bwrap");
 
-	private Path ipPath = Path.of("/sbin/ip");
-
 	private @Nullable Path launcherPath;
 
 	private boolean userNamespaces;
@@ -189,12 +187,6 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 	}
 
 	@Override
-	public SandboxSettings.Builder ipPath(Path ipPath) {
-		this.ipPath = ipPath;
-		return this;
-	}
-
-	@Override
 	public SandboxSettings.Builder launcherPath(@Nullable Path launcherPath) {
 		this.launcherPath = launcherPath;
 		return this;
@@ -280,8 +272,8 @@ final class SandboxSettingsBuilder implements SandboxSettings.Builder {
 		return new SandboxSettings(this.mode, this.timeout, this.maxOutputBytes, this.killGracePeriod,
 				this.probeTimeout, this.maxConcurrent, this.queueTimeout, this.workDirectory,
 				new SandboxSettings.Env(this.passEnvironment, this.environment),
-				new SandboxSettings.Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.ipPath,
-						this.launcherPath, this.userNamespaces, this.commandUser, this.commandUserRange),
+				new SandboxSettings.Linux(this.unsharePath, this.setprivPath, this.bwrapPath, this.launcherPath,
+						this.userNamespaces, this.commandUser, this.commandUserRange),
 				this.mechanism, this.loopback, this.readOnlyRoot, this.hiddenDirectories,
 				new SandboxSettings.Macos(this.sandboxExecPath), this.limits,
 				new SandboxSettings.Filesystem(this.filesystemView, this.readablePaths, this.writablePaths),

@@ -174,14 +174,15 @@ public enum UnavailabilityCause {
 
 	/**
 	 * A private loopback is required ({@link SandboxSettings#loopback()}) but the
-	 * mechanism cannot provide one here: the unshare mechanism has no {@code ip} binary,
-	 * and macOS has no network namespaces.
+	 * mechanism cannot provide one: the seccomp mechanism and macOS have no network
+	 * namespace (bwrap, unshare and namespaces bring {@code lo} up in theirs).
 	 */
 	PRIVATE_LOOPBACK_UNAVAILABLE(
 			"a private loopback is required (loopback), but the mechanism cannot give the command a "
 					+ "private loopback on this host",
-			"install bubblewrap (it always brings up a private loopback) or iproute2 for the unshare mechanism "
-					+ "(ipPath), or switch the private loopback off (loopback); macOS cannot isolate a " + "loopback"),
+			"choose a mechanism with a network namespace (bwrap, unshare or namespaces: install bubblewrap, or "
+					+ "allow user namespaces), or switch the private loopback off (loopback); the seccomp mechanism "
+					+ "and macOS cannot isolate a loopback"),
 
 	/** Isolation was switched off with {@link MechanismChoice#NONE}. */
 	MECHANISM_DISABLED("isolation is switched off by mechanism none",

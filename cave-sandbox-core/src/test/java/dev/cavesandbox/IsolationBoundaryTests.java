@@ -1040,19 +1040,18 @@ class IsolationBoundaryTests {
 	}
 
 	/**
-	 * Without the {@code ip} binary, every mechanism with a network namespace still
-	 * brings {@code lo} up itself (bwrap, and the launcher's root for unshare and
-	 * namespaces) and serves a loopback request. A mechanism without a network namespace
-	 * needs no {@code ip} and has no loopback to give either way: a loopback request is
-	 * refused with a code, and requiring a loopback makes it unavailable.
+	 * Every mechanism with a network namespace brings {@code lo} up itself (bwrap, and
+	 * the launcher's root for unshare and namespaces; no {@code ip(8)} is run) and serves
+	 * a loopback request. A mechanism without a network namespace has no loopback to
+	 * give: a loopback request is refused with a code, and requiring a loopback makes it
+	 * unavailable, with a fix that names the mechanisms that give one.
 	 */
 	@ForEachLinuxMechanism
-	void withoutTheIpBinaryEveryNetworkNamespaceProvidesALoopback(MechanismChoice mechanism, @TempDir Path directory) {
-		SandboxSettings settings = settings(mechanism).ipPath(directory.resolve("no-ip")).build();
+	void everyNetworkNamespaceProvidesALoopbackAndTheOthersRefuseOne(MechanismChoice mechanism) {
+		SandboxSettings settings = settings(mechanism).build();
 		IsolationCapability capability = LinuxMechanisms.verified(settings);
 		boolean network = gives(mechanism, LinuxNamespace.NETWORK);
 		assertThat(capability.privateLoopback()).isEqualTo(network);
-		assertThat(capability.verified()).noneMatch((fact) -> fact.contains("no ip binary"));
 		ExecutionRequest request = ExecutionRequest.builder(loopbackRoundTrip("127.0.0.1")).loopback(true).build();
 		try (ProcessIsolatedExecutor executor = ProcessIsolatedExecutor.isolated(settings, capability)) {
 			if (network) {
@@ -1068,11 +1067,11 @@ class IsolationBoundaryTests {
 			}
 			assertThat(executor.execute("true").exitCode()).isZero();
 		}
-		IsolationCapability required = new NetworkIsolationProbe(
-				settings(mechanism).ipPath(directory.resolve("no-ip")).loopback(true).build())
-			.probe();
+		IsolationCapability required = new NetworkIsolationProbe(settings(mechanism).loopback(true).build()).probe();
 		assertThat(required.available()).isEqualTo(network);
 		assertThat(required.cause()).isEqualTo(network ? null : UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE);
+		assertThat(UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE.fix()).contains("bwrap, unshare or namespaces")
+			.doesNotContain("iproute2");
 	}
 
 	/**

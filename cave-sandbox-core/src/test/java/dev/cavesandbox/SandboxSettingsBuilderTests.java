@@ -36,7 +36,6 @@ class SandboxSettingsBuilderTests {
 		assertThat(settings.hiddenDirectories()).containsExactly(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/run"),
 				Path.of("/var/run"), Path.of("/dev/shm"));
 		assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/usr/bin/bwrap"));
-		assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/sbin/ip"));
 		assertThat(settings.linux().launcherPath()).isNull();
 		assertThat(settings.linux().userNamespaces()).isFalse();
 		assertThat(settings.macos().sandboxExecPath()).isEqualTo(Path.of("/usr/bin/sandbox-exec"));
@@ -65,7 +64,6 @@ class SandboxSettingsBuilderTests {
 			.readOnlyRoot(false)
 			.hiddenDirectories(List.of(Path.of("/run")))
 			.bwrapPath(Path.of("/opt/bwrap"))
-			.ipPath(Path.of("/opt/ip"))
 			.sandboxExecPath(Path.of("/opt/sandbox-exec"))
 			.launcherPath(Path.of("/opt/cave-sandbox-launcher"))
 			.userNamespaces(true)
@@ -75,7 +73,7 @@ class SandboxSettingsBuilderTests {
 				Duration.ofMillis(250), Duration.ofSeconds(3), 2, Duration.ofMillis(1500), Path.of("/srv/work"),
 				new SandboxSettings.Env(Set.of("LANG"), Map.of("A", "1")),
 				new SandboxSettings.Linux(Path.of("/opt/unshare"), Path.of("/opt/setpriv"), Path.of("/opt/bwrap"),
-						Path.of("/opt/ip"), Path.of("/opt/cave-sandbox-launcher"), true),
+						Path.of("/opt/cave-sandbox-launcher"), true),
 				MechanismChoice.UNSHARE, true, false, List.of(Path.of("/run")),
 				new SandboxSettings.Macos(Path.of("/opt/sandbox-exec")), ResourceLimits.defaults()));
 	}

@@ -58,7 +58,7 @@ class SandboxSettingsTests {
 					+ "maxConcurrent");
 		assertThatExceptionOfType(NullPointerException.class)
 			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
-					Path.of("/usr/bin/bwrap"), Path.of("/sbin/ip"), null, false, 65534, null))
+					Path.of("/usr/bin/bwrap"), null, false, 65534, null))
 			.withMessage("commandUserRange must not be null");
 	}
 
@@ -70,12 +70,12 @@ class SandboxSettingsTests {
 			.withMessage("environment variable 'A' must have a non-empty name without '=' and no NUL byte in its "
 					+ "name or value");
 		assertThatExceptionOfType(NullPointerException.class)
-			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
-					Path.of("/usr/bin/bwrap"), null, null, false))
-			.withMessage("ipPath must not be null");
+			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"), null,
+					null, false))
+			.withMessage("bwrapPath must not be null");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> new SandboxSettings.Linux(Path.of("/usr/bin/unshare"), Path.of("/usr/bin/setpriv"),
-					Path.of("/usr/bin/bwrap"), Path.of("/sbin/ip"), null, false, -1))
+					Path.of("/usr/bin/bwrap"), null, false, -1))
 			.withMessage("commandUser must be a uid (0 keeps a root JVM's commands root), not -1");
 		assertThat(SandboxSettings.defaults().linux().commandUser()).isEqualTo(65534);
 		assertThat(SandboxSettings.defaults().linux().commandUserRange())
@@ -179,7 +179,6 @@ class SandboxSettingsTests {
 		assertNullRejected("setprivPath", (builder) -> builder.setprivPath(null));
 		assertNullRejected("mechanism", (builder) -> builder.mechanism(null));
 		assertNullRejected("bwrapPath", (builder) -> builder.bwrapPath(null));
-		assertNullRejected("ipPath", (builder) -> builder.ipPath(null));
 		assertNullRejected("sandboxExecPath", (builder) -> builder.sandboxExecPath(null));
 	}
 

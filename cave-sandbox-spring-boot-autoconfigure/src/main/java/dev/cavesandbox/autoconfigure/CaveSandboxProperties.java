@@ -103,7 +103,6 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 			.unsharePath(this.linux.unsharePath())
 			.setprivPath(this.linux.setprivPath())
 			.bwrapPath(this.linux.bwrapPath())
-			.ipPath(this.linux.ipPath())
 			.launcherPath(this.linux.launcherPath())
 			.userNamespaces(this.linux.userNamespaces())
 			.commandUser(this.linux.commandUser())
@@ -140,15 +139,13 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	}
 
 	/**
-	 * Host binaries of the Linux mechanisms (bubblewrap, util-linux, iproute2).
+	 * Host binaries of the Linux mechanisms (bubblewrap, util-linux).
 	 *
 	 * @param unsharePath Path of util-linux unshare, which creates the user, network,
 	 * mount and PID namespaces.
 	 * @param setprivPath Path of util-linux setpriv, which ties each sandbox to the life
 	 * of the JVM with a parent-death signal.
 	 * @param bwrapPath Path of bubblewrap's bwrap.
-	 * @param ipPath Path of iproute2's ip, with which the unshare and namespaces
-	 * mechanisms bring up a private loopback; without it they have none.
 	 * @param launcherPath Path of an installed copy of cave-sandbox's native launcher,
 	 * used instead of the copy extracted from the jar into the work directory; for a work
 	 * directory mounted noexec (a read-only one needs a writable volume instead: the
@@ -179,8 +176,8 @@ public record CaveSandboxProperties(@DefaultValue("strict") SandboxMode mode, @D
 	 */
 	public record Linux(@DefaultValue("/usr/bin/unshare") Path unsharePath,
 			@DefaultValue("/usr/bin/setpriv") Path setprivPath, @DefaultValue("/usr/bin/bwrap") Path bwrapPath,
-			@DefaultValue("/sbin/ip") Path ipPath, @Nullable Path launcherPath,
-			@DefaultValue("false") boolean userNamespaces, @DefaultValue("65534") int commandUser,
+			@Nullable Path launcherPath, @DefaultValue("false") boolean userNamespaces,
+			@DefaultValue("65534") int commandUser,
 			@DefaultValue(SandboxSettings.CommandUserRange.DEFAULT_TEXT) String commandUserRange) {
 
 	}

@@ -50,7 +50,6 @@ final class PropertyFixes {
 		properties.put("egress.allowedHosts", "cave.sandbox.egress.allowed-hosts");
 		properties.put("egress.allowPrivateDestinations", "cave.sandbox.egress.allow-private-destinations");
 		properties.put("linux.bwrapPath", "cave.sandbox.linux.bwrap-path");
-		properties.put("linux.ipPath", "cave.sandbox.linux.ip-path");
 		properties.put("linux.launcherPath", "cave.sandbox.linux.launcher-path");
 		properties.put("linux.userNamespaces", "cave.sandbox.linux.user-namespaces");
 		properties.put("linux.commandUser", "cave.sandbox.linux.command-user");
@@ -172,9 +171,10 @@ final class PropertyFixes {
 			case NESTING_FORBIDDEN -> "with " + property("mechanism") + "=auto the seccomp mechanism, which needs no "
 					+ "namespace, is tried next; or let the outer sandbox allow nested user namespaces (drop "
 					+ "--disable-userns; raise user.max_user_namespaces inside it)";
-			case PRIVATE_LOOPBACK_UNAVAILABLE -> "install bubblewrap (it always brings up a private loopback) or "
-					+ "iproute2 for the unshare mechanism (" + property("linux.ipPath") + "), or set "
-					+ property("loopback") + "=false; macOS cannot isolate a loopback";
+			case PRIVATE_LOOPBACK_UNAVAILABLE -> "set " + property("mechanism")
+					+ " to a mechanism with a network namespace (bwrap, unshare or namespaces: install bubblewrap, or "
+					+ "allow user namespaces), or set " + property("loopback")
+					+ "=false; the seccomp mechanism and macOS cannot isolate a loopback";
 			case MECHANISM_DISABLED -> "set " + property("mechanism")
 					+ "=auto (or bwrap, unshare, namespaces, seccomp, sandbox-exec) to isolate commands";
 			case NESTED_SANDBOX_REFUSED -> "run the JVM outside the App Sandbox and outside any tool that wraps its "

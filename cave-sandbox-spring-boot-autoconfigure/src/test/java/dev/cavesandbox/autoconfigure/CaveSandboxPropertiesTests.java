@@ -76,7 +76,6 @@ class CaveSandboxPropertiesTests {
 					"cave.sandbox.work-directory=/var/tmp", "cave.sandbox.env.pass=JAVA_HOME,TZ",
 					"cave.sandbox.env.set.GREETING=hi", "cave.sandbox.linux.unshare-path=/opt/bin/unshare",
 					"cave.sandbox.linux.setpriv-path=/opt/bin/setpriv", "cave.sandbox.linux.bwrap-path=/opt/bin/bwrap",
-					"cave.sandbox.linux.ip-path=/opt/bin/ip",
 					"cave.sandbox.linux.launcher-path=/opt/cave-sandbox/cave-sandbox-launcher",
 					"cave.sandbox.linux.user-namespaces=true", "cave.sandbox.linux.command-user=4321",
 					"cave.sandbox.linux.command-user-range=70000-70099",
@@ -103,7 +102,6 @@ class CaveSandboxPropertiesTests {
 				assertThat(settings.linux().unsharePath()).isEqualTo(Path.of("/opt/bin/unshare"));
 				assertThat(settings.linux().setprivPath()).isEqualTo(Path.of("/opt/bin/setpriv"));
 				assertThat(settings.linux().bwrapPath()).isEqualTo(Path.of("/opt/bin/bwrap"));
-				assertThat(settings.linux().ipPath()).isEqualTo(Path.of("/opt/bin/ip"));
 				assertThat(settings.linux().launcherPath())
 					.isEqualTo(Path.of("/opt/cave-sandbox/cave-sandbox-launcher"));
 				assertThat(settings.linux().userNamespaces()).isTrue();

@@ -28,11 +28,12 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class PropertyFixesTests {
 
 	/**
-	 * How the core names a setting in its texts: a component name, or a choice such as
-	 * "mode fallback".
+	 * How the core names a setting in its texts: a component name, a choice such as "mode
+	 * fallback", or a setting of one word in parentheses, "(loopback)".
 	 */
-	private static final Pattern SETTING_NAME = Pattern.compile("\\b(" + String.join("|", camelCaseComponents())
-			+ ")\\b|\\b(mode|mechanism) (" + String.join("|", values()) + ")\\b");
+	private static final Pattern SETTING_NAME = Pattern
+		.compile("\\b(" + String.join("|", camelCaseComponents()) + ")\\b|\\b(mode|mechanism) ("
+				+ String.join("|", values()) + ")\\b|\\((" + String.join("|", oneWordComponents()) + ")\\)");
 
 	/** A Java constant of a choice, such as SANDBOX_EXEC, where a value belongs. */
 	private static final Pattern CONSTANT = Pattern.compile("\\b(" + String.join("|", constants()) + ")\\b");
@@ -156,6 +157,21 @@ class PropertyFixesTests {
 		for (String setting : settings()) {
 			String name = setting.substring(setting.lastIndexOf('.') + 1);
 			if (!name.equals(name.toLowerCase())) {
+				names.add(name);
+			}
+		}
+		return names;
+	}
+
+	/**
+	 * The settings of one lower-case word, such as loopback: a core text names one in
+	 * parentheses, "(loopback)".
+	 */
+	private static List<String> oneWordComponents() {
+		List<String> names = new ArrayList<>();
+		for (String setting : settings()) {
+			String name = setting.substring(setting.lastIndexOf('.') + 1);
+			if (name.equals(name.toLowerCase())) {
 				names.add(name);
 			}
 		}

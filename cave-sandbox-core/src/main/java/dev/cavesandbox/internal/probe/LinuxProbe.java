@@ -399,8 +399,7 @@ public final class LinuxProbe {
 					: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")";
 		}
 		else {
-			loopbackFact = "private loopback unavailable: no ip binary at " + this.settings.linux().ipPath()
-					+ " (ipPath)";
+			loopbackFact = "private loopback unavailable: the " + mechanism.name() + " mechanism cannot bring lo up";
 		}
 		verified.add(loopbackFact);
 		if (this.settings.loopback() && !privateLoopback) {

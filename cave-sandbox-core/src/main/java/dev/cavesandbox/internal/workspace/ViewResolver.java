@@ -97,19 +97,17 @@ public final class ViewResolver {
 	/**
 	 * The system directories of the system view that exist on this host, as outermost
 	 * real paths: {@link FilesystemView#DEFAULT_SYSTEM_PATHS}, the JDK's home, and the
-	 * directories of the unshare mechanism's nested unshare(1) and ip(8), which it runs
-	 * after it has entered the view.
+	 * directory of the unshare mechanism's nested unshare(1), which it runs after it has
+	 * entered the view.
 	 * @param links receives each link at the root ({@code /bin -> usr/bin}) with its
 	 * target, recreated as it is in the view
 	 */
 	private static List<Path> systemDirectories(SandboxSettings settings, Map<Path, Path> links) {
 		List<Path> candidates = new ArrayList<>(FilesystemView.DEFAULT_SYSTEM_PATHS);
 		candidates.add(Path.of(System.getProperty("java.home")));
-		for (Path binary : List.of(settings.linux().unsharePath(), settings.linux().ipPath())) {
-			Path parent = binary.toAbsolutePath().getParent();
-			if (parent != null && parent.getParent() != null) {
-				candidates.add(parent);
-			}
+		Path unshare = settings.linux().unsharePath().toAbsolutePath().getParent();
+		if (unshare != null && unshare.getParent() != null) {
+			candidates.add(unshare);
 		}
 		List<Path> directories = new ArrayList<>();
 		for (Path path : candidates) {
@@ -144,8 +142,7 @@ public final class ViewResolver {
 			candidates.add(Path.of(entry));
 		}
 		SandboxSettings.Linux linux = settings.linux();
-		List<Path> binaries = new ArrayList<>(
-				List.of(linux.unsharePath(), linux.setprivPath(), linux.bwrapPath(), linux.ipPath()));
+		List<Path> binaries = new ArrayList<>(List.of(linux.unsharePath(), linux.setprivPath(), linux.bwrapPath()));
 		if (linux.launcherPath() != null) {
 			binaries.add(linux.launcherPath());
 		}
