@@ -31,7 +31,7 @@ class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer
 		String failLate = String.format(
 				"set cave.sandbox.fail-fast=false to start anyway; every execution then " + "fails with %s.",
 				NetworkIsolationUnavailableException.CODE);
-		String action = String.format("Fix the host: %s.%n%n", PropertyFixes.fix(capability.cause()));
+		String action = String.format("%s: %s.%n%n", fixOf(capability.cause()), PropertyFixes.fix(capability.cause()));
 		if (capability.cause().fallbackHelps()) {
 			action += String.format("Or, if another boundary (a container or VM without network) already blocks "
 					+ "egress:%n    - set cave.sandbox.mode=fallback to run commands unisolated (a warning is logged "
@@ -41,6 +41,18 @@ class NetworkIsolationUnavailableFailureAnalyzer extends AbstractFailureAnalyzer
 			action += "Or " + failLate;
 		}
 		return new FailureAnalysis(description, action, cause);
+	}
+
+	/**
+	 * What the fix changes: the configuration where the properties ask for what no
+	 * mechanism here gives (a private loopback) or switch isolation off; the host
+	 * otherwise.
+	 */
+	static String fixOf(UnavailabilityCause cause) {
+		return switch (cause) {
+			case PRIVATE_LOOPBACK_UNAVAILABLE, MECHANISM_DISABLED -> "Fix the configuration";
+			default -> "Fix the host";
+		};
 	}
 
 }

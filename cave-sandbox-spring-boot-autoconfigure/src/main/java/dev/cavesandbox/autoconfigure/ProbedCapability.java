@@ -39,8 +39,7 @@ final class ProbedCapability {
 	 * (the facts themselves, about 2,000 characters, are logged at DEBUG).
 	 */
 	static final String FACTS_POINTER = "at DEBUG (logging.level.dev.cavesandbox.autoconfigure.ProbedCapability"
-			+ "=debug), in the info endpoint (sandbox.probe.verified), or from the sample's verify command "
-			+ "(java -jar sample-app.jar verify) with every mechanism of this host";
+			+ "=debug), or in the info endpoint (sandbox.probe.verified, with management.info.sandbox.enabled=true)";
 
 	private static final Logger logger = LoggerFactory.getLogger(ProbedCapability.class);
 

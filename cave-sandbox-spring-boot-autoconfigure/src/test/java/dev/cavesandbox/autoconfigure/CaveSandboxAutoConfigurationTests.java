@@ -148,8 +148,8 @@ class CaveSandboxAutoConfigurationTests {
 			.orElseThrow();
 		assertThat(info).contains("INFO")
 			.containsPattern("Network isolation verified in \\d+ ms: mechanism bwrap; its \\d+ facts: at DEBUG "
-					+ "\\(logging.level.dev.cavesandbox.autoconfigure.ProbedCapability=debug\\), in the info endpoint "
-					+ "\\(sandbox.probe.verified\\), or from the sample's verify command");
+					+ "\\(logging.level.dev.cavesandbox.autoconfigure.ProbedCapability=debug\\), or in the info "
+					+ "endpoint \\(sandbox.probe.verified, with management.info.sandbox.enabled=true\\)");
 		// the message itself, without the log pattern's date, pid and thread
 		assertThat(info.substring(info.indexOf("Network isolation verified in"))).hasSizeLessThan(350);
 		assertThat(output.getAll()).containsPattern("DEBUG [^\\n]*Network isolation verified: mechanism bwrap: network "

@@ -57,7 +57,9 @@ class NetworkIsolationUnavailableFailureAnalyzerTests {
 		IsolationCapability capability = IsolationCapability.unavailable(cause, "detail", Duration.ofMillis(3));
 		FailureAnalysis analysis = new NetworkIsolationUnavailableFailureAnalyzer().analyze(
 				new BeanCreationException("isolatedExecutor", new NetworkIsolationUnavailableException(capability)));
-		assertThat(analysis.getAction()).startsWith("Fix the host: " + PropertyFixes.fix(cause))
+		String fix = (cause == UnavailabilityCause.PRIVATE_LOOPBACK_UNAVAILABLE
+				|| cause == UnavailabilityCause.MECHANISM_DISABLED) ? "Fix the configuration: " : "Fix the host: ";
+		assertThat(analysis.getAction()).startsWith(fix + PropertyFixes.fix(cause))
 			.contains("cave.sandbox.fail-fast=false");
 		if (cause == UnavailabilityCause.WORK_DIRECTORY_UNUSABLE) {
 			assertThat(analysis.getAction() + analysis.getDescription()).doesNotContainIgnoringCase("fallback");
