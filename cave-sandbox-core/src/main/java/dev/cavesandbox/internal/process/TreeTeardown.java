@@ -33,6 +33,19 @@ final class TreeTeardown {
 	 */
 	static final Duration EXIT_WAIT = Duration.ofSeconds(REAP_TIMEOUT_SECONDS);
 
+	/**
+	 * How long a killed wrapper's sandbox gets, at most, to take its own tree down before
+	 * the backstop ({@link #awaitTeardown}): the grace period where it is shorter. It is
+	 * not the grace period itself, so that a teardown stays within the grace period plus
+	 * one second whatever the grace period: the SIGTERM phase has had the grace period
+	 * already, and a parent-death chain that a loaded machine delays is ended by the
+	 * backstop instead. With the grace period as this wait, a destroy of a tree that
+	 * ignores SIGTERM could take twice the grace period before the backstop (seen: 2.3 s,
+	 * the tree still there at 2 s, on unshare with a grace period of 1 s under a CPU hog
+	 * beside the suite).
+	 */
+	static final Duration TEARDOWN_WAIT = Duration.ofMillis(500);
+
 	/** How long {@code killBelow} keeps killing what a subreaper still holds. */
 	private static final Duration KILL_ROUNDS_TIMEOUT = Duration.ofSeconds(5);
 
@@ -111,10 +124,10 @@ final class TreeTeardown {
 	 * The runner's close: SIGKILL to every running tree, a sandbox's own processes (cheap
 	 * to find), or an unisolated tree, first seen, then the direct child killed before
 	 * the rest, so that it cannot exit on its own (with its own status) between the two;
-	 * the grace period for the sandboxes to take their trees down, the backstop of a
-	 * timeout ({@link #killWhatIsLeft}: what is below a sandbox that is still there is
-	 * seen and killed too), and what still runs after that given to {@code survived}, per
-	 * process.
+	 * up to {@link #TEARDOWN_WAIT} for the sandboxes to take their trees down, the
+	 * backstop of a timeout ({@link #killWhatIsLeft}: what is below a sandbox that is
+	 * still there is seen and killed too), and what still runs after that given to
+	 * {@code survived}, per process.
 	 * @param running the running processes, each with whether it is a sandbox wrapper
 	 * @param survived what to do with the pids of a tree that outlived its teardown
 	 */
@@ -168,15 +181,16 @@ final class TreeTeardown {
 	}
 
 	/**
-	 * After the SIGKILL to a wrapper: give the sandbox up to the grace period to take its
-	 * own tree down before the SIGKILL backstop reaches what is left. bwrap and unshare
-	 * leave that to the kernel (their PID namespace dies with them); the launcher of the
-	 * seccomp mechanism, a child subreaper, gets SIGHUP when its parent dies and kills
-	 * every descendant itself, including those forked after the JVM listed the tree,
-	 * which a SIGKILL from here would leave to init.
+	 * After the SIGKILL to a wrapper: give the sandbox up to {@link #TEARDOWN_WAIT} (the
+	 * grace period where it is shorter) to take its own tree down before the SIGKILL
+	 * backstop reaches what is left. bwrap and unshare leave that to the kernel (their
+	 * PID namespace dies with them); the launcher of the seccomp mechanism, a child
+	 * subreaper, gets SIGHUP when its parent dies and kills every descendant itself,
+	 * including those forked after the JVM listed the tree, which a SIGKILL from here
+	 * would leave to init.
 	 */
 	void awaitTeardown(List<ProcessHandle> tree) {
-		awaitEnd(tree, this.killGracePeriod);
+		awaitEnd(tree, (this.killGracePeriod.compareTo(TEARDOWN_WAIT) < 0) ? this.killGracePeriod : TEARDOWN_WAIT);
 	}
 
 	/**
