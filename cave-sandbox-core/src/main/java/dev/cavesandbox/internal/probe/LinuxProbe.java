@@ -386,20 +386,19 @@ public final class LinuxProbe {
 			HostFacts host, boolean hostRoot, List<String> verified) throws IOException, InterruptedException {
 		boolean privateLoopback = false;
 		String loopbackFact;
-		if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK)) {
+		// Every Linux mechanism with a network namespace brings lo up there (bwrap, the
+		// launcher's root): the probe checks that it does.
+		if (!mechanism.namespaces().contains(LinuxNamespace.NETWORK) || !mechanism.supportsPrivateLoopback()) {
 			loopbackFact = "private loopback unavailable: the " + mechanism.name()
 					+ " mechanism has no network namespace";
 		}
-		else if (mechanism.supportsPrivateLoopback()) {
+		else {
 			ProcessRunner.Outcome withLoopback = script(session, mechanism, argv, true);
 			IsolationCapability loopback = LinuxVerdict.judge(mechanism, withLoopback, host, true,
 					this.settings.limits(), hostRoot, session.took());
 			privateLoopback = loopback.available();
 			loopbackFact = privateLoopback ? "private loopback on request: lo up, verified"
 					: "private loopback unavailable: " + loopback.cause() + " (" + loopback.detail() + ")";
-		}
-		else {
-			loopbackFact = "private loopback unavailable: the " + mechanism.name() + " mechanism cannot bring lo up";
 		}
 		verified.add(loopbackFact);
 		if (this.settings.loopback() && !privateLoopback) {
