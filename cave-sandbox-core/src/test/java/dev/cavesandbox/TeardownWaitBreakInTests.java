@@ -50,6 +50,9 @@ class TeardownWaitBreakInTests {
 	/** The kill grace period: the default. */
 	private static final Duration GRACE = Duration.ofSeconds(1);
 
+	/** The kill grace period of {@link ContainerSandboxMain}'s executors. */
+	private static final Duration CHILD_JVM_GRACE = Duration.ofMillis(500);
+
 	/** What the issue allows beyond the timeout and the grace period. */
 	private static final Duration SLACK = Duration.ofSeconds(1);
 
@@ -128,6 +131,43 @@ class TeardownWaitBreakInTests {
 		}
 		String report = mechanism + ", root JVM, cold, " + started + " of " + ROUNDS + " commands ran:\n  "
 				+ String.join("\n  ", rounds);
+		System.out.println(TeardownWaitBreakInTests.class.getSimpleName() + " " + report);
+		assertThat(failures).as(report).isEmpty();
+	}
+
+	/**
+	 * A JVM of nobody (its executor's grace period of 500 ms and default pool, so that
+	 * rounds in quick succession also miss it and launch cold), executions with timeouts
+	 * of 1 to 6 ms under a CPU hog: each result arrives within the timeout plus the grace
+	 * period plus one second, and when it arrives no process of the command's tree is
+	 * left.
+	 */
+	@ForEachLinuxMechanism
+	void anUnprivilegedJvmsTimeoutDuringTheSetUpLeavesNoProcessOfTheTreeOnceTheResultCame(MechanismChoice mechanism,
+			@TempDir Path directory) throws Exception {
+		List<String> rounds = new ArrayList<>();
+		List<String> failures = new ArrayList<>();
+		try (CpuHog hog = CpuHog.start();
+				ContainerJvm jvm = ContainerJvm.start(directory, ContainerConfinement.Profile.UNCONFINED,
+						ContainerConfinement.User.NOBODY, mechanism)) {
+			for (int round = 0; round < ROUNDS; round++) {
+				Duration timeout = Duration.ofMillis(1 + round % LONGEST_TIMEOUT_MS);
+				long start = System.nanoTime();
+				ContainerJvm.Result result = jvm.awaitResult(jvm.start(true, timeout, "sh", "-c", tree(), this.marker));
+				long took = (System.nanoTime() - start) / 1_000_000;
+				List<String> left = MarkedProcesses.leftovers(this.marker);
+				String line = "round " + round + ", timeout " + timeout.toMillis() + " ms: " + took + " ms, exit "
+						+ result.exitCode() + ", timed out " + result.timedOut() + ", command ran "
+						+ !result.stdout().isEmpty() + ", processes of the tree left at the result " + left.size() + " "
+						+ left.stream().limit(3).toList();
+				rounds.add(line);
+				if (!left.isEmpty() || took > timeout.plus(CHILD_JVM_GRACE).plus(SLACK).toMillis()) {
+					failures.add(line);
+				}
+				MarkedProcesses.stopAndKill(this.marker);
+			}
+		}
+		String report = mechanism + ", nobody's JVM:\n  " + String.join("\n  ", rounds);
 		System.out.println(TeardownWaitBreakInTests.class.getSimpleName() + " " + report);
 		assertThat(failures).as(report).isEmpty();
 	}
