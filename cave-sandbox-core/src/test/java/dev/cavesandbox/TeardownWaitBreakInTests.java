@@ -220,6 +220,53 @@ class TeardownWaitBreakInTests {
 	}
 
 	/**
+	 * A root JVM under a CPU hog: a 32-lane hostile tree below a subreaper, then 300
+	 * spinners that ignore SIGTERM beside it, timed out after 3 s. The spinners take the
+	 * CPU from the sandbox's own processes, which must run to die once outer is killed,
+	 * so that the sandbox may still be there after {@code TEARDOWN_WAIT} and the
+	 * backstop's kill rounds meet lanes that fork on. At the timeout plus the grace
+	 * period plus one second no process of the tree runs code of its own (each left is
+	 * exiting or has SIGKILL pending); the result then comes with nothing of the tree
+	 * left.
+	 */
+	@ForEachLinuxMechanism
+	void spinnersThatStarveTheSandboxsOwnTeardownLeaveNoForkingLaneRunningPastTheBound(MechanismChoice mechanism,
+			@TempDir Path work) throws Exception {
+		this.workingDirectories.add(work);
+		CompiledPrograms.install(hostileTree, work);
+		String shell = Path.of("/bin/sh").toRealPath().getFileName().toString();
+		Duration timeout = Duration.ofSeconds(3);
+		Duration bound = timeout.plus(GRACE).plus(SLACK);
+		String command = "trap '' TERM; ./" + HOSTILE_TREE + " \"$0\" 32 1 0 & sleep 0.5; i=0; while [ $i -lt 300 ]; "
+				+ "do (while :; do :; done) & i=$((i + 1)); done; wait";
+		try (CpuHog hog = CpuHog.start();
+				ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
+						(settings) -> settings.killGracePeriod(GRACE))) {
+			long start = System.nanoTime();
+			TeardownBreakInTests.Timed<ExecutionResult> execution = TeardownBreakInTests.Timed
+				.call(() -> executor.execute(ExecutionRequest.builder("sh", "-c", command, this.marker)
+					.workingDirectory(work)
+					.timeout(timeout)
+					.build()));
+			boolean inTime = execution.awaitUntil(start + bound.toNanos());
+			List<String> running = new ArrayList<>(MarkedProcesses.notDying(this.marker, HOSTILE_TREE));
+			running.addAll(MarkedProcesses.notDying(this.marker, shell));
+			execution.awaitUntil(System.nanoTime() + Duration.ofSeconds(70).toNanos());
+			List<String> left = MarkedProcesses.leftovers(this.marker);
+			String report = mechanism + ", root JVM, 300 spinners and 32 lanes: " + execution.report(start) + ", bound "
+					+ bound.toMillis() + " ms, in time " + inTime + ", running code at the bound " + running.size()
+					+ " " + running.stream().limit(5).toList() + ", left once it returned " + left.size() + " "
+					+ left.stream().limit(5).toList();
+			System.out.println(TeardownWaitBreakInTests.class.getSimpleName() + " " + report);
+			assertThat(execution.value().stdoutText()).as("the lanes ran: %s", report)
+				.contains("hostile tree: every lane started");
+			assertThat(running).as("processes of the tree running code at the bound: %s", report).isEmpty();
+			assertThat(execution.ended()).as(report).isTrue();
+			assertThat(left).as("nothing of the tree left once the result came: %s", report).isEmpty();
+		}
+	}
+
+	/**
 	 * The command: {@value #PROCESSES} subshells that ignore SIGTERM and run until killed
 	 * (each keeps the marker, {@code $0}, in its command line), then a line on stdout.
 	 */
