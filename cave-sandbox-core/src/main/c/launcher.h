@@ -306,8 +306,10 @@
  * line), outer.c, init.c, contain.c and newroot.c (the modes; pid1.c: PID 1's fork and
  * wait, shared by init and root; newroot.h, rootoptions.c and readonly.c: root's plan,
  * its options and its read-only pass), setup.c (the set-up that init, exec and contain
- * share, and exec itself), supervisor.c (the supervisor of unix sockets), users.c
- * (capabilities, the command user and its user namespace), limits.c (rlimits),
+ * share, and exec itself), supervisor.c with supervisor-dispatch.c, supervisor-path.c,
+ * supervisor-worker.c and supervisor-check.c (the supervisor of unix sockets;
+ * supervisor.h: what they share), users.c (capabilities, the command user and its user
+ * namespace), limits.c (rlimits),
  * handover.c (the command's frame under --handover), landlock.c, filter.c (loading the
  * generated filters, the --check attempts), refusals.h (the one list of refusals),
  * bridge.c (the egress bridge), paths.c (opening paths without following links), fail.c
@@ -512,7 +514,7 @@ void check_landlock(const struct options *options);
 int socket_ruleset(int directory);
 int restrict_thread(int ruleset);
 
-/* ---- supervisor.c --------------------------------------------------------------------- */
+/* ---- supervisor.c, supervisor-check.c ------------------------------------------------- */
 
 int prepare_supervisor(const struct options *options);
 int supervision_prepared(void);

@@ -70,7 +70,7 @@ static void pass_on_to_wrapper(int signal)
  * Take the launch token out of the environment: from here on, fail() appends it. Its bytes
  * are zeroed where execve(2) wrote them too: unsetenv(3) drops only the pointer, and
  * /proc/PID/environ reads that original block (proc(5)), of this process and of every
- * child forked from it, such as check_unix's dumpable one (supervisor.c).
+ * child forked from it, such as check_unix's dumpable one (supervisor-check.c).
  */
 static void take_launch_token(void)
 {

@@ -27,8 +27,14 @@ import dev.cavesandbox.egress.EgressDecision;
  * {@link IsolatedExecutor#execute(ExecutionRequest)}.
  * <p>
  * Where the sandbox could not be set up, the process ends at once with exit code
- * {@code 125} and the launcher's reason as the last line of stderr; nothing of the
- * command ran.
+ * {@code 125} and the launcher's reason as the last line of stderr, and
+ * {@link #commandStarted()} is {@code false}: nothing of the command ran. So does a
+ * sandbox killed from outside before its command started (its wrapper killed by the OOM
+ * killer or an operator during the set-up), with no reason on stderr; a sandbox that
+ * {@link #destroy()}, the request's timeout or the executor's close ended keeps the exit
+ * code its wrapper gave. A command can end with {@code 125} and a line like the
+ * launcher's itself: tell the two apart by {@link #commandStarted()}, never by the exit
+ * code or stderr alone.
  */
 public interface SandboxedProcess extends AutoCloseable {
 
@@ -92,6 +98,21 @@ public interface SandboxedProcess extends AutoCloseable {
 	 * @return the exit code, or empty while it runs
 	 */
 	OptionalInt exitCode();
+
+	/**
+	 * Return whether the command itself was started: the launcher wrote its started
+	 * marker right before {@code execve(2)}, after the sandbox was set up. {@code false}
+	 * only where that marker is known not to have come (the sandbox could not be set up
+	 * or was killed before, exit code {@code 125} unless its timeout, {@link #destroy()}
+	 * or the executor's close ended it); {@code true} where it came, where no launcher
+	 * sets the command up (unisolated, fallback mode), or where it could not be seen
+	 * (stdout closed before its first read, processes of the tree that outlived its
+	 * termination).
+	 * @return whether the command was started
+	 * @throws IllegalStateException while the process runs (wait for it first:
+	 * {@link #waitFor()}, {@link #onExit()})
+	 */
+	boolean commandStarted();
 
 	/**
 	 * Return whether the request's timeout ended the process (its tree was killed).

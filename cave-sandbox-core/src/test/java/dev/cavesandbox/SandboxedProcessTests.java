@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -114,6 +115,7 @@ class SandboxedProcessTests {
 			assertThat(process.exitCode()).hasValue(0);
 			assertThat(process.onExit()).isCompletedWithValue(process);
 			assertThat(process.timedOut()).isFalse();
+			assertThat(process.commandStarted()).isTrue();
 			assertThat(stdout.readLine()).as("end of stdout").isNull();
 		}
 	}
@@ -128,6 +130,30 @@ class SandboxedProcessTests {
 		assertThat(process.exitCode()).hasValue(7);
 		assertThat(process.isAlive()).isFalse();
 		assertThat(process.pid()).isPositive();
+		assertThat(process.commandStarted()).as("its stdout never read").isTrue();
+	}
+
+	/**
+	 * A command that ends as the launcher does when the set-up fails (exit 125, a last
+	 * stderr line like the launcher's) was started, and says so: its caller does not take
+	 * it for a sandbox that could not be set up (which
+	 * {@code ProcessIsolatedExecutorTests#startedProcessWhoseWrapperIsKilledDuringSetUpEndsWithTheSetUpFailedExitCode}
+	 * shows is not started).
+	 */
+	@ForEachLinuxMechanism
+	void commandStartedTellsACommandsOwnExit125FromASetUpFailure(MechanismChoice mechanism) throws Exception {
+		SandboxedProcess forger = isolated(mechanism).start(ExecutionRequest.of("sh", "-c",
+				"echo 'cave-sandbox-launcher: cannot set the sandbox up' >&2; exit 125"));
+		assertThat(forger.waitFor()).isEqualTo(125);
+		assertThat(forger.commandStarted()).isTrue();
+	}
+
+	@Test
+	void commandStartedIsKnownOnlyOnceTheProcessHasEnded() throws Exception {
+		try (SandboxedProcess process = unisolated.start(ExecutionRequest.of("sleep", "60"))) {
+			assertThatIllegalStateException().isThrownBy(process::commandStarted)
+				.withMessageContaining("still running");
+		}
 	}
 
 	/**

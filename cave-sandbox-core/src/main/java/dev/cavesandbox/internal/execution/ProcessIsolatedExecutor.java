@@ -274,7 +274,9 @@ public final class ProcessIsolatedExecutor implements IsolatedExecutor {
 	 * Where the launcher could not set the sandbox up, no exception is thrown: the
 	 * process ends with exit code {@value LauncherContract#SETUP_FAILED} and the
 	 * launcher's reason as the last line of stderr (starting with
-	 * {@value LauncherContract#MESSAGE_PREFIX}).
+	 * {@value LauncherContract#MESSAGE_PREFIX}); with that exit code and no reason where
+	 * the sandbox was killed from outside before its command started (no started marker:
+	 * {@code WatchedProcess}).
 	 * @param request the request, which may set no stdin, no output sink and no output
 	 * cap
 	 * @return the running process

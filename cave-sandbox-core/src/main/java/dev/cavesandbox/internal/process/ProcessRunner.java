@@ -324,6 +324,7 @@ public final class ProcessRunner implements AutoCloseable {
 	@Override
 	public void close() {
 		this.closed = true;
+		this.started.forEach(WatchedProcess::closing);
 		try {
 			killRunning();
 		}

@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import dev.cavesandbox.internal.launcher.LauncherContract;
 
@@ -83,7 +85,16 @@ public final class ReadyMarker {
 	 */
 	static final class Output extends FilterInputStream {
 
+		/**
+		 * How long {@link #neverStarted()} waits for a caller that is reading the
+		 * markers.
+		 */
+		private static final long READER_WAIT_SECONDS = 1;
+
 		private final boolean readyRead;
+
+		/** Held while the markers are read: by the caller's first read, or at the end. */
+		private final ReentrantLock checking = new ReentrantLock();
 
 		private byte[] front = new byte[0];
 
@@ -108,7 +119,54 @@ public final class ReadyMarker {
 			return this.started;
 		}
 
+		/**
+		 * Return whether the command was never started, asked once the process tree has
+		 * ended and nothing of it can write any more: the markers were read, by the
+		 * caller or here, and the started marker was not among them; or fewer bytes than
+		 * the markers' wait in the pipe, so the launcher never wrote them all (nothing is
+		 * read then, and the caller's first read still gets what there is). Never blocks
+		 * longer than a second, for a caller that is reading the markers.
+		 * @return {@code true} only where the started marker's absence was seen;
+		 * {@code false} where it came, or where the stream could not be read (the caller
+		 * closed it first) or was being read longer than that
+		 */
+		boolean neverStarted() {
+			try {
+				if (!this.checking.tryLock(READER_WAIT_SECONDS, TimeUnit.SECONDS)) {
+					return false;
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return false;
+			}
+			try {
+				int markers = (this.readyRead ? 0 : READY.length) + STARTED.length;
+				if (!this.checked && this.in.available() < markers) {
+					return true;
+				}
+				front();
+				return !this.started;
+			}
+			catch (IOException ex) {
+				return false;
+			}
+			finally {
+				this.checking.unlock();
+			}
+		}
+
 		private byte[] front() throws IOException {
+			this.checking.lock();
+			try {
+				return checkedFront();
+			}
+			finally {
+				this.checking.unlock();
+			}
+		}
+
+		private byte[] checkedFront() throws IOException {
 			if (!this.checked) {
 				this.checked = true;
 				byte[] read = this.readyRead ? READY : this.in.readNBytes(READY.length);

@@ -124,6 +124,15 @@ public final class StartedProcess implements SandboxedProcess {
 	}
 
 	@Override
+	public boolean commandStarted() {
+		if (isAlive()) {
+			throw new IllegalStateException("the process is still running; whether its command was started is known "
+					+ "once it has ended: wait for it (waitFor(), onExit()) first");
+		}
+		return this.started.commandStarted();
+	}
+
+	@Override
 	public OutputFiles outputFiles() {
 		if (isAlive()) {
 			throw new IllegalStateException("the process is still running; its output files are read once it has "

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.cavesandbox.ProcessTreeSurvivedException;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,15 @@ public final class WatchedProcess {
 	private final Object lock = new Object();
 
 	private boolean terminating;
+
+	/**
+	 * Whether the command was started, known once {@link #ended()} completes
+	 * ({@link #exitCode()}).
+	 */
+	private volatile boolean commandStarted = true;
+
+	/** Whether the runner's close killed the tree ({@link #closing()}). */
+	private volatile boolean closing;
 
 	private boolean exited;
 
@@ -86,6 +96,22 @@ public final class WatchedProcess {
 	 */
 	public List<Long> survivors() {
 		return this.survivors;
+	}
+
+	/**
+	 * Return whether the command was started: {@code false} only where the launcher's
+	 * started marker is known not to have come
+	 * ({@link ReadyMarker.Output#neverStarted()}, asked once the tree has ended and none
+	 * of it survived). Meaningful once {@link #ended()} has completed.
+	 * @return whether the command was started
+	 */
+	boolean commandStarted() {
+		return this.commandStarted;
+	}
+
+	/** Record that the runner's close is about to kill the tree. */
+	void closing() {
+		this.closing = true;
 	}
 
 	/** Record what of the tree outlived the runner's close. */
@@ -179,8 +205,27 @@ public final class WatchedProcess {
 		}
 		finally {
 			whenEnded.run();
-			this.ended.complete(this.process.exitValue());
+			this.ended.complete(exitCode());
 		}
+	}
+
+	/**
+	 * The exit code: the direct child's, or {@value LauncherContract#SETUP_FAILED} where
+	 * the sandbox ended before its command started
+	 * ({@link ReadyMarker.Output#neverStarted()}: its wrapper killed from outside during
+	 * the set-up) without a timeout, a termination or the runner's close that this side
+	 * began, and with nothing of its tree left: as when the launcher itself fails,
+	 * nothing of the command ran.
+	 */
+	private int exitCode() {
+		int code = this.process.exitValue();
+		boolean ours;
+		synchronized (this.lock) {
+			ours = this.terminating;
+		}
+		this.commandStarted = !(this.survivors.isEmpty() && this.stdout instanceof ReadyMarker.Output output
+				&& output.neverStarted());
+		return (this.commandStarted || ours || this.closing) ? code : LauncherContract.SETUP_FAILED;
 	}
 
 }

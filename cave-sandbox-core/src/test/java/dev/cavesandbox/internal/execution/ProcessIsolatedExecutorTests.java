@@ -31,10 +31,12 @@ import dev.cavesandbox.ResourceLimit;
 import dev.cavesandbox.ResourceLimits;
 import dev.cavesandbox.SandboxLaunchException;
 import dev.cavesandbox.SandboxSettings;
+import dev.cavesandbox.SandboxedProcess;
 import dev.cavesandbox.SmallTmpfs;
 import dev.cavesandbox.VisibleDirectories;
 import dev.cavesandbox.WarmPoolSettings;
 import dev.cavesandbox.WorkDirectoryUnusableException;
+import dev.cavesandbox.internal.launcher.LauncherContract;
 import dev.cavesandbox.internal.launcher.SharedMemoryPreload;
 import dev.cavesandbox.internal.mechanism.LinuxNamespace;
 import dev.cavesandbox.internal.workspace.PrivateDirectories;
@@ -356,31 +358,13 @@ public class ProcessIsolatedExecutorTests {
 	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES" })
 	void coldSandboxWhoseWrapperIsKilledDuringSetUpFailsWithTheLaunchException(MechanismChoice mechanism,
 			@TempDir Path work, @TempDir Path bin) throws Exception {
-		Path hold = Files.createFile(bin.resolve("hold"));
-		String real = (mechanism == MechanismChoice.BWRAP) ? "/usr/bin/bwrap" : "/usr/bin/unshare";
-		Path held = Files.writeString(bin.resolve("held-wrapper"),
-				"#!/bin/sh\nexec /usr/bin/setpriv --pdeathsig KILL -- /bin/sh -c 'while [ -e " + hold
-						+ " ]; do sleep 0.05; done; exec " + real + " \"$@\"' held \"$@\"\n");
-		Files.setPosixFilePermissions(held, PosixFilePermissions.fromString("rwxr-xr-x"));
-		Files.delete(hold);
+		Path hold = bin.resolve("hold");
 		Path home = PrivateHome.of(work);
-		// Cold: a warm sandbox's preparation would be held (and killed) instead.
-		try (ProcessIsolatedExecutor executor = LinuxMechanisms.isolated(mechanism,
-				(settings) -> settings.workDirectory(work)
-					.bwrapPath(held)
-					.unsharePath(held)
-					.warm(WarmPoolSettings.OFF))) {
+		try (ProcessIsolatedExecutor executor = heldExecutor(mechanism, work, heldWrapper(mechanism, bin, hold))) {
 			Files.createFile(hold);
 			CompletableFuture<ExecutionResult> execution = executor.executeAsync(
 					ExecutionRequest.builder("/bin/sh", "-c", "echo ran").timeout(Duration.ofSeconds(60)).build());
-			ProcessHandle outer = await().atMost(Duration.ofSeconds(60))
-				.until(() -> processesWith("while [ -e " + hold).stream()
-					.map((waiting) -> waiting.parent().orElse(null))
-					.filter((parent) -> parent != null
-							&& parent.parent().map((jvm) -> jvm.pid() == ProcessHandle.current().pid()).orElse(false))
-					.findFirst()
-					.orElse(null), (found) -> found != null);
-			assertThat(outer.destroyForcibly()).isTrue();
+			assertThat(heldOuter(hold).destroyForcibly()).isTrue();
 			assertThatExceptionOfType(java.util.concurrent.ExecutionException.class)
 				.isThrownBy(() -> execution.get(60, java.util.concurrent.TimeUnit.SECONDS))
 				.havingCause()
@@ -398,6 +382,65 @@ public class ProcessIsolatedExecutorTests {
 			assertThat(next.stdoutText()).isEqualTo("next\n");
 		}
 		assertThat(privateDirectoriesOf(home)).isEmpty();
+	}
+
+	/**
+	 * The same kill during a cold set-up, for a process of {@code start()}: it ends with
+	 * the set-up failure's exit code {@value LauncherContract#SETUP_FAILED}, not 137 as
+	 * if the command had been killed, and its command was not started, though its caller
+	 * never read its stdout (the markers are read at the end); nothing of it is left
+	 * running and its private directory is gone.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = MechanismChoice.class, names = { "BWRAP", "UNSHARE", "NAMESPACES" })
+	void startedProcessWhoseWrapperIsKilledDuringSetUpEndsWithTheSetUpFailedExitCode(MechanismChoice mechanism,
+			@TempDir Path work, @TempDir Path bin) throws Exception {
+		Path hold = bin.resolve("hold");
+		Path home = PrivateHome.of(work);
+		try (ProcessIsolatedExecutor executor = heldExecutor(mechanism, work, heldWrapper(mechanism, bin, hold))) {
+			Files.createFile(hold);
+			SandboxedProcess process = executor.start(ExecutionRequest.of("/bin/sh", "-c", "echo ran"));
+			assertThat(heldOuter(hold).destroyForcibly()).isTrue();
+			assertThat(process.waitFor(Duration.ofSeconds(60))).isTrue();
+			assertThat(process.exitCode()).hasValue(LauncherContract.SETUP_FAILED);
+			assertThat(process.commandStarted()).isFalse();
+			assertThat(process.stdout().readAllBytes()).isEmpty();
+			await().atMost(Duration.ofSeconds(30)).until(() -> processesWith(hold.toString()).isEmpty());
+			await().atMost(Duration.ofSeconds(30)).until(() -> allEmpty(privateDirectoriesOf(home)));
+		}
+	}
+
+	/**
+	 * A wrapper for the mechanism's binary that waits while {@code hold} exists, then
+	 * runs the real one; it dies with {@code outer}.
+	 */
+	private static Path heldWrapper(MechanismChoice mechanism, Path bin, Path hold) throws IOException {
+		String real = (mechanism == MechanismChoice.BWRAP) ? "/usr/bin/bwrap" : "/usr/bin/unshare";
+		Path held = Files.writeString(bin.resolve("held-wrapper"),
+				"#!/bin/sh\nexec /usr/bin/setpriv --pdeathsig KILL -- /bin/sh -c 'while [ -e " + hold
+						+ " ]; do sleep 0.05; done; exec " + real + " \"$@\"' held \"$@\"\n");
+		Files.setPosixFilePermissions(held, PosixFilePermissions.fromString("rwxr-xr-x"));
+		return held;
+	}
+
+	/**
+	 * A cold executor whose mechanism's binary is {@code held}: a warm sandbox's
+	 * preparation would be held (and killed) instead.
+	 */
+	private static ProcessIsolatedExecutor heldExecutor(MechanismChoice mechanism, Path work, Path held) {
+		return LinuxMechanisms.isolated(mechanism, (
+				settings) -> settings.workDirectory(work).bwrapPath(held).unsharePath(held).warm(WarmPoolSettings.OFF));
+	}
+
+	/** This JVM's child {@code outer} whose held wrapper waits on {@code hold}. */
+	private static ProcessHandle heldOuter(Path hold) {
+		return await().atMost(Duration.ofSeconds(60))
+			.until(() -> processesWith("while [ -e " + hold).stream()
+				.map((waiting) -> waiting.parent().orElse(null))
+				.filter((parent) -> parent != null
+						&& parent.parent().map((jvm) -> jvm.pid() == ProcessHandle.current().pid()).orElse(false))
+				.findFirst()
+				.orElse(null), (found) -> found != null);
 	}
 
 	private static boolean allEmpty(List<Path> directories) throws IOException {

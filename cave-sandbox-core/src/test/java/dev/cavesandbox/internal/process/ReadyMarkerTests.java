@@ -1,11 +1,16 @@
 package dev.cavesandbox.internal.process;
 
+import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
 import java.nio.charset.StandardCharsets;
 
 import org.junit.jupiter.api.Test;
+
+import static org.awaitility.Awaitility.await;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -88,6 +93,67 @@ class ReadyMarkerTests {
 		assertThat(stream.read()).isEqualTo('a');
 		assertThat(stream.read()).isEqualTo('b');
 		assertThat(stream.read()).isEqualTo(-1);
+	}
+
+	@Test
+	void neverStartedAtTheEndReadsTheMarkersTheCallerHasNotReadAndKeepsTheCommandsBytes() throws IOException {
+		ReadyMarker.Output started = ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUNout"), false);
+		assertThat(started.neverStarted()).isFalse();
+		assertThat(text(started)).isEqualTo("out");
+		ReadyMarker.Output other = ReadyMarker.dropped(stream("CAVE-RDYsomething"), false);
+		assertThat(other.neverStarted()).isTrue();
+		assertThat(text(other)).isEqualTo("something");
+		ReadyMarker.Output warm = ReadyMarker.dropped(stream("CAVE-RUNout"), true);
+		assertThat(warm.neverStarted()).isFalse();
+		assertThat(text(warm)).isEqualTo("out");
+	}
+
+	@Test
+	void neverStartedWhereFewerBytesThanTheMarkersCameReadsNothing() throws IOException {
+		for (String stdout : new String[] { "", "CAVE-R", "CAVE-RDY", "CAVE-RDYCAVE-RU" }) {
+			ReadyMarker.Output output = ReadyMarker.dropped(stream(stdout), false);
+			assertThat(output.neverStarted()).as(stdout).isTrue();
+			assertThat(text(output)).as(stdout).isEqualTo(stdout.startsWith("CAVE-RDY") ? stdout.substring(8) : stdout);
+		}
+		assertThat(ReadyMarker.dropped(stream(""), true).neverStarted()).isTrue();
+	}
+
+	@Test
+	void neverStartedAfterTheCallerReadTheMarkersIsWhatTheySaid() throws IOException {
+		ReadyMarker.Output started = ReadyMarker.dropped(stream("CAVE-RDYCAVE-RUN"), false);
+		assertThat(text(started)).isEmpty();
+		assertThat(started.neverStarted()).isFalse();
+		ReadyMarker.Output failed = ReadyMarker.dropped(stream("CAVE-RDYcannot set up\n"), false);
+		assertThat(text(failed)).isEqualTo("cannot set up\n");
+		assertThat(failed.neverStarted()).isTrue();
+	}
+
+	@Test
+	void neverStartedOfAStreamTheCallerClosedUnreadClaimsNothing() throws IOException {
+		ReadyMarker.Output output = ReadyMarker.dropped(new BufferedInputStream(stream("")), false);
+		output.close();
+		assertThat(output.neverStarted()).isFalse();
+	}
+
+	@Test
+	void neverStartedWhileTheCallerIsBlockedReadingTheMarkersClaimsNothingAndReturns() throws Exception {
+		PipedOutputStream launcher = new PipedOutputStream();
+		ReadyMarker.Output output = ReadyMarker.dropped(new PipedInputStream(launcher), false);
+		Thread caller = new Thread(() -> {
+			try {
+				output.readAllBytes();
+			}
+			catch (IOException ex) {
+				// the pipe's end
+			}
+		});
+		caller.start();
+		await().until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+		assertThat(output.neverStarted()).isFalse();
+		launcher.write(bytes("CAVE-RDYCAVE-RUN"));
+		launcher.close();
+		caller.join();
+		assertThat(output.started()).isTrue();
 	}
 
 	@Test
