@@ -18,11 +18,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Red-team attempts (redteam14) on the launch token's purpose, a launcher failure that
  * the command cannot forge, through {@link IsolatedExecutor#start(ExecutionRequest)}.
  * {@code execute} checks the token ({@code LaunchOutcome}): a command that exits 125 with
- * a launcher-like last line gets its result. {@code start} checks nothing, and
- * {@link SandboxedProcess} tells its caller that exit code 125 with the launcher's reason
- * as the last line of stderr means the sandbox could not be set up and "nothing of the
- * command ran": the token is in that line, but the caller has no way to know it, so the
- * command can write the same.
+ * a launcher-like last line gets its result. The token is in the launcher's line for
+ * {@code start} too, but its caller cannot know it, so the command can write the same
+ * line: found failing on 64b00e9, where {@link SandboxedProcess} told its caller that
+ * exit code 125 with the launcher's reason as the last line of stderr meant "nothing of
+ * the command ran" (4 of 4 mechanisms). Since 4118d7b the caller tells the two apart by
+ * {@link SandboxedProcess#commandStarted()}, which a forged line does not change.
  */
 @EnabledOnOs(OS.LINUX)
 class ForgedLaunchFailureBreakInTests {
@@ -32,7 +33,8 @@ class ForgedLaunchFailureBreakInTests {
 	/**
 	 * A command started with {@code start(request)} that writes a file in its working
 	 * directory and then ends as the launcher does when its set-up fails: what the caller
-	 * sees is not the documented sign of a sandbox that was never set up, since the
+	 * sees is not the documented sign of a sandbox that was never set up (exit code 125,
+	 * the launcher's reason last on stderr, {@code commandStarted()} false), since the
 	 * command did run.
 	 */
 	@ForEachLinuxMechanism
@@ -51,10 +53,10 @@ class ForgedLaunchFailureBreakInTests {
 			List<String> lines = stderr.strip().lines().toList();
 			String last = lines.isEmpty() ? "" : lines.get(lines.size() - 1);
 			boolean documentedSetUpFailure = process.exitCode().orElse(-1) == LauncherContract.SETUP_FAILED
-					&& last.startsWith(LauncherContract.MESSAGE_PREFIX);
+					&& last.startsWith(LauncherContract.MESSAGE_PREFIX) && !process.commandStarted();
 			boolean ran = Files.exists(work.resolve("ran"));
 			String report = mechanism + ": exit " + process.exitCode() + ", last line of stderr '" + last
-					+ "', the command ran " + ran;
+					+ "', command started " + process.commandStarted() + ", the command ran " + ran;
 			System.out.println(ForgedLaunchFailureBreakInTests.class.getSimpleName() + " " + report);
 			assertThat(ran).as("the command ran (its file): %s", report).isTrue();
 			assertThat(documentedSetUpFailure)
