@@ -125,24 +125,26 @@ public final class StartedProcess implements SandboxedProcess {
 
 	@Override
 	public boolean commandStarted() {
-		if (isAlive()) {
-			throw new IllegalStateException("the process is still running; whether its command was started is known "
-					+ "once it has ended: wait for it (waitFor(), onExit()) first");
-		}
+		requireEnded("whether its command was started is known");
 		return this.started.commandStarted();
 	}
 
 	@Override
 	public OutputFiles outputFiles() {
-		if (isAlive()) {
-			throw new IllegalStateException("the process is still running; its output files are read once it has "
-					+ "ended: wait for it (waitFor(), onExit()) first");
-		}
+		requireEnded("its output files are read");
 		OutputFiles read = this.outputFiles.get();
 		if (read == null) {
 			throw new ProcessTreeSurvivedException(survivors());
 		}
 		return read;
+	}
+
+	/** Fail while the process runs: what is asked for is known once it has ended. */
+	private void requireEnded(String what) {
+		if (isAlive()) {
+			throw new IllegalStateException("the process is still running; " + what
+					+ " once it has ended: wait for it (waitFor(), onExit()) first");
+		}
 	}
 
 	@Override
